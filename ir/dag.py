@@ -1,0 +1,112 @@
+"""The scheduling DAG: what every strategy sees of a training graph.
+
+Nodes v_0..v_{n-1} are scheduling units numbered in a topological order (the paper's v_1..v_n, here
+0-based). Each unit has a compute cost C_v, the bytes M_v of its scheduled outputs (outputs that are
+graph outputs kept to the end are in the constant overhead instead), and a workspace W_v: bytes that
+exist only while the unit runs (its internal temporaries and dead outputs). The constant overhead is the
+paper's M_input + 2 M_param: graph inputs, parameters and the kept outputs (loss, parameter gradients).
+
+Units marked ``no_recompute`` (random ops such as Dropout) are computed exactly once: every strategy must
+keep their outputs resident from their frontier stage until their last use.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class DAG:
+    """A scheduling problem instance (G, C, M, W, constant overhead)."""
+
+    names: tuple[str, ...]
+    """Unique unit names, in topological order."""
+    cost: np.ndarray
+    """float64[n]: C_v, compute cost of each unit (FLOPs or seconds)."""
+    mem: np.ndarray
+    """int64[n]: M_v, bytes of each unit's scheduled outputs."""
+    edges: np.ndarray
+    """int64[m, 2]: dependency edges (i, j), i < j, no duplicates, sorted."""
+    constant: int = 0
+    """Bytes always resident: graph inputs, parameters, kept outputs (paper eq. U_init)."""
+    workspace: np.ndarray | None = None
+    """int64[n]: W_v, transient bytes while v runs; zeros when None."""
+    backward: np.ndarray | None = None
+    """bool[n]: True for backward units (gradient computation); all False when None."""
+    no_recompute: np.ndarray | None = None
+    """bool[n]: units that must be computed exactly once (random ops); all False when None."""
+    ops: tuple[str, ...] | None = None
+    """Optional human-readable op summary per unit (e.g. 'Conv' or 'Conv+Relu')."""
+    members: tuple[tuple[str, ...], ...] | None = None
+    """Optional: the ONNX node names each unit stands for, in execution order (one each when fine)."""
+    meta: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        n = len(self.names)
+        object.__setattr__(self, "cost", np.asarray(self.cost, dtype=np.float64).reshape(n))
+        object.__setattr__(self, "mem", np.asarray(self.mem, dtype=np.int64).reshape(n))
+        e = np.asarray(self.edges, dtype=np.int64).reshape(-1, 2)
+        if len(e):
+            if np.any(e[:, 0] >= e[:, 1]):
+                bad = e[np.argmax(e[:, 0] >= e[:, 1])]
+                raise ValueError(f"edge {tuple(bad)} does not follow the topological numbering")
+            e = np.unique(e, axis=0)
+        object.__setattr__(self, "edges", e)
+        for name, dtype in (("workspace", np.int64), ("backward", bool), ("no_recompute", bool)):
+            v = getattr(self, name)
+            v = np.zeros(n, dtype=dtype) if v is None else np.asarray(v, dtype=dtype).reshape(n)
+            object.__setattr__(self, name, v)
+        if len(set(self.names)) != n:
+            raise ValueError("unit names must be unique")
+
+    @property
+    def n(self) -> int:
+        return len(self.names)
+
+    @cached_property
+    def preds(self) -> tuple[np.ndarray, ...]:
+        """preds[k]: sorted parents of k (the paper's DEPS[k])."""
+        return _group(self.edges[:, 1], self.edges[:, 0], self.n)
+
+    @cached_property
+    def succs(self) -> tuple[np.ndarray, ...]:
+        """succs[i]: sorted children of i (the paper's USERS[i])."""
+        return _group(self.edges[:, 0], self.edges[:, 1], self.n)
+
+    @cached_property
+    def last_use(self) -> np.ndarray:
+        """int64[n]: index of the last user of each unit, or the unit itself when it has none."""
+        last = np.arange(self.n, dtype=np.int64)
+        if len(self.edges):
+            np.maximum.at(last, self.edges[:, 0], self.edges[:, 1])
+        return last
+
+    def index(self, name: str) -> int:
+        return self._index[name]
+
+    @cached_property
+    def _index(self) -> dict[str, int]:
+        return {nm: i for i, nm in enumerate(self.names)}
+
+    @property
+    def total_cost(self) -> float:
+        """Cost of computing every unit once (checkpoint all; the ideal no-overhead cost)."""
+        return float(self.cost.sum())
+
+    def forward_cost(self) -> float:
+        return float(self.cost[~self.backward].sum())
+
+    def scaled(self, batch_factor: float) -> "DAG":
+        """The same graph with activation memory and workspace scaled (for batch-size searches)."""
+        return DAG(self.names, self.cost, np.round(self.mem * batch_factor).astype(np.int64), self.edges,
+                   self.constant, np.round(self.workspace * batch_factor).astype(np.int64), self.backward,
+                   self.no_recompute, self.ops, self.members, dict(self.meta))
+
+
+def _group(keys: np.ndarray, vals: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+    order = np.lexsort((vals, keys))
+    keys, vals = keys[order], vals[order]
+    bounds = np.searchsorted(keys, np.arange(n + 1))
+    return tuple(vals[bounds[i]:bounds[i + 1]] for i in range(n))

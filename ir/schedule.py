@@ -1,0 +1,154 @@
+"""The schedule type every strategy yields: R, S (and FREE) over frontier-advancing stages.
+
+Indices are 0-based: stage t in 0..n-1 is the stage in which unit t is evaluated for the first time
+(paper §4.6). ``R[t, i]``: unit i is (re)computed in stage t. ``S[t, i]``: unit i is resident at the start
+of stage t (checkpointed from stage t-1). ``FREE[t, e]`` for edge e = (i, k): unit i may be deallocated in
+stage t right after computing k (eq. 5). Memory follows the paper's recurrence (eq. 2-3) with the
+implied-constraint elimination of §4.7 (FREE[t, k, k] = 0), plus each unit's workspace while it runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .dag import DAG
+
+
+@dataclass(eq=False)
+class Schedule:
+    """A frontier-advancing schedule (R, S) of a DAG; FREE and memory are derived from it."""
+
+    R: np.ndarray
+    """bool[n, n], lower triangular with a unit diagonal."""
+    S: np.ndarray
+    """bool[n, n], strictly lower triangular."""
+    strategy: str = ""
+    report: dict = field(default_factory=dict)
+    """Solver report: status, objective, bound, gap, seconds, ... (strategy specific)."""
+
+    def __post_init__(self) -> None:
+        self.R = np.asarray(self.R, dtype=bool)
+        self.S = np.asarray(self.S, dtype=bool)
+
+    def cost(self, dag: DAG) -> float:
+        """Total compute cost sum_t sum_i C_i R[t, i] (eq. 1a)."""
+        return float(self.R.sum(axis=0) @ dag.cost)
+
+    def recomputes(self) -> np.ndarray:
+        """int[n]: how many times each unit is computed beyond the first."""
+        return self.R.sum(axis=0).astype(np.int64) - 1
+
+    def free(self, dag: DAG) -> np.ndarray:
+        return free_matrix(dag, self.R, self.S)
+
+    def memory(self, dag: DAG) -> np.ndarray:
+        return memory_profile(dag, self.R, self.S)
+
+    def peak(self, dag: DAG) -> int:
+        return int(self.memory(dag).max())
+
+
+def free_matrix(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """bool[n, m]: FREE[t, e] for e = (i, k) per eq. (5): k computed in t, i not kept for t+1, no later user of
+    i computed in t."""
+    n = dag.n
+    e0, e1 = dag.edges[:, 0], dag.edges[:, 1]
+    if len(e0) == 0:
+        return np.zeros((n, 0), dtype=bool)
+    Rk = R[:, e1]
+    last = np.full((n, n), -1, dtype=np.int64)
+    rows = np.broadcast_to(np.arange(n)[:, None], Rk.shape)
+    np.maximum.at(last, (rows, np.broadcast_to(e0, Rk.shape)), np.where(Rk, e1[None, :], -1))
+    S_next = np.zeros_like(S)
+    S_next[:-1] = S[1:]
+    return Rk & ~S_next[:, e0] & (last[:, e0] == e1[None, :])
+
+
+def memory_profile(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """int64[n, n]: U[t, k] + R[t, k] W_k, the bytes in use while unit k runs in stage t (eq. 2-3).
+
+    U[t, k] is the memory after computing k and before freeing its dependencies; freeing after k is
+    GC_t(k) = sum over parents i of k of FREE[t, (i, k)] M_i.
+    """
+    n = dag.n
+    free = free_matrix(dag, R, S)
+    gc = np.zeros((n, n), dtype=np.int64)
+    if free.size:
+        np.add.at(gc.T, dag.edges[:, 1], (free * dag.mem[dag.edges[:, 0]][None, :]).T)
+    alloc = R * dag.mem[None, :]
+    base = dag.constant + (S * dag.mem[None, :]).sum(axis=1)
+    freed_before = np.zeros((n, n), dtype=np.int64)
+    freed_before[:, 1:] = np.cumsum(gc, axis=1)[:, :-1]
+    U = base[:, None] + np.cumsum(alloc, axis=1) - freed_before
+    return U + R * dag.workspace[None, :]
+
+
+def check(dag: DAG, R: np.ndarray, S: np.ndarray) -> list[str]:
+    """Violations of the frontier-advancing constraints (7a-c), correctness (1b, 1c) and no-recompute."""
+    n = dag.n
+    R = np.asarray(R, dtype=bool)
+    S = np.asarray(S, dtype=bool)
+    errs: list[str] = []
+    if R.shape != (n, n) or S.shape != (n, n):
+        return [f"R and S must be {n}x{n}, got {R.shape} and {S.shape}"]
+    if not R.diagonal().all():
+        errs.append(f"(7a) R[t, t] = 0 at stages {np.flatnonzero(~R.diagonal())[:10].tolist()}")
+    if np.triu(S).any():
+        errs.append("(7b) S has entries on or above the diagonal")
+    if np.triu(R, 1).any():
+        errs.append("(7c) R has entries above the diagonal")
+    if len(dag.edges):
+        i, j = dag.edges[:, 0], dag.edges[:, 1]
+        bad = R[:, j] & ~(R[:, i] | S[:, i])
+        if bad.any():
+            t, e = np.argwhere(bad)[0]
+            errs.append(f"(1b) stage {t}: {dag.names[j[e]]!r} computed without {dag.names[i[e]]!r} resident "
+                        f"({int(bad.sum())} violations)")
+    bad = S[1:] & ~(R[:-1] | S[:-1])
+    if bad.any():
+        t, k = np.argwhere(bad)[0]
+        errs.append(f"(1c) stage {t + 1}: {dag.names[k]!r} kept without being resident in stage {t} "
+                    f"({int(bad.sum())} violations)")
+    again = (R.sum(axis=0) > 1) & dag.no_recompute
+    if again.any():
+        errs.append(f"no-recompute unit {dag.names[int(np.argmax(again))]!r} is computed more than once")
+    return errs
+
+
+def pin_no_recompute(dag: DAG, S: np.ndarray) -> np.ndarray:
+    """S with every no-recompute unit kept from its frontier stage to its last use."""
+    S = np.array(S, dtype=bool)
+    for i in np.flatnonzero(dag.no_recompute):
+        S[i + 1:dag.last_use[i] + 1, i] = True
+    return S
+
+
+def solve_r(dag: DAG, S: np.ndarray) -> np.ndarray:
+    """The least R that makes S correct (Algorithm 2, both correction loops; appendix B).
+
+    First every checkpoint S[t, i] not carried from stage t-1 is materialized in stage t-1; then, per stage
+    and in reverse topological order, every parent of a computed unit that is not resident is computed.
+    Each entry is set only when a constraint forces it, so R is optimal for the given S.
+    """
+    n = dag.n
+    S = np.asarray(S, dtype=bool)
+    R = np.eye(n, dtype=bool)
+    R[:-1] |= S[1:] & ~S[:-1]
+    preds = dag.preds
+    for t in range(n):
+        row, have = R[t], S[t]
+        for k in range(t, -1, -1):
+            if row[k]:
+                p = preds[k]
+                row[p[~have[p]]] = True
+    return R
+
+
+def checkpoint_all(dag: DAG) -> Schedule:
+    """Compute every unit once and keep it until its last use (the paper's 'checkpoint all')."""
+    n = dag.n
+    t = np.arange(n)[:, None]
+    i = np.arange(n)[None, :]
+    S = (i < t) & (t <= dag.last_use[None, :])
+    return Schedule(np.eye(n, dtype=bool), S, strategy="checkpoint-all")

@@ -1,0 +1,1 @@
+"""The model zoo: forward ONNX builders with random weights."""
