@@ -1,0 +1,271 @@
+"""Import ONNX models into the graph IR (with shape inference and batch binding) and export them back."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+
+from ..errors import ModelError
+from .graph import Graph, Node, Use, Value
+
+SUPPORTED_DTYPES = {
+    onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
+    onnx.TensorProto.INT64, onnx.TensorProto.INT32, onnx.TensorProto.INT16, onnx.TensorProto.INT8,
+    onnx.TensorProto.UINT8, onnx.TensorProto.BOOL,
+}
+MAX_IR_VERSION = 10
+"""onnxruntime 1.31 (the GPU machine's build) reads ir_version <= 13; 10 is what opsets <= 21 need."""
+
+
+def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
+    """Read a model file without loading external weight data; raise ModelError on anything that is not ONNX."""
+    if isinstance(source, onnx.ModelProto):
+        return source
+    if isinstance(source, bytes):
+        data, where = source, "input"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise ModelError(f"{path}: no such file")
+        data, where = path.read_bytes(), str(path)
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeError, ValueError) as e:
+        raise ModelError(f"{where} is not a readable ONNX model (protobuf decode failed: {e})") from None
+    if not model.HasField("graph") or not model.opset_import or not model.graph.node:
+        raise ModelError(f"{where} is not an ONNX model (no graph, opset or nodes; truncated or not ONNX?)")
+    return model
+
+
+def bind_batch(model: onnx.ModelProto, batch: int | None) -> onnx.ModelProto:
+    """Copy of model with the symbolic leading dim of every graph input set to ``batch``.
+
+    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound.
+    """
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    inits = {t.name for t in m.graph.initializer}
+    for vi in m.graph.input:
+        if vi.name in inits or not vi.type.HasField("tensor_type"):
+            continue
+        for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                continue
+            sym = dim.dim_param or "?"
+            if batch is None or axis != 0:
+                hint = " (pass --batch N to bind it)" if axis == 0 else ""
+                raise ModelError(f"input {vi.name!r} has a dynamic dimension {sym!r} at axis {axis}{hint}")
+            dim.Clear()
+            dim.dim_value = batch
+    for vi in list(m.graph.output) + list(m.graph.value_info):
+        for dim in vi.type.tensor_type.shape.dim:
+            if not dim.HasField("dim_value"):
+                dim.Clear()
+    del m.graph.value_info[:]
+    return m
+
+
+def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
+    """onnx shape inference in strict mode with data propagation; errors become ModelError."""
+    try:
+        return onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError, RuntimeError) as e:
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ModelError(f"shape inference failed: {msg}") from None
+
+
+def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: int | None = None) -> Graph:
+    """Load, bind the batch dim, infer shapes and build the IR. Raises ModelError on bad input."""
+    model = load_model(source)
+    _check_supported(model)
+    model = infer_shapes(bind_batch(model, batch))
+    return build_graph(model)
+
+
+def _check_supported(model: onnx.ModelProto) -> None:
+    for op in model.opset_import:
+        if op.domain in ("", "ai.onnx") and op.version < 7:
+            raise ModelError(f"opset {op.version} is too old; remc needs opset >= 7 (upgrade the model)")
+    for f in model.functions:
+        raise ModelError(f"model-local functions are not supported (function {f.name!r}); inline them first")
+
+
+def _toposort(nodes: list[onnx.NodeProto], graph_inputs: set[str]) -> list[onnx.NodeProto]:
+    producer = {o: i for i, n in enumerate(nodes) for o in n.output if o}
+    g = nx.DiGraph()
+    g.add_nodes_from(range(len(nodes)))
+    for j, n in enumerate(nodes):
+        for name in n.input:
+            if name and name in producer and name not in graph_inputs:
+                g.add_edge(producer[name], j)
+    try:
+        order = list(nx.lexicographical_topological_sort(g))
+    except nx.NetworkXUnfeasible:
+        cycle = nx.find_cycle(g)
+        names = " -> ".join(nodes[a].name or nodes[a].op_type for a, _ in cycle)
+        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}")
+    return [nodes[i] for i in order]
+
+
+def _unique_node_names(nodes: list[onnx.NodeProto]) -> None:
+    seen: set[str] = set()
+    for i, n in enumerate(nodes):
+        name = n.name or f"{n.op_type}_{i}"
+        base, k = name, 1
+        while name in seen:
+            name = f"{base}_{k}"
+            k += 1
+        seen.add(name)
+        n.name = name
+
+
+def _np_dtype(elem_type: int, what: str) -> np.dtype:
+    if elem_type not in SUPPORTED_DTYPES:
+        tname = onnx.TensorProto.DataType.Name(elem_type) if elem_type in onnx.TensorProto.DataType.values() \
+            else str(elem_type)
+        raise ModelError(f"{what} has unsupported dtype {tname}")
+    return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type))
+
+
+def _static_shape(vi: onnx.ValueInfoProto, what: str) -> tuple[int, ...]:
+    tt = vi.type.tensor_type
+    if not tt.HasField("shape"):
+        raise ModelError(f"{what}: shape unknown after shape inference")
+    dims = []
+    for axis, d in enumerate(tt.shape.dim):
+        if not d.HasField("dim_value"):
+            raise ModelError(f"{what}: dimension {axis} is dynamic ({d.dim_param or '?'}) after shape inference")
+        dims.append(d.dim_value)
+    return tuple(dims)
+
+
+def _fold_constant_nodes(model: onnx.ModelProto) -> None:
+    """Turn Constant nodes into initializers (parameters that are never trained)."""
+    keep = []
+    for n in model.graph.node:
+        if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and len(n.attribute) == 1 \
+                and n.attribute[0].name == "value":
+            t = onnx.TensorProto()
+            t.CopyFrom(n.attribute[0].t)
+            t.name = n.output[0]
+            model.graph.initializer.append(t)
+        else:
+            keep.append(n)
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+
+
+def build_graph(model: onnx.ModelProto) -> Graph:
+    """Build the IR from a shape-inferred, batch-bound model."""
+    model = _copy(model)
+    _fold_constant_nodes(model)
+    g = model.graph
+    info = {vi.name: vi for vi in list(g.input) + list(g.value_info) + list(g.output)}
+    values: dict[str, Value] = {}
+    params = []
+    for t in g.initializer:
+        v = Value(t.name, tuple(t.dims), _np_dtype(t.data_type, f"initializer {t.name!r}"), "param")
+        values[t.name] = v
+        params.append(v)
+    inputs = []
+    for vi in g.input:
+        if vi.name in values:
+            continue
+        what = f"input {vi.name!r}"
+        v = Value(vi.name, _static_shape(vi, what), _np_dtype(vi.type.tensor_type.elem_type, what), "input")
+        values[vi.name] = v
+        inputs.append(v)
+    protos = _toposort(list(g.node), set(values))
+    _unique_node_names(protos)
+    nodes = []
+    for p in protos:
+        ins: list[Value | None] = []
+        for name in p.input:
+            if not name:
+                ins.append(None)
+                continue
+            if name not in values:
+                raise ModelError(f"node {p.name!r} ({p.op_type}) reads {name!r}, which nothing produces")
+            ins.append(values[name])
+        node = Node(p.name, p.op_type, p.domain, ins, [], p)
+        for name in p.output:
+            if not name:
+                continue
+            what = f"value {name!r} (output of node {p.name!r}, {p.op_type})"
+            if name in values:
+                raise ModelError(f"{what} is defined twice; the graph is not in SSA form")
+            vi = info.get(name)
+            if vi is None or not vi.type.HasField("tensor_type"):
+                raise ModelError(f"{what}: shape unknown after shape inference")
+            v = Value(name, _static_shape(vi, what), _np_dtype(vi.type.tensor_type.elem_type, what),
+                      "activation", node)
+            values[name] = v
+            node.outputs.append(v)
+        for i, v in enumerate(ins):
+            if v is not None:
+                v.uses.append(Use(node, i))
+        nodes.append(node)
+    outputs = []
+    for vi in g.output:
+        if vi.name not in values:
+            raise ModelError(f"graph output {vi.name!r} is not produced by any node")
+        outputs.append(values[vi.name])
+    del g.node[:]
+    return Graph(g.name or "graph", nodes, inputs, params, outputs, values, model)
+
+
+def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    return m
+
+
+def export_model(graph: Graph, node_protos: list[onnx.NodeProto] | None = None, *,
+                 name: str | None = None) -> onnx.ModelProto:
+    """An ONNX model of the graph, with ``node_protos`` (default: the graph's nodes) as its node list, in order.
+
+    Node order is kept exactly: the lowered graph's order is the plan's order.
+    """
+    m = _copy(graph.model)
+    g = m.graph
+    del g.node[:]
+    g.node.extend(node_protos if node_protos is not None else [n.proto for n in graph.nodes])
+    if name:
+        g.name = name
+    del g.value_info[:]
+    for vi in list(g.input) + list(g.output):
+        v = graph.values.get(vi.name)
+        if v is not None:
+            shape = vi.type.tensor_type.shape
+            shape.Clear()
+            for d in v.shape:
+                shape.dim.add().dim_value = d
+    m.ir_version = min(m.ir_version or MAX_IR_VERSION, MAX_IR_VERSION)
+    return m
+
+
+def save_model(model: onnx.ModelProto, path: str | os.PathLike) -> None:
+    """Write atomically: a temporary name in the same folder, then rename."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        onnx.save(model, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write a text file atomically (temporary name, then rename)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -1,0 +1,114 @@
+"""From the graph IR to the scheduling DAG: units, their bytes, workspace, costs and dependencies.
+
+A unit is a list of ONNX nodes in execution order (one node each at fine granularity; see
+``passes/coarsen.py`` for larger units). For a unit v:
+
+- M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which belong
+  to the constant overhead (paper eq. U_init: inputs, parameters and the outputs kept for the optimizer).
+- W_v (workspace): the most bytes of v's internal values (read only inside v) and dead outputs (read by
+  nobody) alive at once while v runs; they exist only while v runs.
+- C_v: the sum of its nodes' costs.
+
+Backward units are those the loss does not depend on: the forward pass is the set of ancestors of the
+loss (a scalar graph output, preferably named 'loss'). Units holding a random op are never recomputed.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from ..ir.dag import DAG
+from ..ir.graph import Graph, Node, Value
+
+RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                        "Multinomial", "Bernoulli"})
+
+
+def loss_value(graph: Graph) -> Value | None:
+    """The loss: the graph output named 'loss', else the only scalar (one-element) float output."""
+    for v in graph.outputs:
+        if v.name == "loss":
+            return v
+    scalars = [v for v in graph.outputs if int(np.prod(v.shape)) == 1 and v.dtype.kind == "f"]
+    return scalars[0] if len(scalars) == 1 else None
+
+
+def forward_nodes(graph: Graph) -> set[Node]:
+    """Nodes the loss depends on (all nodes when the graph has no loss)."""
+    loss = loss_value(graph)
+    if loss is None or loss.producer is None:
+        return set(graph.nodes)
+    seen: set[Node] = set()
+    stack = [loss.producer]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        stack.extend(v.producer for v in n.inputs if v is not None and v.producer is not None)
+    return seen
+
+
+def fine_units(graph: Graph) -> list[list[Node]]:
+    """One unit per node, in graph order."""
+    return [[n] for n in graph.nodes]
+
+
+def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
+              granularity: str = "fine") -> DAG:
+    """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node).
+
+    ``units`` must list every node once, each unit in execution order, the units in a topological order.
+    """
+    units = [list(u) for u in (units if units is not None else fine_units(graph))]
+    unit_of: dict[Node, int] = {n: k for k, u in enumerate(units) for n in u}
+    if len(unit_of) != len(graph.nodes):
+        raise ValueError("units must cover every node exactly once")
+    kept = graph.kept
+    fwd = forward_nodes(graph)
+    mem = np.zeros(len(units), dtype=np.int64)
+    work = np.zeros(len(units), dtype=np.int64)
+    edges: set[tuple[int, int]] = set()
+    for k, unit in enumerate(units):
+        for n in unit:
+            for v in n.inputs:
+                if v is not None and v.producer is not None and unit_of[v.producer] != k:
+                    j = unit_of[v.producer]
+                    if j > k:
+                        raise ValueError(f"unit order is not topological: {n.name!r} reads {v.name!r}")
+                    edges.add((j, k))
+        mem[k] = sum(v.nbytes for n in unit for v in n.outputs
+                     if v not in kept and any(unit_of[u.node] != k for u in v.uses))
+        work[k] = _workspace(unit, k, unit_of, kept)
+    names = tuple(_unit_name(u) for u in units)
+    cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
+    return DAG(
+        names=names, cost=cost, mem=mem, edges=sorted(edges), constant=graph.constant_bytes(), workspace=work,
+        backward=np.array([not any(n in fwd for n in u) for u in units]),
+        no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
+        ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),
+        members=tuple(tuple(n.name for n in u) for u in units),
+        meta={"graph": graph.name, "granularity": granularity},
+    )
+
+
+def _unit_name(unit: list[Node]) -> str:
+    return unit[0].name if len(unit) == 1 else f"{unit[0].name}(+{len(unit) - 1})"
+
+
+def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Value]) -> int:
+    """Peak bytes of internal and dead values while the unit's nodes run in order."""
+    position = {n: i for i, n in enumerate(unit)}
+    live = peak = 0
+    ends: dict[int, int] = {}
+    for i, n in enumerate(unit):
+        for v in n.outputs:
+            if v in kept or any(unit_of[u.node] != k for u in v.uses):
+                continue  # counted in M_v or the constant
+            live += v.nbytes
+            last = max((position[u.node] for u in v.uses), default=i)
+            ends[last] = ends.get(last, 0) + v.nbytes
+        peak = max(peak, live)
+        live -= ends.pop(i, 0)
+    return peak

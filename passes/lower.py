@@ -1,0 +1,56 @@
+"""Lower a plan to an ONNX graph whose node list is the plan's order.
+
+Every ``compute`` of a unit emits copies of the unit's ONNX nodes. The first compute keeps the original
+value names (so graph outputs keep theirs); the k-th recompute writes fresh names ``<value>/re<k>`` and
+its consumers read the copy that is resident when they run: the latest one computed. ``deallocate`` has no
+ONNX counterpart: ONNX Runtime frees a buffer after its last consumer in execution order, and the plan's
+order makes that consumer the one the plan intended.
+
+The result must run with ``ExecutionOrder.PRIORITY_BASED`` (Kahn order, lowest node index first: a
+topological node list runs exactly as listed) and graph optimizations off (CSE would merge the copies).
+"""
+from __future__ import annotations
+
+import onnx
+
+from ..errors import PlanError
+from ..ir.graph import Graph
+from ..ir.onnx_io import export_model
+from ..ir.plan import Compute, Plan
+
+
+def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
+    """The ONNX model that executes ``plan`` on ``graph``."""
+    members = {u.name: u.members for u in plan.units}
+    by_name = {n.name: n for n in graph.nodes}
+    current: dict[str, str] = {}
+    count: dict[str, int] = {}
+    protos: list[onnx.NodeProto] = []
+    for stage in plan.stages:
+        for stmt in stage:
+            if not isinstance(stmt, Compute):
+                continue
+            k = count.get(stmt.unit, 0)
+            count[stmt.unit] = k + 1
+            for node_name in members[stmt.unit]:
+                node = by_name.get(node_name)
+                if node is None:
+                    raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
+                protos.append(_emit(node.proto, k, current))
+    return export_model(graph, protos, name=f"{graph.name}_remat")
+
+
+def _emit(proto: onnx.NodeProto, k: int, current: dict[str, str]) -> onnx.NodeProto:
+    p = onnx.NodeProto()
+    p.CopyFrom(proto)
+    for i, name in enumerate(p.input):
+        if name:
+            p.input[i] = current.get(name, name)
+    if k:
+        p.name = f"{proto.name}/re{k}"
+    for i, name in enumerate(proto.output):
+        if name:
+            fresh = f"{name}/re{k}" if k else name
+            p.output[i] = fresh
+            current[name] = fresh
+    return p

@@ -1,0 +1,71 @@
+"""The strategy registry: every strategy maps (dag, budget, options) to a Schedule.
+
+Baselines fix S and solve R (passes/baselines.py); 'checkmate' is the MILP (passes/milp.py), seeded with
+the best feasible baseline as its incumbent; 'approx' is LP relaxation + two-phase rounding
+(passes/approx.py). Solvers are imported lazily.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..errors import InfeasibleError, RemcError
+from ..ir.dag import DAG
+from ..ir.schedule import Schedule, checkpoint_all
+
+BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
+                  "lin-sqrtn", "lin-greedy")
+STRATEGIES = ("checkmate", "approx") + BASELINE_NAMES
+
+
+def least_feasible_lower_bound(dag: DAG) -> int:
+    """A proven lower bound on any schedule's peak: every unit runs once with all its inputs resident."""
+    need = dag.constant + dag.mem + dag.workspace
+    for k, p in enumerate(dag.preds):
+        need[k] += int(dag.mem[p].sum())
+    return int(need.max()) if dag.n else dag.constant
+
+
+def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
+    """Run strategy ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
+    if name not in STRATEGIES:
+        raise RemcError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if name == "checkmate":
+        from .milp import solve_milp
+        if budget is None:
+            raise RemcError("the checkmate strategy needs a budget")
+        incumbent = best_baseline(dag, budget)
+        return solve_milp(dag, budget, incumbent=incumbent, **options)
+    if name == "approx":
+        from .approx import solve_approx
+        if budget is None:
+            raise RemcError("the approx strategy needs a budget")
+        return solve_approx(dag, budget, **options)
+    if name == "checkpoint-all":
+        sched = checkpoint_all(dag)
+        sched.report = {"status": "heuristic"}
+    else:
+        from .baselines import solve_baseline
+        sched = solve_baseline(name, dag, budget, **options)
+    if budget is not None:
+        peak = sched.peak(dag)
+        if peak > budget:
+            raise InfeasibleError(
+                f"{name} needs {peak} bytes, above the budget of {budget} bytes "
+                f"(no schedule can need less than {least_feasible_lower_bound(dag)} bytes)", peak)
+    return sched
+
+
+def best_baseline(dag: DAG, budget: int) -> Schedule | None:
+    """The cheapest baseline schedule that fits ``budget``, or None."""
+    best = None
+    for name in BASELINE_NAMES:
+        try:
+            s = solve(name, dag, budget)
+        except RemcError:
+            continue
+        if best is None or s.cost(dag) < best.cost(dag):
+            best = s
+    return best
+
+
+StrategyFn = Callable[..., Schedule]
