@@ -226,10 +226,11 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def export_model(graph: Graph, node_protos: list[onnx.NodeProto] | None = None, *,
-                 name: str | None = None) -> onnx.ModelProto:
+                 name: str | None = None, value_info: bool = False) -> onnx.ModelProto:
     """An ONNX model of the graph, with ``node_protos`` (default: the graph's nodes) as its node list, in order.
 
-    Node order is kept exactly: the lowered graph's order is the plan's order.
+    Node order is kept exactly: the lowered graph's order is the plan's order. With ``value_info`` the
+    static shape of every activation of the graph is recorded too.
     """
     m = _copy(graph.model)
     g = m.graph
@@ -245,6 +246,11 @@ def export_model(graph: Graph, node_protos: list[onnx.NodeProto] | None = None, 
             shape.Clear()
             for d in v.shape:
                 shape.dim.add().dim_value = d
+    if value_info:
+        outs = {vi.name for vi in g.output}
+        g.value_info.extend(
+            onnx.helper.make_tensor_value_info(v.name, onnx.helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+            for v in graph.activations() if v.name not in outs)
     m.ir_version = min(m.ir_version or MAX_IR_VERSION, MAX_IR_VERSION)
     return m
 

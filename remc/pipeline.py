@@ -1,0 +1,245 @@
+"""The pass pipeline: named passes over one compilation state, validated between passes.
+
+A pipeline is a text spec that parses and prints back the same, e.g.
+``import{batch=8},costs{method=flops},units{granularity=coarse},schedule{strategy=checkmate,time_limit=60},plan,lower``.
+After every pass the runner verifies what the pass produced: a schedule against the paper's constraints
+and the budget (exact bytes), a plan by the independent simulator (passes/validate.py). Nothing is
+written or run that did not pass.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, ClassVar
+
+import onnx
+
+from .errors import PlanError, RemcError
+from .ir.dag import DAG
+from .ir.graph import Graph
+from .ir.plan import Plan
+from .ir.schedule import Schedule, check
+
+
+@dataclass
+class State:
+    """What the passes read and write. ``model`` is the input model or, after ``lower``, the output."""
+
+    model: Any = None
+    budget: int | None = None
+    graph: Graph | None = None
+    costs: dict[str, float] | None = None
+    units: list | None = None
+    granularity: str = "fine"
+    dag: DAG | None = None
+    schedule: Schedule | None = None
+    plan: Plan | None = None
+    sim: Any = None
+    lowered: onnx.ModelProto | None = None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+class Pass:
+    """A named pass with typed options (dataclass fields); ``apply`` updates the state."""
+
+    name: ClassVar[str]
+
+    def apply(self, state: State) -> None:
+        raise NotImplementedError
+
+    def spec(self) -> str:
+        opts = [f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
+                if getattr(self, f.name) != f.default]
+        return self.name + ("{" + ",".join(opts) + "}" if opts else "")
+
+
+@dataclass(frozen=True)
+class ImportPass(Pass):
+    name: ClassVar[str] = "import"
+    batch: int | None = None
+    """Binds the symbolic batch dimension of the graph inputs."""
+
+    def apply(self, state: State) -> None:
+        from .ir.onnx_io import import_model
+        state.graph = import_model(state.model, batch=self.batch)
+
+
+@dataclass(frozen=True)
+class CostsPass(Pass):
+    name: ClassVar[str] = "costs"
+    method: str = "flops"
+    """'flops' (static model) or 'profile' (time each op signature alone on ONNX Runtime)."""
+    device: str = "cpu"
+    """Device to profile on."""
+
+    def apply(self, state: State) -> None:
+        from .passes.costs import node_costs
+        state.costs = node_costs(_graph_model(state.graph), self.method, device=self.device)
+
+
+@dataclass(frozen=True)
+class UnitsPass(Pass):
+    name: ClassVar[str] = "units"
+    granularity: str = "fine"
+    """'fine' (one unit per ONNX node) or 'coarse' (passes/coarsen.py groups nodes into units)."""
+
+    def apply(self, state: State) -> None:
+        from .passes.dagbuild import build_dag, fine_units
+        if self.granularity == "coarse":
+            from .passes.coarsen import coarse_units
+            units = coarse_units(state.graph)
+        elif self.granularity == "fine":
+            units = fine_units(state.graph)
+        else:
+            raise RemcError(f"unknown granularity {self.granularity!r}: use fine or coarse")
+        state.units, state.granularity = units, self.granularity
+        state.dag = build_dag(state.graph, state.costs, units, granularity=self.granularity)
+
+
+@dataclass(frozen=True)
+class SchedulePass(Pass):
+    name: ClassVar[str] = "schedule"
+    strategy: str = "checkpoint-all"
+    """A name from passes/strategies.py."""
+    time_limit: float | None = None
+    threads: int | None = None
+    gap: float | None = None
+    solver: str | None = None
+    eps: float | None = None
+
+    def apply(self, state: State) -> None:
+        from .passes.strategies import solve
+        opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps")
+                if (v := getattr(self, k)) is not None}
+        state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
+
+
+@dataclass(frozen=True)
+class PlanPass(Pass):
+    name: ClassVar[str] = "plan"
+    early_free: bool = True
+    """Move deallocations as early as legal (paper §4.8)."""
+
+    def apply(self, state: State) -> None:
+        from .passes.plangen import generate_plan
+        state.plan = generate_plan(state.dag, state.schedule, early_free=self.early_free,
+                                   graph_name=state.graph.name if state.graph else "",
+                                   budget=state.budget, granularity=state.granularity)
+
+
+@dataclass(frozen=True)
+class LowerPass(Pass):
+    name: ClassVar[str] = "lower"
+
+    def apply(self, state: State) -> None:
+        from .passes.lower import lower
+        state.lowered = lower(state.graph, state.plan)
+
+
+PASSES: dict[str, type[Pass]] = {p.name: p for p in (ImportPass, CostsPass, UnitsPass, SchedulePass, PlanPass,
+                                                      LowerPass)}
+PROGRESS: dict[str, Callable[[dict], None]] = {}
+"""Optional progress callbacks by strategy name (the CLI installs a live display for the solvers)."""
+
+
+def _progress_opt(strategy: str) -> dict:
+    return {"progress": PROGRESS[strategy]} if strategy in PROGRESS else {}
+
+
+def _graph_model(graph: Graph) -> onnx.ModelProto:
+    from .ir.onnx_io import export_model
+    return export_model(graph, value_info=True)
+
+
+_ITEM = re.compile(r"\s*([a-z][a-z0-9_-]*)\s*(?:\{([^{}]*)\})?\s*(?:,|$)")
+
+
+def parse_pipeline(spec: str) -> list[Pass]:
+    """Passes from a spec such as ``import{batch=8},schedule{strategy=checkmate},plan``."""
+    passes, pos = [], 0
+    spec = spec.strip()
+    while pos < len(spec):
+        m = _ITEM.match(spec, pos)
+        if not m or m.end() == pos:
+            raise RemcError(f"cannot read pipeline {spec!r} at column {pos + 1}")
+        name, body = m.group(1), m.group(2)
+        if name not in PASSES:
+            raise RemcError(f"unknown pass {name!r}; passes are {', '.join(PASSES)}")
+        cls = PASSES[name]
+        passes.append(cls(**_options(cls, body or "")))
+        pos = m.end()
+    return passes
+
+
+def print_pipeline(passes: list[Pass]) -> str:
+    return ",".join(p.spec() for p in passes)
+
+
+def _options(cls: type[Pass], body: str) -> dict[str, Any]:
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    out: dict[str, Any] = {}
+    for item in filter(None, (s.strip() for s in body.split(","))):
+        key, _, raw = item.partition("=")
+        key = key.strip().replace("-", "_")
+        if key not in fields:
+            raise RemcError(f"pass {cls.name!r} has no option {key!r}; options: {', '.join(fields) or 'none'}")
+        out[key] = _convert(raw.strip(), str(fields[key].type), f"{cls.name}.{key}")
+    return out
+
+
+def _convert(raw: str, typ: str, what: str) -> Any:
+    try:
+        if typ.startswith("bool"):
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise ValueError(raw)
+            return raw.lower() in ("true", "1")
+        if typ.startswith("int"):
+            return int(raw)
+        if typ.startswith("float"):
+            return float(raw)
+    except ValueError:
+        raise RemcError(f"option {what}: cannot read {raw!r} as {typ.split(' ')[0]}") from None
+    return raw
+
+
+def verify(state: State, before: State) -> None:
+    """Check what the last pass produced: schedules against (1b, 1c, 7a-c) and the budget, plans by simulation."""
+    if state.schedule is not None and state.schedule is not before.schedule:
+        errs = check(state.dag, state.schedule.R, state.schedule.S)
+        if errs:
+            raise PlanError(f"strategy {state.schedule.strategy!r} produced an invalid schedule: {errs[0]}")
+        peak = state.schedule.peak(state.dag)
+        if state.budget is not None and peak > state.budget:
+            raise PlanError(f"strategy {state.schedule.strategy!r} returned a schedule of peak {peak} bytes "
+                            f"above the budget of {state.budget} bytes")
+    if state.plan is not None and state.plan is not before.plan and state.dag is not None:
+        from .passes.validate import validate
+        state.sim = validate(state.plan, state.dag, budget=state.budget)
+
+
+def run(passes: list[Pass], state: State, *, on_pass: Callable[[Pass, State], None] | None = None) -> State:
+    """Run passes in order, verifying after each; record each pass's wall time in ``state.timings``."""
+    for p in passes:
+        before = dataclasses.replace(state)
+        t0 = time.perf_counter()
+        p.apply(state)
+        verify(state, before)
+        state.timings[p.name] = time.perf_counter() - t0
+        if on_pass is not None:
+            on_pass(p, state)
+    return state
+
+
+def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granularity: str = "fine",
+                     strategy: str = "checkpoint-all", device: str = "cpu", **solver: Any) -> list[Pass]:
+    """The standard compile pipeline, one stage per line."""
+    return [
+        ImportPass(batch=batch),                               # ONNX -> IR, shapes inferred, batch bound
+        CostsPass(method=cost, device=device),                 # C_v per ONNX node (FLOPs or profiled)
+        UnitsPass(granularity=granularity),                    # scheduling units and the DAG
+        SchedulePass(strategy=strategy, **solver),             # R, S: the strategy's schedule
+        PlanPass(),                                            # Algorithm 1 + early deallocation
+        LowerPass(),                                           # plan order -> ONNX node list
+    ]
