@@ -1,0 +1,113 @@
+"""Bad input gets one clear message, a non-zero exit, no traceback and no output file."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import onnx
+import onnx.helper as oh
+import onnx.parser
+import pytest
+
+GRAPHS = Path(__file__).parent / "graphs"
+
+
+def remc(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=300)
+
+
+def assert_clean_failure(res: subprocess.CompletedProcess, *needles: str) -> None:
+    assert res.returncode != 0, res.stdout
+    assert "Traceback" not in res.stderr, res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, res.stderr
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+@pytest.fixture()
+def chain(tmp_path: Path) -> Path:
+    path = tmp_path / "chain.onnx"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), path)
+    return path
+
+
+def compile_args(src: Path, out: Path, budget: str = "1MiB") -> list[str]:
+    return ["compile", str(src), "--budget", budget, "-o", str(out), "--plan", str(out.with_suffix(".plan")),
+            "--strategy", "checkpoint-all"]
+
+
+def no_outputs(out: Path) -> bool:
+    return not any(out.parent.glob(out.stem + "*")) and not any(out.parent.glob(f".{out.name}*"))
+
+
+def test_not_onnx(tmp_path: Path) -> None:
+    src = tmp_path / "notes.onnx"
+    src.write_text("this is not a model\n" * 20)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "not", "ONNX")
+    assert no_outputs(out)
+
+
+def test_truncated_onnx(tmp_path: Path, chain: Path) -> None:
+    data = chain.read_bytes()
+    src = tmp_path / "truncated.onnx"
+    src.write_bytes(data[: len(data) // 2])
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "truncated.onnx")
+    assert no_outputs(out)
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(tmp_path / "nope.onnx", out)), "no such file")
+
+
+def test_cyclic_graph(tmp_path: Path) -> None:
+    x = oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])
+    y = oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])
+    nodes = [oh.make_node("Add", ["x", "b"], ["a"], name="first"), oh.make_node("Relu", ["a"], ["b"], name="second"),
+             oh.make_node("Identity", ["a"], ["y"], name="out")]
+    model = oh.make_model(oh.make_graph(nodes, "cyclic", [x], [y]), opset_imports=[oh.make_opsetid("", 17)])
+    src = tmp_path / "cyclic.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "cycle")
+    assert no_outputs(out)
+
+
+def test_unsupported_dtype(tmp_path: Path) -> None:
+    x = oh.make_tensor_value_info("x", onnx.TensorProto.COMPLEX64, [2])
+    y = oh.make_tensor_value_info("y", onnx.TensorProto.COMPLEX64, [2])
+    model = oh.make_model(oh.make_graph([oh.make_node("Identity", ["x"], ["y"], name="id")], "c", [x], [y]),
+                          opset_imports=[oh.make_opsetid("", 17)])
+    src = tmp_path / "complex.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "unsupported dtype", "COMPLEX64")
+    assert no_outputs(out)
+
+
+def test_dynamic_dims_without_batch(tmp_path: Path) -> None:
+    text = (GRAPHS / "chain_train.onnxtxt").read_text().replace("float[1, 4] x", "float[N, 4] x")
+    src = tmp_path / "dynamic.onnx"
+    onnx.save(onnx.parser.parse_model(text), src)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "'x'", "dynamic", "--batch")
+    assert no_outputs(out)
+
+
+def test_budget_below_need(tmp_path: Path, chain: Path) -> None:
+    out = tmp_path / "out.onnx"
+    res = remc(*compile_args(chain, out, budget="150"))
+    # checkpoint-all needs 172 bytes (tests/test_spine.py); no schedule can need less than the constant
+    # 108 plus one node with its inputs.
+    assert_clean_failure(res, "172", "150")
+    assert no_outputs(out)
+
+
+def test_bad_budget_text(tmp_path: Path, chain: Path) -> None:
+    res = remc(*compile_args(chain, tmp_path / "out.onnx", budget="lots"))
+    assert res.returncode != 0 and "Traceback" not in res.stderr and "lots" in res.stderr
