@@ -109,6 +109,15 @@ def build_parser() -> argparse.ArgumentParser:
     mb.add_argument("--json", action="store_true")
     mb.set_defaults(func=cmd_maxbatch)
 
+    d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
+    d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
+    d.add_argument("--fraction", type=float, default=0.6, help="budget as a fraction of the checkpoint-all peak")
+    d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
+    d.add_argument("--time-limit", type=float, default=60.0)
+    d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    d.add_argument("--workdir", help="where to write the graphs and the plan (default: a temporary folder)")
+    d.set_defaults(func=cmd_demo)
+
     r = sub.add_parser("run", help="run an ONNX graph on ONNX Runtime; measure peak memory and time")
     r.add_argument("model")
     r.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
@@ -398,6 +407,11 @@ def cmd_maxbatch(args: argparse.Namespace) -> int:
         print(f"{rep['strategy']}: max batch {rep['batch']} under {format_size(rep['budget'])} "
               f"(peak {format_size(rep['peak'])}, cost {rep['cost']:.4g} <= limit {rep['cost_limit']:.4g})")
     return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import demo_command
+    return demo_command(args)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

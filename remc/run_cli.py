@@ -1,0 +1,87 @@
+"""``remc run``: run a (lowered) graph on ONNX Runtime; measured vs predicted peak and cost."""
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .errors import RuntimeFailure
+from .sizes import format_size
+
+
+def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
+              iters: int = 10, mem_limit: int | None = None, seed: int = 0) -> dict[str, Any]:
+    """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
+
+    Measured peak is ONNX Runtime's arena accounting, which excludes the fed graph inputs;
+    ``measured_peak_with_inputs`` adds them back to compare with remc's predicted peak (whose constant
+    overhead includes the inputs). Raises RuntimeFailure when the outputs differ from the reference.
+    """
+    from . import runtime
+    from .ir.onnx_io import load_model
+    if device.startswith("cuda"):
+        runtime.require_cuda()
+    proto = load_model(model)
+    feeds = runtime.random_inputs(proto, seed)
+    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=mem_limit)
+    rep: dict[str, Any] = {
+        "model": str(model), "device": device, "measured_peak": res.measured_peak,
+        "measured_peak_with_inputs": None if res.measured_peak is None else res.measured_peak + res.input_bytes,
+        "input_bytes": res.input_bytes, "peak_method": res.method, "median_seconds": res.median_seconds,
+        "predicted_peak": None, "predicted_cost": None, "outputs_match": None,
+    }
+    if device.startswith("cuda"):
+        cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=mem_limit,
+                             cuda_graph=True)
+        rep["median_seconds_cuda_graph"] = cg.median_seconds
+    if plan:
+        rep.update(_predicted(plan))
+    if compare:
+        ref = runtime.measure(load_model(compare), device, feeds=feeds, iters=iters)
+        ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
+        rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.measured_peak,
+                   reference_median_seconds=ref.median_seconds,
+                   measured_overhead=res.median_seconds / ref.median_seconds if ref.median_seconds else None)
+        if not ok:
+            rep["error"] = f"outputs differ from {compare}: {worst}"
+    return rep
+
+
+def _predicted(plan_path: str) -> dict[str, Any]:
+    from .ir.plan import read_plan
+    from .passes.validate import simulate
+    plan = read_plan(plan_path)
+    sim = simulate(plan)
+    ideal = sum(u.cost for u in plan.units)
+    return {"predicted_peak": sim.peak, "predicted_cost": sim.cost,
+            "predicted_overhead": sim.cost / ideal if ideal else None, "budget": plan.budget}
+
+
+def run_command(args: argparse.Namespace) -> int:
+    rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
+                    mem_limit=args.mem_limit)
+    if args.json:
+        print(json.dumps(rep, indent=2, default=float))
+    else:
+        print(format_run(rep))
+    if rep.get("error"):
+        raise RuntimeFailure(rep["error"])
+    return 0
+
+
+def format_run(rep: dict[str, Any]) -> str:
+    lines = [f"{rep['model']} on {rep['device']}: median {1e3 * rep['median_seconds']:.2f} ms per iteration"]
+    if rep.get("median_seconds_cuda_graph") is not None:
+        lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
+    if rep["measured_peak"] is not None:
+        lines.append(f"  measured peak {format_size(rep['measured_peak_with_inputs'])} with inputs "
+                     f"({format_size(rep['measured_peak'])} in the arena, {rep['peak_method']})")
+    if rep.get("predicted_peak") is not None:
+        lines.append(f"  predicted peak {format_size(rep['predicted_peak'])}, predicted cost "
+                     f"{rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal)")
+    if rep.get("outputs_match") is not None:
+        lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER'} the reference "
+                     f"({rep['compare_worst']}); reference peak "
+                     f"{format_size(rep['reference_peak'] + rep['input_bytes']) if rep['reference_peak'] else '?'}, "
+                     f"time overhead {rep['measured_overhead']:.3f}x")
+    return "\n".join(lines)
