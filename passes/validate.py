@@ -1,0 +1,181 @@
+"""The plan validator: an independent simulator that replays a plan statement by statement.
+
+It shares no code with the schedule's memory accounting (``ir.schedule``): it only reads the plan, and
+the DAG for its edges and sizes. On ``%r = compute v`` every parent of v must be held by a live register,
+r must be a register never defined before, and M_v is allocated; the memory in use while v runs is
+constant + (bytes of live registers, v included) + W_v, and the peak is the largest such value. On
+``deallocate %r`` the register must be live. At the end every unit must have been computed. A peak over
+the budget is rejected at the first statement that exceeds it. Every error is a PlanError that names the
+statement (stage and statement numbered from 1, as in the plan text), its text, and why.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from remc.errors import PlanError
+from remc.ir.dag import DAG
+from remc.ir.plan import Compute, Plan, human_bytes, quote, where
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    """What replaying a plan measured."""
+
+    peak: int
+    """Largest bytes in use while a unit runs: constant + live registers + the unit's workspace."""
+    cost: float
+    """Sum of C_v over every compute statement."""
+    recomputes: dict[str, int]
+    """Units computed more than once -> number of computes beyond the first."""
+    live_at_peak: tuple[tuple[int, str], ...]
+    """(register, unit) pairs live while the peak statement runs (its own output included)."""
+    peak_stmt: int
+    """0-based index of the peak's compute statement in program order (all stages flattened)."""
+    peak_where: str = ""
+    """The peak's statement as 'stage S, statement J' (numbered from 1, as in the plan text)."""
+    computes: int = 0
+    deallocations: int = 0
+    live_at_end: tuple[tuple[int, str], ...] = field(default=())
+    """Registers never deallocated (the plans remc generates free everything)."""
+
+
+def check_against(plan: Plan, dag: DAG) -> None:
+    """PlanError unless the plan's unit table and constant are those of the DAG."""
+    def mismatch(why: str) -> PlanError:
+        return PlanError(f"the plan does not belong to this graph: {why}")
+
+    if len(plan.units) != dag.n:
+        raise mismatch(f"the plan has {len(plan.units)} units, the graph {dag.n}")
+    if plan.constant != int(dag.constant):
+        raise mismatch(f"constant {plan.constant} in the plan, {int(dag.constant)} in the graph")
+    for v, u in enumerate(plan.units):
+        if u.name != dag.names[v]:
+            raise mismatch(f"unit {v} is {quote(u.name)} in the plan but {quote(dag.names[v])} in the graph")
+        for what, mine, theirs in (("mem", u.mem, int(dag.mem[v])), ("ws", u.workspace, int(dag.workspace[v]))):
+            if mine != theirs:
+                raise mismatch(f"unit {quote(u.name)}: {what} {mine} in the plan, {theirs} in the graph")
+        if not math.isclose(u.cost, float(dag.cost[v]), rel_tol=1e-9, abs_tol=0.0):
+            raise mismatch(f"unit {quote(u.name)}: cost {u.cost!r} in the plan, {float(dag.cost[v])!r} "
+                           f"in the graph")
+
+
+class _Replay:
+    """The simulator's state: live registers, where each was defined and freed, memory in use."""
+
+    def __init__(self, plan: Plan, dag: DAG | None, budgets: list[tuple[int, str]]) -> None:
+        self.plan, self.dag, self.budgets = plan, dag, budgets
+        self.index = plan.unit_index()
+        self.live: dict[int, int] = {}  # register -> unit
+        self.copies: list[set[int]] = [set() for _ in plan.units]  # unit -> live registers holding it
+        self.defined: dict[int, str] = {}  # register -> where defined
+        self.held: dict[int, int] = {}  # register -> unit, for every register defined so far
+        self.freed: dict[int, str] = {}  # register -> where deallocated
+        self.last_freed: dict[int, str] = {}  # unit -> where its last live copy was deallocated
+        self.times = [0] * len(plan.units)
+        self.in_use = 0
+        self.peak, self.peak_stmt, self.peak_where = plan.constant, -1, ""
+        self.cost = 0.0
+        self.deallocations = 0
+
+    def fail(self, s: int, j: int, stmt: object, why: str) -> PlanError:
+        return PlanError(f"{where(s, j)} ({stmt}): {why}")
+
+    def compute(self, s: int, j: int, flat: int, st: Compute) -> None:
+        v = self.index.get(st.unit)
+        if v is None:
+            raise self.fail(s, j, st, f"unit {quote(st.unit)} is not in the unit table")
+        if st.reg in self.defined:
+            raise self.fail(s, j, st, f"register %{st.reg} is already defined (at {self.defined[st.reg]})")
+        if self.dag is not None:
+            for i in map(int, self.dag.preds[v]):
+                if not self.copies[i]:
+                    raise self.fail(s, j, st, f"uses {quote(self.plan.units[i].name)} which is not resident "
+                                              f"({self._absence(i)})")
+        u = self.plan.units[v]
+        self.defined[st.reg] = where(s, j)
+        self.held[st.reg] = v
+        self.live[st.reg] = v
+        self.copies[v].add(st.reg)
+        self.times[v] += 1
+        self.cost += u.cost
+        self.in_use += u.mem
+        used = self.plan.constant + self.in_use + u.workspace
+        for budget, name in self.budgets:
+            if used > budget:
+                raise self.fail(s, j, st, f"memory in use {human_bytes(used)} ({used} bytes) exceeds {name} "
+                                          f"{human_bytes(budget)} ({budget} bytes)")
+        if used > self.peak or self.peak_stmt < 0:
+            self.peak, self.peak_stmt, self.peak_where = used, flat, where(s, j)
+
+    def _absence(self, i: int) -> str:
+        if i in self.last_freed:
+            return f"deallocated at {self.last_freed[i]}"
+        return "not computed yet"
+
+    def deallocate(self, s: int, j: int, st: object, reg: int) -> None:
+        if reg not in self.live:
+            if reg in self.freed:
+                name = self.plan.units[self.held[reg]].name
+                why = f"%{reg} ({quote(name)}) is already deallocated (at {self.freed[reg]})"
+            else:
+                why = f"%{reg} is not defined"
+            raise self.fail(s, j, st, why)
+        v = self.live.pop(reg)
+        self.copies[v].discard(reg)
+        self.freed[reg] = where(s, j)
+        if not self.copies[v]:
+            self.last_freed[v] = where(s, j)
+        self.in_use -= self.plan.units[v].mem
+        self.deallocations += 1
+
+    def _live(self, live: dict[int, int] | None = None) -> tuple[tuple[int, str], ...]:
+        live = self.live if live is None else live
+        return tuple((r, self.plan.units[v].name) for r, v in sorted(live.items()))
+
+    def _live_at(self, flat: int) -> tuple[tuple[int, str], ...]:
+        """The live registers right after statement ``flat`` (a replay without checks: it already passed)."""
+        live: dict[int, int] = {}
+        for k, (_, _, st) in enumerate(self.plan.statements()):
+            if k > flat:
+                break
+            if isinstance(st, Compute):
+                live[st.reg] = self.held[st.reg]
+            else:
+                del live[st.reg]
+        return self._live(live)
+
+    def finish(self) -> SimResult:
+        never = [u.name for u, k in zip(self.plan.units, self.times) if k == 0]
+        if never:
+            more = f" (and {len(never) - 1} more)" if len(never) > 1 else ""
+            raise PlanError(f"the plan never computes unit {quote(never[0])}{more}")
+        recomputes = {u.name: k - 1 for u, k in zip(self.plan.units, self.times) if k > 1}
+        return SimResult(peak=self.peak, cost=self.cost, recomputes=recomputes,
+                         live_at_peak=self._live_at(self.peak_stmt),
+                         peak_stmt=self.peak_stmt, peak_where=self.peak_where, computes=sum(self.times),
+                         deallocations=self.deallocations, live_at_end=self._live())
+
+
+def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -> SimResult:
+    """Replay a plan. With a DAG, its unit table must match the DAG's and every compute's parents must be
+    resident; without one only registers and memory are checked. Memory over ``budget`` or the plan's own
+    budget (each checked when not None) is an error."""
+    if dag is not None:
+        check_against(plan, dag)
+    budgets = [(b, name) for b, name in ((budget, "the budget"), (plan.budget, "the plan's budget"))
+               if b is not None]
+    sim = _Replay(plan, dag, budgets)
+    flat = 0
+    for s, j, st in plan.statements():
+        if isinstance(st, Compute):
+            sim.compute(s, j, flat, st)
+        else:
+            sim.deallocate(s, j, st, st.reg)
+        flat += 1
+    return sim.finish()
+
+
+def validate(plan: Plan, dag: DAG, budget: int | None = None) -> SimResult:
+    """Check a plan against its graph (and a budget): the SimResult, or PlanError saying what is wrong."""
+    return simulate(plan, dag, budget=budget)
