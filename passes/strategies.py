@@ -17,6 +17,11 @@ BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap
 STRATEGIES = ("checkmate", "approx") + BASELINE_NAMES
 
 
+def _bytes(n: int) -> str:
+    from ..sizes import format_size
+    return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
+
+
 def least_feasible_lower_bound(dag: DAG) -> int:
     """A proven lower bound on any schedule's peak: every unit runs once with all its inputs resident."""
     need = dag.constant + dag.mem + dag.workspace
@@ -50,8 +55,8 @@ def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
         peak = sched.peak(dag)
         if peak > budget:
             raise InfeasibleError(
-                f"{name} needs {peak} bytes, above the budget of {budget} bytes "
-                f"(no schedule can need less than {least_feasible_lower_bound(dag)} bytes)", peak)
+                f"{name} needs {_bytes(peak)}, above the budget of {_bytes(budget)} "
+                f"(no schedule of this graph can need less than {_bytes(least_feasible_lower_bound(dag))})", peak)
     return sched
 
 

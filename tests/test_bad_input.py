@@ -36,7 +36,7 @@ def chain(tmp_path: Path) -> Path:
 
 def compile_args(src: Path, out: Path, budget: str = "1MiB") -> list[str]:
     return ["compile", str(src), "--budget", budget, "-o", str(out), "--plan", str(out.with_suffix(".plan")),
-            "--strategy", "checkpoint-all"]
+            "--strategy", "checkpoint-all", "--granularity", "fine"]
 
 
 def no_outputs(out: Path) -> bool:

@@ -1,0 +1,129 @@
+"""Pipeline specs, the pass-level `remc opt` entry (text in, text out), node-link JSON and the CLI reports."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.parser
+import pytest
+
+from remc.errors import RemcError
+from remc.ir.nodelink import dag_from_nodelink, load_nodelink, nodelink_from_dag, save_nodelink
+from remc.ir.onnx_io import import_model
+from remc.ir.plan import parse_plan, print_plan
+from remc.passes.dagbuild import build_dag
+from remc.pipeline import parse_pipeline, print_pipeline
+
+GRAPHS = Path(__file__).parent / "graphs"
+
+
+def remc(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize("spec", [
+    "import,costs,units,schedule,plan,lower",
+    "import{batch=8},costs{method=profile},units{granularity=coarse},schedule{strategy=checkmate,time_limit=60.0},"
+    "plan{early_free=False},lower",
+])
+def test_pipeline_spec_round_trip(spec: str) -> None:
+    assert print_pipeline(parse_pipeline(spec)) == spec
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("import,frobnicate", "unknown pass 'frobnicate'"),
+    ("schedule{colour=red}", "has no option 'colour'"),
+    ("plan{early_free=maybe}", "cannot read 'maybe'"),
+])
+def test_pipeline_spec_errors(spec: str, needle: str) -> None:
+    with pytest.raises(RemcError, match=needle):
+        parse_pipeline(spec)
+
+
+def test_opt_schedules_text_graph() -> None:
+    res = remc("opt", str(GRAPHS / "chain_train.onnxtxt"), "-p",
+               "import,costs,units,schedule{strategy=checkpoint-all},plan")
+    assert res.returncode == 0, res.stderr
+    plan = parse_plan(res.stdout)
+    assert print_plan(plan) == res.stdout
+    assert plan.strategy == "checkpoint-all" and len(plan.units) == 12
+    computes = [s.unit for stage in plan.stages for s in stage if type(s).__name__ == "Compute"]
+    assert len(computes) == 12  # checkpoint-all computes every node once
+    assert 'stage 1:\n  %0 = compute "Mul_0"' in res.stdout
+
+
+def test_opt_lowers_a_plan(tmp_path: Path) -> None:
+    plan_text = remc("opt", str(GRAPHS / "residual_train.onnxtxt"), "-p",
+                     "import,costs,units,schedule{strategy=checkpoint-all},plan").stdout
+    src = tmp_path / "in.plan"
+    src.write_text(plan_text)
+    res = remc("opt", str(src), "-p", "lower", "--graph", str(GRAPHS / "residual_train.onnxtxt"))
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("residual_train_remat")
+    assert res.stdout.count("=") >= 13  # 13 nodes, each one assignment
+
+
+def test_nodelink_round_trip(tmp_path: Path) -> None:
+    graph = import_model(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()))
+    dag = build_dag(graph, {n.name: float(i + 1) for i, n in enumerate(graph.nodes)})
+    path = tmp_path / "g.json"
+    save_nodelink(dag, path)
+    back = load_nodelink(path)
+    assert back.names == dag.names and back.constant == dag.constant
+    np.testing.assert_array_equal(back.edges, dag.edges)
+    np.testing.assert_array_equal(back.mem, dag.mem)
+    np.testing.assert_array_equal(back.cost, dag.cost)
+    np.testing.assert_array_equal(back.backward, dag.backward)
+
+
+def test_nodelink_renumbers_topologically() -> None:
+    data = {"nodes": [{"id": "c", "cost_cpu": 3, "cost_ram": 30, "backward": True},
+                      {"id": "a", "cost_cpu": 1, "cost_ram": 10, "backward": False},
+                      {"id": "b", "cost_cpu": 2, "cost_ram": 20, "backward": False}],
+            "links": [{"source": "a", "target": "b"}, {"source": "b", "target": "c"}, {"source": "a", "target": "c"}]}
+    dag = dag_from_nodelink(data)
+    assert dag.names == ("a", "b", "c")
+    assert dag.edges.tolist() == [[0, 1], [0, 2], [1, 2]]
+    assert dag.backward.tolist() == [False, False, True]
+
+
+def test_nodelink_cycle_is_an_error() -> None:
+    data = {"nodes": [{"id": 0, "cost_cpu": 1, "cost_ram": 1}, {"id": 1, "cost_cpu": 1, "cost_ram": 1}],
+            "links": [{"source": 0, "target": 1}, {"source": 1, "target": 0}]}
+    with pytest.raises(RemcError, match="cycle"):
+        dag_from_nodelink(data)
+
+
+def test_compile_show_check_json(tmp_path: Path) -> None:
+    src, out, plan = tmp_path / "u.onnx", tmp_path / "out.onnx", tmp_path / "out.plan"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
+    res = remc("compile", str(src), "--budget", "300", "-o", str(out), "--plan", str(plan),
+               "--strategy", "checkpoint-all", "--granularity", "fine", "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["peak"] == 248 and rep["budget"] == 300 and rep["strategy"] == "checkpoint-all"
+    for key in ("cost", "status", "bound", "gap", "seconds", "recomputes"):
+        assert key in rep
+    show = json.loads(remc("plan", "show", str(plan), "--json").stdout)
+    assert show["peak"] == 248 and show["budget"] == 300 and show["recomputes"] == {}
+    assert show["cost"] == rep["cost"]
+    chk = remc("plan", "check", str(plan), "--graph", str(src))
+    assert chk.returncode == 0 and "ok: peak 248 B" in chk.stdout, chk.stderr
+    # The same plan against a tighter budget is rejected by the validator.
+    bad = remc("plan", "check", str(plan), "--graph", str(src), "--budget", "200")
+    assert bad.returncode != 0 and "Traceback" not in bad.stderr and "200" in bad.stderr
+
+
+def test_plan_check_rejects_foreign_graph(tmp_path: Path) -> None:
+    src, plan = tmp_path / "u.onnx", tmp_path / "u.plan"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
+    other = tmp_path / "chain.onnx"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), other)
+    assert remc("compile", str(src), "--budget", "1KiB", "-o", str(tmp_path / "o.onnx"), "--plan", str(plan),
+                "--strategy", "checkpoint-all").returncode == 0
+    res = remc("plan", "check", str(plan), "--graph", str(other))
+    assert res.returncode != 0 and "Traceback" not in res.stderr
