@@ -88,7 +88,9 @@ class GraphBuilder:
         if uniform is not None:
             data = self.rng.uniform(uniform[0], uniform[1], size=shape)
         elif std > 0.0:
-            data = self.rng.standard_normal(size=shape) * std + mean
+            data = self.rng.standard_normal(size=shape).astype(np.float32)
+            data *= np.float32(std)
+            data += np.float32(mean)
         else:
             data = np.full(shape, mean)
         tensor = numpy_helper.from_array(np.asarray(data, dtype=np.float32), name)
