@@ -76,7 +76,7 @@ class CostsPass(Pass):
 
     def apply(self, state: State) -> None:
         from .passes.costs import node_costs
-        state.costs = node_costs(_graph_model(state.graph), self.method, device=self.device)
+        state.costs = node_costs(shaped_model(state.graph), self.method, device=self.device)
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,8 @@ def _progress_opt(strategy: str) -> dict:
     return {"progress": PROGRESS[strategy]} if strategy in PROGRESS else {}
 
 
-def _graph_model(graph: Graph) -> onnx.ModelProto:
+def shaped_model(graph: Graph) -> onnx.ModelProto:
+    """The graph as ONNX with the static shape of every value recorded (what the cost models read)."""
     from .ir.onnx_io import export_model
     return export_model(graph, value_info=True)
 
