@@ -256,7 +256,7 @@ def print_plan(plan: Plan) -> str:
 
 # ----------------------------------------------------------------------------------------------- parser
 
-_WORDS = {"STRING": "a quoted name", "INT": "an integer", "NUMBER": "a number", "REG": "a register (%N)",
+_WORDS = {"STRING": "a quoted string", "INT": "an integer", "NUMBER": "a number", "REG": "a register (%N)",
           "KEY": "a key", "_NL": "end of line", "$END": "end of input", "NONE": '"none"', "TRUE": '"true"',
           "FALSE": '"false"'}
 
@@ -277,7 +277,10 @@ def _word(terminal: str) -> str:
 
 
 def _expected(names: set[str] | frozenset[str] | None) -> str:
-    words = sorted({_word(n) for n in names or ()})
+    names = set(names or ())
+    if "NUMBER" in names:
+        names.discard("INT")  # an integer is a number
+    words = sorted({_word(n) for n in names})
     if not words:
         return ""
     if len(words) == 1:
@@ -300,7 +303,10 @@ def _located(source: str, text: str, line: int, column: int, message: str) -> Pl
 
 def _syntax_error(e: UnexpectedInput, text: str, source: str) -> PlanError:
     line, column = e.line, e.column
-    if isinstance(e, UnexpectedCharacters):
+    if isinstance(e, UnexpectedCharacters) and text[e.pos_in_stream] == '"' and "STRING" in (e.allowed or ()):
+        what = ("malformed name: an unterminated string or an invalid escape (names are JSON strings; "
+                'escape \\" and \\\\)')
+    elif isinstance(e, UnexpectedCharacters):
         what = f"unexpected character {text[e.pos_in_stream]!r}" + _expected(e.allowed)
     elif isinstance(e, UnexpectedToken):
         tok = e.token

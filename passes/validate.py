@@ -40,6 +40,10 @@ class SimResult:
     """Registers never deallocated (the plans remc generates free everything)."""
 
 
+def _size(n: int) -> str:
+    return human_bytes(n) if abs(n) < 1024 else f"{human_bytes(n)} ({n} bytes)"
+
+
 def check_against(plan: Plan, dag: DAG) -> None:
     """PlanError unless the plan's unit table and constant are those of the DAG."""
     def mismatch(why: str) -> PlanError:
@@ -103,10 +107,18 @@ class _Replay:
         used = self.plan.constant + self.in_use + u.workspace
         for budget, name in self.budgets:
             if used > budget:
-                raise self.fail(s, j, st, f"memory in use {human_bytes(used)} ({used} bytes) exceeds {name} "
-                                          f"{human_bytes(budget)} ({budget} bytes)")
+                raise self.fail(s, j, st, f"memory in use {_size(used)} exceeds {name} {_size(budget)} "
+                                          f"({self._biggest()})")
         if used > self.peak or self.peak_stmt < 0:
             self.peak, self.peak_stmt, self.peak_where = used, flat, where(s, j)
+
+    def _biggest(self, k: int = 3) -> str:
+        """The constant and the largest live registers, for over-budget messages."""
+        regs = sorted(self.live.items(), key=lambda rv: (-self.plan.units[rv[1]].mem, rv[0]))
+        parts = [f"constant {human_bytes(self.plan.constant)}"]
+        parts += [f"%{r} {quote(self.plan.units[v].name)} {human_bytes(self.plan.units[v].mem)}" for r, v in regs[:k]]
+        more = f" and {len(regs) - k} more" if len(regs) > k else ""
+        return "live: " + ", ".join(parts) + more
 
     def _absence(self, i: int) -> str:
         if i in self.last_freed:
