@@ -35,6 +35,7 @@ unit each deallocated register holds.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
@@ -171,9 +172,11 @@ def _format_value(key: str, value: object) -> str:
     return quote(value)
 
 
+_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*")
+
+
 def _key_ok(key: object) -> bool:
-    return isinstance(key, str) and bool(key) and (key[0].isascii() and (key[0].isalpha() or key[0] == "_")) \
-        and all(c.isascii() and (c.isalnum() or c in "_.-") for c in key)
+    return isinstance(key, str) and _KEY.fullmatch(key) is not None
 
 
 def _commented(text: str, comment: str | None, width: int) -> str:
@@ -323,6 +326,16 @@ def _syntax_error(e: UnexpectedInput, text: str, source: str) -> PlanError:
     return _located(source, text, line, column, what)
 
 
+def _report_value(tok: Token) -> str | int | float | bool | None:
+    if tok.type == "STRING":
+        return json.loads(tok)
+    if tok.type == "NUMBER":
+        return float(tok)
+    if tok.type == "INT":
+        return int(tok)
+    return {"TRUE": True, "FALSE": False, "NONE": None}[tok.type]
+
+
 class _Builder:
     """Turns a parse tree into a Plan, with the semantic checks that need positions."""
 
@@ -359,10 +372,7 @@ class _Builder:
             key, value = row.children
             if str(key) in out:
                 raise self.error(key, f"duplicate report key {str(key)!r}")
-            tok = value.children[0]
-            out[str(key)] = {"STRING": lambda: json.loads(tok), "NUMBER": lambda: float(tok),
-                             "INT": lambda: int(tok), "TRUE": lambda: True, "FALSE": lambda: False,
-                             "NONE": lambda: None}[tok.type]()
+            out[str(key)] = _report_value(value.children[0])
         return out
 
     def units(self, tree: Tree) -> tuple[Unit, ...]:

@@ -52,9 +52,8 @@ def generate_plan(dag: DAG, schedule: Schedule, *, early_free: bool = True, grap
 
 def _in_edges(dag: DAG) -> tuple[np.ndarray, ...]:
     """For each unit k, the indices of the edges (i, k) into it, by ascending parent i."""
-    order = np.lexsort((dag.edges[:, 0], dag.edges[:, 1])) if len(dag.edges) else np.zeros(0, np.int64)
-    bounds = np.searchsorted(dag.edges[order, 1], np.arange(dag.n + 1)) if len(dag.edges) \
-        else np.zeros(dag.n + 1, np.int64)
+    order = np.lexsort((dag.edges[:, 0], dag.edges[:, 1]))
+    bounds = np.searchsorted(dag.edges[order, 1], np.arange(dag.n + 1))
     return tuple(order[bounds[k]:bounds[k + 1]] for k in range(dag.n))
 
 

@@ -116,7 +116,8 @@ class _Replay:
         """The constant and the largest live registers, for over-budget messages."""
         regs = sorted(self.live.items(), key=lambda rv: (-self.plan.units[rv[1]].mem, rv[0]))
         parts = [f"constant {human_bytes(self.plan.constant)}"]
-        parts += [f"%{r} {quote(self.plan.units[v].name)} {human_bytes(self.plan.units[v].mem)}" for r, v in regs[:k]]
+        units = self.plan.units
+        parts += [f"%{r} {quote(units[v].name)} {human_bytes(units[v].mem)}" for r, v in regs[:k]]
         more = f" and {len(regs) - k} more" if len(regs) > k else ""
         return "live: " + ", ".join(parts) + more
 
@@ -173,6 +174,10 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
     """Replay a plan. With a DAG, its unit table must match the DAG's and every compute's parents must be
     resident; without one only registers and memory are checked. Memory over ``budget`` or the plan's own
     budget (each checked when not None) is an error."""
+    if len(plan.unit_index()) != len(plan.units):
+        seen: set[str] = set()
+        dup = next(u.name for u in plan.units if u.name in seen or seen.add(u.name))
+        raise PlanError(f"the unit table lists {quote(dup)} twice")
     if dag is not None:
         check_against(plan, dag)
     budgets = [(b, name) for b, name in ((budget, "the budget"), (plan.budget, "the plan's budget"))

@@ -283,3 +283,14 @@ def test_value_computed_and_unused_in_its_stage_is_freed_after_its_compute() -> 
     early = generate_plan(dag, sched)
     assert late.stages[4] == [Compute(4, "e2"), Compute(5, "loss"), Deallocate(4)]
     assert early.stages[4] == [Compute(4, "e2"), Deallocate(4), Compute(5, "loss")]
+
+
+def test_module_docstring_example_parses() -> None:
+    import textwrap
+
+    import remc.ir.plan as plan_module
+    doc = plan_module.__doc__
+    example = textwrap.dedent(doc[doc.index("::\n") + 3:doc.index("Stages are numbered")]).strip("\n") + "\n"
+    plan = parse_plan(example)
+    assert [u.name for u in plan.units] == ["fc1", "relu"] and plan.budget == 6 << 30
+    assert plan.stages == [[Compute(0, "fc1")], [Compute(1, "relu"), Deallocate(0)]]

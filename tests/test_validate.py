@@ -233,3 +233,10 @@ def test_validator_is_independent_of_the_schedule_accounting() -> None:
     """The simulator must not reuse ir.schedule (free_matrix, memory_profile): it replays the plan only."""
     source = inspect.getsource(validate_module)
     assert "schedule" not in source.replace("the schedule's memory accounting (``ir.schedule``)", "")
+
+
+def test_duplicate_unit_in_a_table_built_in_code() -> None:
+    plan = chain_plan()
+    bad = dataclasses.replace(plan, units=plan.units + (plan.units[2],))
+    with pytest.raises(PlanError, match='^the unit table lists "f3" twice$'):
+        simulate(bad)
