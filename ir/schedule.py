@@ -145,6 +145,29 @@ def solve_r(dag: DAG, S: np.ndarray) -> np.ndarray:
     return R
 
 
+def solve_rs(dag: DAG, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(R, S'): the least R for S, with no-recompute units kept resident wherever R needs them.
+
+    ``pin_no_recompute`` keeps a no-recompute unit until its last user's frontier stage, but a user may be
+    recomputed later still (when a later stage needs the user again); then the unit is kept up to that
+    stage too and R is solved again, until nothing changes (S only grows, so this terminates).
+    """
+    S = pin_no_recompute(dag, S)
+    pinned = np.flatnonzero(dag.no_recompute)
+    while True:
+        R = solve_r(dag, S)
+        grown = False
+        for i in pinned:
+            users = dag.succs[i]
+            stages = np.flatnonzero(R[:, users].any(axis=1)) if len(users) else np.zeros(0, dtype=np.int64)
+            last = int(stages.max()) if len(stages) else int(i)
+            if not S[i + 1:last + 1, i].all():
+                S[i + 1:last + 1, i] = True
+                grown = True
+        if not grown:
+            return R, S
+
+
 def checkpoint_all(dag: DAG) -> Schedule:
     """Compute every unit once and keep it until its last use (the paper's 'checkpoint all')."""
     n = dag.n
