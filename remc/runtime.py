@@ -1,0 +1,807 @@
+"""Run ONNX graphs on ONNX Runtime in the file's node order, with measured peak memory and time.
+
+Sessions (``make_session``) run with ``ExecutionOrder.PRIORITY_BASED``, every graph optimization off
+(they would merge recomputed duplicates), every node on one provider, no memory pattern and no
+planner buffer reuse (below). What ONNX Runtime 1.32 (CPU) then runs, checked with its profiler:
+
+- Kahn's order over the node list; among ready nodes, Shape and Size first, then the lowest node index
+  (``ort_execution_order``). A topologically sorted file runs as listed except that Shape/Size nodes
+  run as soon as their input exists (``order_for_ort`` moves them there in the file).
+- Constant nodes become initializers and never run.
+- Nodes without a kernel on the provider (1.32 CPU: SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss,
+  Mish, HardSwish, ...) are expanded into their function body, whose nodes get indices after all
+  others: other ready nodes then overtake them and the file order is lost. ``inline_function_ops``
+  expands them in the file first (``kernelless_nodes`` lists them).
+- A buffer is freed after its last consumer in execution order, except outputs nobody consumes: they
+  stay allocated until the run ends. Elementwise kernels still write in place into an input at its
+  last use, and Reshape/Flatten/Squeeze/Unsqueeze/Identity alias their input (no allocation).
+- With ``enable_mem_reuse`` on (ORT's default) the allocation planner hands a dead tensor's buffer to a
+  later tensor of the same size and keeps it allocated in between, which would undo an early free of a
+  rematerialized activation; remc's sessions turn it off.
+
+Peak memory is ONNX Runtime's own accounting of its arena (``measure_peak``):
+
+- ``method="profiler"``: each node event (``cat == "Node"``, ``name == "<node>_kernel_time"``) of the
+  profile JSON carries the arena stats of the node's allocator (1.32 CPU): ``mem_bytes_in_use`` (after
+  the node, before its dead inputs are released), ``mem_in_use_peak`` (high-water mark since the session
+  was created, so allocations a kernel makes and frees inside its run count), ``mem_bytes_requested_in_use``
+  (unrounded), ``mem_arena_held`` and ``mem_in_use_delta``, ``mem_requested_in_use_delta``,
+  ``mem_arena_held_delta``. The measured peak is the largest ``mem_in_use_peak``.
+- ``method="bisect"``: the least arena limit under which one run succeeds: on CPU a process-wide CPU
+  arena registered with ``OrtArenaCfg(max_mem, kSameAsRequested)`` and the session entry
+  ``session.use_env_allocators=1`` (re-registering in-process works: each probe is a new session); on
+  CUDA ``gpu_mem_limit`` with ``arena_extend_strategy=kSameAsRequested``. Exceeding the limit raises
+  ``Available memory of N is smaller than requested bytes of M``. It also counts bytes the arena holds
+  but cannot hand out (free space split across regions), so it is >= the profiler number.
+
+What the measured number includes, to compare it with remc's predicted peak (constant + live): every
+tensor a node allocates (outputs, graph outputs until the run returns, kernel scratch such as the Conv
+im2col buffer), each allocation rounded up to 256 bytes, and weights ORT pre-packs (MatMul/Gemm/Conv
+with constant weights: the packed copy is in the arena, allocated at session creation; ``baseline`` is
+what is in use before the first node). It excludes graph inputs fed from caller buffers (numpy arrays
+on CPU, pre-bound device OrtValues on CUDA; ``RunResult.input_bytes`` gives their size), initializers
+ORT keeps outside the arena (plain initializers on CPU are not arena allocations), aliasing and
+in-place outputs (which a live-bytes model counts twice), and memory outside the arena (thread pools,
+the CUDA context, cuDNN/cuBLAS handles).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import shutil
+import statistics
+import tempfile
+import time
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper
+
+from remc.errors import ModelError, RuntimeFailure
+from remc.passes.costs import TensorType, static_types
+
+ModelLike = onnx.ModelProto | str | Path
+
+CPU_RTOL = 1e-6
+"""Default relative tolerance of ``compare_outputs`` on CPU."""
+CUDA_RTOL = 1e-4
+"""Default relative tolerance of ``compare_outputs`` on CUDA (non-deterministic cuDNN algorithms)."""
+
+_OOM_BFC = re.compile(r"Available memory of (\d+) is smaller than requested bytes of (\d+)")
+_OOM_CUDA = re.compile(r"(?:Failed to allocate memory for requested buffer of size|"
+                       r"requested bytes of|bytes=)\s*(\d+)")
+_OOM_WORDS = ("out of memory", "CUDA_ERROR_OUT_OF_MEMORY", "cudaErrorMemoryAllocation", "Failed to allocate memory")
+_NODE_IN_MSG = re.compile(r"running (\w+) node\. Name:'([^']*)'")
+_IR_MSG = re.compile(r"Unsupported model IR version: (\d+), max supported IR version: (\d+)")
+
+
+class OutOfMemory(RuntimeFailure):
+    """The graph does not fit the device or the arena limit: carries needed and available bytes."""
+
+    def __init__(self, message: str, requested: int | None = None, available: int | None = None,
+                 limit: int | None = None, node: str | None = None) -> None:
+        super().__init__(message)
+        self.requested = requested
+        self.available = available
+        self.limit = limit
+        self.node = node
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """Outputs, measured peak memory and time of running a graph (see the module docstring)."""
+
+    outputs: dict[str, np.ndarray]
+    measured_peak: int | None
+    """Bytes, by ONNX Runtime's allocator accounting; None when memory was not measured."""
+    median_seconds: float
+    """Median wall time of one run (``iters`` runs after ``warmup``)."""
+    method: str
+    """How the peak was measured: 'profiler:mem_in_use_peak', 'bisect:cpu_arena', 'bisect:gpu_mem_limit' or 'none'."""
+    times: tuple[float, ...] = ()
+    """Every timed run, seconds."""
+    input_bytes: int = 0
+    """Bytes of the fed graph inputs, which the measured peak excludes."""
+    baseline: int | None = None
+    """Arena bytes in use before the first node ran (pre-packed weights); profiler method only."""
+    node_in_use: dict[str, int] = field(default_factory=dict)
+    """Arena bytes in use after each node, in execution order; profiler method only."""
+    peak_node: str | None = None
+    """The node during which the peak was reached; profiler method only."""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Devices and providers
+# ---------------------------------------------------------------------------------------------------
+
+def parse_device(device: str) -> tuple[str, int]:
+    """'cpu' -> ('cpu', 0); 'cuda' / 'cuda:1' -> ('cuda', id). ValueError otherwise."""
+    kind, _, idx = device.lower().partition(":")
+    if kind not in ("cpu", "cuda") or (idx and not idx.isdigit()):
+        raise ValueError(f"unknown device {device!r}: expected 'cpu', 'cuda' or 'cuda:<id>'")
+    return kind, int(idx or 0)
+
+
+@functools.lru_cache(maxsize=1)
+def _preload_cuda_libraries() -> None:
+    # onnxruntime-gpu finds CUDA/cuDNN from pip nvidia-* packages (e.g. PyTorch's) only after this.
+    preload = getattr(ort, "preload_dlls", None)
+    if preload is not None and "CUDAExecutionProvider" in ort.get_available_providers():
+        try:
+            preload()
+        except Exception:  # libraries may be on the system path instead; session creation will tell
+            pass
+
+
+def cuda_available() -> bool:
+    """True when this onnxruntime build has the CUDA execution provider."""
+    return "CUDAExecutionProvider" in ort.get_available_providers()
+
+
+def require_cuda() -> None:
+    """Raise RuntimeFailure unless the CUDA execution provider is available; preload its libraries."""
+    if not cuda_available():
+        raise RuntimeFailure("CUDAExecutionProvider is not available: install onnxruntime-gpu (pip install remc[gpu])")
+    _preload_cuda_libraries()
+
+
+def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool) -> dict[str, str]:
+    opts = {
+        "device_id": str(device_id),
+        "cudnn_conv_algo_search": "HEURISTIC",
+        "cudnn_conv_use_max_workspace": "0",
+        "arena_extend_strategy": "kSameAsRequested",
+    }
+    if mem_limit is not None:
+        opts["gpu_mem_limit"] = str(int(mem_limit))
+    if cuda_graph:
+        opts["enable_cuda_graph"] = "1"
+    return opts
+
+
+def register_cpu_arena(limit: int) -> None:
+    """Register the process-wide CPU arena used by sessions made with ``mem_limit`` on CPU.
+
+    kSameAsRequested extension, at most ``limit`` bytes (the arena rounds it down to 256 bytes).
+    Registering again replaces it for sessions created afterwards; existing sessions keep theirs.
+    """
+    info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+    cfg = ort.OrtArenaCfg({"max_mem": int(limit), "arena_extend_strategy": 1})
+    ort.create_and_register_allocator(info, cfg)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Sessions
+# ---------------------------------------------------------------------------------------------------
+
+def load_model(model: ModelLike) -> onnx.ModelProto:
+    """The model proto (loaded with its external data when given a path)."""
+    if isinstance(model, onnx.ModelProto):
+        return model
+    try:
+        return onnx.load(str(model))
+    except Exception as exc:
+        raise ModelError(f"cannot read ONNX model {str(model)!r}: {exc}") from exc
+
+
+def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
+                 cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
+                 mem_reuse: bool = False, threads: int | None = None, log_level: int = 3) -> ort.InferenceSession:
+    """An InferenceSession that runs the graph's nodes in file order on one device.
+
+    SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
+    mem_pattern`` and ``enable_mem_reuse=mem_reuse`` (both off: see the module docstring); on CUDA
+    ``session.disable_cpu_ep_fallback=1`` and provider options
+    ``cudnn_conv_algo_search=HEURISTIC``, ``cudnn_conv_use_max_workspace=0``,
+    ``arena_extend_strategy=kSameAsRequested``, ``gpu_mem_limit=mem_limit``, ``enable_cuda_graph``
+    (then run it with ``Runner``, which binds inputs/outputs at fixed device addresses). On CPU a
+    ``mem_limit`` registers a limited CPU arena (``register_cpu_arena``) and sets
+    ``session.use_env_allocators=1``. ``profile`` writes ORT's profile JSON under ``profile_prefix``
+    (``session.end_profiling()`` returns its path). A model whose IR version the runtime rejects is
+    retried with the highest IR version it names. Failures raise RuntimeFailure (OutOfMemory for a
+    limit the initializers do not fit).
+    """
+    kind, device_id = parse_device(device)
+    so = ort.SessionOptions()
+    so.execution_order = ort.ExecutionOrder.PRIORITY_BASED
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.enable_mem_pattern = mem_pattern
+    so.enable_mem_reuse = mem_reuse
+    so.log_severity_level = log_level
+    if threads is not None:
+        so.intra_op_num_threads = threads
+    if profile:
+        so.enable_profiling = True
+        so.profile_file_prefix = profile_prefix or os.path.join(tempfile.mkdtemp(prefix="remc-prof-"), "ort")
+    if kind == "cuda":
+        require_cuda()
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph))]
+    else:
+        if cuda_graph:
+            raise ValueError("cuda_graph needs device 'cuda'")
+        providers = ["CPUExecutionProvider"]
+        if mem_limit is not None:
+            register_cpu_arena(mem_limit)
+            so.add_session_config_entry("session.use_env_allocators", "1")
+    return _create_session(model, so, providers, device, mem_limit)
+
+
+def _create_session(model: ModelLike, so: ort.SessionOptions, providers: list, device: str,
+                    mem_limit: int | None) -> ort.InferenceSession:
+    src: str | bytes = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    try:
+        return ort.InferenceSession(src, so, providers=providers)
+    except Exception as exc:
+        m = _IR_MSG.search(str(exc))
+        if m is None:
+            raise _failure(exc, device, mem_limit, "loading the model") from exc
+        lowered = onnx.ModelProto()
+        lowered.CopyFrom(load_model(model))
+        lowered.ir_version = int(m.group(2))
+        try:
+            return ort.InferenceSession(lowered.SerializeToString(), so, providers=providers)
+        except Exception as exc2:
+            raise _failure(exc2, device, mem_limit, "loading the model") from exc2
+
+
+def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str) -> RuntimeFailure:
+    """Turn an onnxruntime exception into RuntimeFailure (OutOfMemory with bytes when it is one)."""
+    msg = str(exc).strip()
+    node_m = _NODE_IN_MSG.search(msg)
+    node = f" at node {node_m.group(2) or node_m.group(1)!r} ({node_m.group(1)})" if node_m else ""
+    limit = f" under a limit of {mem_limit} bytes" if mem_limit is not None else ""
+    bfc = _OOM_BFC.search(msg)
+    if bfc:
+        avail, req = int(bfc.group(1)), int(bfc.group(2))
+        return OutOfMemory(f"out of memory on {device}{node}: needed {req} bytes, {avail} available{limit}",
+                           req, avail, mem_limit, node_m and (node_m.group(2) or node_m.group(1)))
+    if any(w in msg for w in _OOM_WORDS):
+        m = _OOM_CUDA.search(msg)
+        req = int(m.group(1)) if m else None
+        need = f"needed {req} bytes" if req is not None else "allocation failed"
+        return OutOfMemory(f"out of memory on {device}{node}: {need}{limit}: {msg.splitlines()[0][:300]}",
+                           req, None, mem_limit, node_m and (node_m.group(2) or node_m.group(1)))
+    return RuntimeFailure(f"ONNX Runtime failed {doing} on {device}{node}: {msg.splitlines()[0][:500]}")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Execution order: what ONNX Runtime runs, and in which order
+# ---------------------------------------------------------------------------------------------------
+
+_HIGH_PRIORITY = ("Shape", "Size")
+_PROVIDER = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
+
+
+@functools.lru_cache(maxsize=1)
+def _kernel_table() -> dict[tuple[str, str, str], list[tuple[int, int]]]:
+    from onnxruntime.capi import _pybind_state as C
+    table: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
+    for k in C.get_all_opkernel_def():
+        domain = "" if k.domain == "ai.onnx" else k.domain
+        table.setdefault((k.provider, domain, k.op_name), []).append(tuple(k.version_range))
+    return table
+
+
+def _since_version(node: onnx.NodeProto, opset: int) -> int:
+    try:
+        return onnx.defs.get_schema(node.op_type, opset, node.domain).since_version
+    except onnx.defs.SchemaError:
+        return opset
+
+
+def kernelless_nodes(model: onnx.ModelProto, device: str = "cpu") -> list[str]:
+    """Nodes (``node_keys`` names) this onnxruntime build has no kernel for on ``device``.
+
+    ONNX Runtime expands such nodes into their ONNX function body when it loads the graph (on 1.32 CPU:
+    SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, Mish, HardSwish, ...). The expanded nodes get
+    node indices after every node of the file, so PRIORITY_BASED runs them late and other ready nodes
+    overtake them: the file order no longer holds (``inline_function_ops`` fixes that). Kernel type
+    constraints are not checked (an op may have a float kernel only); Constant nodes never count.
+    """
+    from remc.passes.costs import node_keys
+    provider = _PROVIDER[parse_device(device)[0]]
+    table = _kernel_table()
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    out = []
+    for key, node in zip(node_keys(model), model.graph.node):
+        domain = "" if node.domain == "ai.onnx" else node.domain
+        if node.op_type == "Constant" and domain == "":
+            continue
+        since = _since_version(node, opsets.get(domain, 1))
+        ranges = table.get((provider, domain, node.op_type), [])
+        if not any(lo <= since <= hi for lo, hi in ranges):
+            out.append(key)
+    return out
+
+
+def inline_function_ops(model: onnx.ModelProto, device: str = "cpu") -> onnx.ModelProto:
+    """Expand every kernel-less node (``kernelless_nodes``) into its ONNX function body, in place in
+    the node list, so that ONNX Runtime runs the file as listed. Body nodes are named
+    ``<node>/<op_type>_<k>``; other nodes are untouched. UnsupportedOpError when such a node has no
+    function body. Uses ``onnx.inliner`` (which also converts the body to the model's opset)."""
+    for _ in range(_MAX_INLINE_DEPTH):  # function bodies may call kernel-less ops themselves
+        todo = set(kernelless_nodes(model, device))
+        if not todo:
+            return model
+        model = _inline_once(model, todo, device)
+    raise ModelError(f"function expansion on {device} does not end after {_MAX_INLINE_DEPTH} levels")
+
+
+_MAX_INLINE_DEPTH = 8
+
+
+def _inline_once(model: onnx.ModelProto, todo: set[str], device: str) -> onnx.ModelProto:
+    from onnx import inliner
+
+    from remc.errors import UnsupportedOpError
+    from remc.passes.costs import node_keys
+    keys = node_keys(model)
+    calls = [(k, n) for k, n in zip(keys, model.graph.node) if k in todo]
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    for k, n in calls:
+        try:
+            schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
+        except onnx.defs.SchemaError:
+            schema = None
+        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+            raise UnsupportedOpError(n.op_type, k, f"kernel on {device} or function body")
+    ids = sorted({(n.domain, n.op_type) for _, n in calls})
+    inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)
+    _name_inlined(model, keys, todo, inlined)
+    return inlined
+
+
+def _name_inlined(model: onnx.ModelProto, keys: list[str], todo: set[str], inlined: onnx.ModelProto) -> None:
+    """Name the body nodes of each inlined call after the call (the inliner leaves them unnamed)."""
+    new = list(inlined.graph.node)
+    j = 0
+    for key, node in zip(keys, model.graph.node):
+        if key not in todo:
+            while new[j].op_type != node.op_type or list(new[j].output) != list(node.output):
+                j += 1  # pragma: no cover - the inliner keeps other nodes in place
+            new[j].name = node.name
+            j += 1
+            continue
+        pending, k = {o for o in node.output if o}, 0
+        while pending:
+            pending -= set(new[j].output)
+            new[j].name = f"{key}/{new[j].op_type}_{k}"
+            j, k = j + 1, k + 1
+
+
+def ort_execution_order(model: onnx.ModelProto) -> list[str]:
+    """The order ONNX Runtime's PRIORITY_BASED execution runs a graph whose nodes all have kernels.
+
+    Kahn's algorithm over node-to-node edges; among ready nodes Shape and Size go first, then the
+    lowest node index (ORT ``PriorityNodeCompare``; node priorities are 0 outside training builds).
+    Constant nodes are left out: ORT turns them into initializers. Names as ``node_keys``.
+    """
+    from remc.passes.costs import node_keys
+    import heapq
+    keys = node_keys(model)
+    nodes = [(k, n) for k, n in zip(keys, model.graph.node)
+             if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
+    producer = {o: i for i, (_, n) in enumerate(nodes) for o in n.output if o}
+    succs: list[set[int]] = [set() for _ in nodes]
+    indeg = [0] * len(nodes)
+    for i, (_, n) in enumerate(nodes):
+        preds = {producer[x] for x in n.input if x in producer}
+        for p in preds:
+            succs[p].add(i)
+        indeg[i] = len(preds)
+
+    def prio(i: int) -> tuple[int, int]:
+        return (0 if nodes[i][1].op_type in _HIGH_PRIORITY else 1, i)
+    ready = [prio(i) for i in range(len(nodes)) if indeg[i] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(nodes[i][0])
+        for s in sorted(succs[i]):
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, prio(s))
+    if len(order) != len(nodes):
+        raise ModelError("the graph has a cycle")
+    return order
+
+
+def order_for_ort(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose node list is ``ort_execution_order`` (Constant nodes first), so the file order is
+    the executed order. It moves only Shape/Size nodes of a topologically sorted graph (they run as soon
+    as their input exists); any other move means the file was not topologically sorted."""
+    from remc.passes.costs import node_keys
+    keys = node_keys(model)
+    by_key = dict(zip(keys, model.graph.node))
+    consts = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(consts + [by_key[k] for k in ort_execution_order(model)])
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# Running: inputs, IOBinding, outputs
+# ---------------------------------------------------------------------------------------------------
+
+class Runner:
+    """Runs a session repeatedly with IOBinding: inputs bound once, outputs on the device.
+
+    CPU: inputs bound from the numpy feeds (no copy), outputs allocated by ORT. CUDA: inputs copied to
+    device once (``OrtValue.ortvalue_from_numpy(x, 'cuda', id)``); outputs either allocated by ORT on
+    the device or, with ``cuda_graph``, preallocated at fixed addresses from their static shapes, as
+    CUDA graph replay requires. ``__call__`` runs once and waits for the device.
+    """
+
+    def __init__(self, session: ort.InferenceSession, feeds: Mapping[str, np.ndarray], device: str = "cpu",
+                 *, cuda_graph: bool = False, output_types: Mapping[str, TensorType] | None = None,
+                 mem_limit: int | None = None) -> None:
+        kind, device_id = parse_device(device)
+        self.session, self.device, self.mem_limit = session, device, mem_limit
+        self.output_names = [o.name for o in session.get_outputs()]
+        self.binding = session.io_binding()
+        self._keep: list = []  # OrtValues that must outlive the binding
+        for inp in session.get_inputs():
+            if inp.name not in feeds:
+                raise RuntimeFailure(f"no feed for graph input {inp.name!r}")
+            arr = np.ascontiguousarray(feeds[inp.name])
+            if kind == "cpu":
+                self._keep.append(arr)
+                self.binding.bind_cpu_input(inp.name, arr)
+            else:
+                ov = ort.OrtValue.ortvalue_from_numpy(arr, "cuda", device_id)
+                self._keep.append(ov)
+                self.binding.bind_ortvalue_input(inp.name, ov)
+        self._fixed_outputs = cuda_graph
+        self._kind, self._device_id = kind, device_id
+        for name in self.output_names:
+            if cuda_graph:
+                t = (output_types or {}).get(name)
+                if t is None:
+                    raise RuntimeFailure(f"cuda_graph needs a static shape for graph output {name!r}")
+                ov = ort.OrtValue.ortvalue_from_shape_and_type(
+                    list(t.shape), helper.tensor_dtype_to_np_dtype(t.elem_type), "cuda", device_id)
+                self._keep.append(ov)
+                self.binding.bind_ortvalue_output(name, ov)
+        self._bind_fresh_outputs()
+
+    def _bind_fresh_outputs(self) -> None:
+        # Drop the last run's outputs first: held by the binding, they would occupy the arena during
+        # the next run (a run under a limit would then need one more set of outputs).
+        if self._fixed_outputs:
+            return
+        self.binding.clear_binding_outputs()
+        for name in self.output_names:
+            self.binding.bind_output(name, self._kind, self._device_id)
+
+    def __call__(self) -> None:
+        self._bind_fresh_outputs()
+        try:
+            self.session.run_with_iobinding(self.binding)
+        except Exception as exc:
+            raise _failure(exc, self.device, self.mem_limit, "running the model") from exc
+        self.binding.synchronize_outputs()
+
+    def outputs(self) -> dict[str, np.ndarray]:
+        """The last run's outputs, copied to host numpy arrays."""
+        return dict(zip(self.output_names, self.binding.copy_outputs_to_cpu()))
+
+
+def _consumers(model: onnx.ModelProto) -> dict[str, list[tuple[onnx.NodeProto, int]]]:
+    uses: dict[str, list[tuple[onnx.NodeProto, int]]] = {}
+    for node in model.graph.node:
+        for i, name in enumerate(node.input):
+            if name:
+                uses.setdefault(name, []).append((node, i))
+    return uses
+
+
+_PASS_THROUGH = frozenset("Cast Reshape Identity Squeeze Unsqueeze Flatten".split())
+
+
+def _index_bound(name: str, uses: dict, types: dict[str, TensorType]) -> int | None:
+    """Least exclusive upper bound that consumers impose on an integer value (labels, indices)."""
+    bounds: list[int] = []
+    for node, i in uses.get(name, []):
+        op = node.op_type
+        if op in ("SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss") and i == 1 and node.input[0] in types:
+            bounds.append(types[node.input[0]].shape[1])
+        elif op in ("Gather", "GatherElements") and i == 1 and node.input[0] in types:
+            axis = next((a.i for a in node.attribute if a.name == "axis"), 0)
+            bounds.append(types[node.input[0]].shape[axis])
+        elif op in _PASS_THROUGH and i == 0:
+            b = _index_bound(node.output[0], uses, types)
+            if b is not None:
+                bounds.append(b)
+    return min(bounds) if bounds else None
+
+
+def random_inputs(model: onnx.ModelProto, seed: int = 0, *, feeds: Mapping[str, np.ndarray] | None = None,
+                  num_classes: int | None = None) -> dict[str, np.ndarray]:
+    """Random feeds for every graph input that is not an initializer and not in ``feeds``.
+
+    Each input draws from its own generator seeded by (seed, name). Floats: standard normal. Bools:
+    fair coins. Integers (labels, indices): uniform in
+    [0, bound) where bound is read from the consumers (SoftmaxCrossEntropyLoss and
+    NegativeLogLikelihoodLoss: the class dimension of the scores; Gather/GatherElements: the indexed
+    dimension; through Cast/Reshape/Identity/(Un)Squeeze/Flatten), else ``num_classes``; with neither
+    a ModelError asks for explicit feeds. Every input needs a static shape.
+    """
+    feeds = dict(feeds or {})
+    types = static_types(model)
+    inits = {i.name for i in model.graph.initializer}
+    uses = _consumers(model)
+    for vi in model.graph.input:
+        if vi.name in inits or vi.name in feeds:
+            continue
+        t = types.get(vi.name)
+        if t is None:
+            raise ModelError(f"graph input {vi.name!r} has no static shape; bind its dimensions or pass feeds")
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+        rng = np.random.default_rng([seed, zlib.crc32(vi.name.encode())])  # per input: same data whatever else is fed
+        if dtype.kind == "f":
+            feeds[vi.name] = rng.standard_normal(t.shape).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[vi.name] = rng.random(t.shape) < 0.5
+        elif dtype.kind in "iu":
+            bound = _index_bound(vi.name, uses, types) or num_classes
+            if bound is None:
+                raise ModelError(f"cannot tell the value range of integer input {vi.name!r}; "
+                                 "pass num_classes or explicit feeds")
+            feeds[vi.name] = rng.integers(0, bound, size=t.shape).astype(dtype)
+        else:
+            raise ModelError(f"graph input {vi.name!r} has unsupported dtype {dtype}; pass explicit feeds")
+    return feeds
+
+
+def _input_bytes(feeds: Mapping[str, np.ndarray]) -> int:
+    return int(sum(np.asarray(v).nbytes for v in feeds.values()))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Profiles: execution order and memory
+# ---------------------------------------------------------------------------------------------------
+
+def _profile_events(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], *,
+                    mem_limit: int | None = None, threads: int | None = None) -> list[dict]:
+    """Node kernel events ('<node>_kernel_time') of one profiled run, in execution (timestamp) order."""
+    tmp = tempfile.mkdtemp(prefix="remc-prof-")
+    try:
+        sess = make_session(model, device, mem_limit=mem_limit, profile=True,
+                            profile_prefix=os.path.join(tmp, "ort"), threads=threads)
+        Runner(sess, feeds, device, mem_limit=mem_limit)()
+        path = sess.end_profiling()
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    nodes = [e for e in events if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")]
+    return sorted(nodes, key=lambda e: e["ts"])
+
+
+def _event_node(e: dict) -> str:
+    return e["name"][: -len("_kernel_time")]
+
+
+def executed_order(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
+                   seed: int = 0) -> list[str]:
+    """Node names in the order ONNX Runtime ran them (from its profiler), for one run.
+
+    Unnamed nodes appear as ``<op_type>_<index>``, as ``remc.passes.costs.node_keys`` names them.
+    """
+    proto = load_model(model)
+    feeds = random_inputs(proto, seed, feeds=feeds)
+    return [_event_node(e) for e in _profile_events(model, device, feeds)]
+
+
+@dataclass(frozen=True)
+class PeakMeasurement:
+    """A measured peak and how it was measured."""
+
+    peak: int
+    method: str
+    baseline: int | None = None
+    """Arena bytes in use before the first node (pre-packed weights); profiler only."""
+    node_in_use: dict[str, int] = field(default_factory=dict)
+    """Arena bytes in use after each node, in execution order; profiler only."""
+    peak_node: str | None = None
+    """The node during which the peak was reached; profiler only."""
+
+
+def profiler_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray],
+                  mem_limit: int | None = None, threads: int | None = None) -> PeakMeasurement:
+    """Peak from the profiler's ``mem_in_use_peak`` over one run (see the module docstring)."""
+    events = _profile_events(model, device, feeds, mem_limit=mem_limit, threads=threads)
+    stats = [e for e in events if "mem_in_use_peak" in e.get("args", {})]
+    if not stats:
+        raise RuntimeFailure(f"onnxruntime {ort.__version__} on {device} writes no mem_in_use_peak in its "
+                             "profile; measure with method='bisect'")
+    first = stats[0]["args"]
+    baseline = int(first["mem_bytes_in_use"]) - int(first.get("mem_in_use_delta", 0))
+    peaks = [int(e["args"]["mem_in_use_peak"]) for e in stats]
+    top = max(peaks)
+    return PeakMeasurement(top, "profiler:mem_in_use_peak", baseline,
+                           {_event_node(e): int(e["args"]["mem_bytes_in_use"]) for e in stats},
+                           _event_node(stats[peaks.index(top)]))
+
+
+def _fits(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], limit: int) -> bool:
+    try:
+        sess = make_session(model, device, mem_limit=limit, log_level=4)
+        Runner(sess, feeds, device, mem_limit=limit)()
+        return True
+    except OutOfMemory:
+        return False
+
+
+def bisect_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray],
+                resolution: int = 256, start: int = 1 << 20, max_bytes: int = 1 << 40) -> PeakMeasurement:
+    """The least arena limit under which one run succeeds, within ``resolution`` bytes.
+
+    Doubles the limit from ``start`` until a run fits, then bisects. Each probe is a fresh session
+    (a CPU probe re-registers the process-wide CPU arena). Failures other than out-of-memory raise.
+    """
+    lo, hi = 0, max(int(start), resolution)
+    while not _fits(model, device, feeds, hi):
+        lo, hi = hi, hi * 2
+        if hi > max_bytes:
+            raise OutOfMemory(f"no arena limit up to {max_bytes} bytes runs the model on {device}", limit=max_bytes)
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if _fits(model, device, feeds, mid) else (mid, hi)
+    kind = "cpu_arena" if parse_device(device)[0] == "cpu" else "gpu_mem_limit"
+    return PeakMeasurement(hi, f"bisect:{kind}")
+
+
+def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
+                 method: str = "profiler", mem_limit: int | None = None, seed: int = 0) -> PeakMeasurement:
+    """Measured peak bytes of one run: ``method`` 'profiler' or 'bisect' (module docstring)."""
+    proto = load_model(model)
+    feeds = random_inputs(proto, seed, feeds=feeds)
+    if method == "profiler":
+        return profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit)
+    if method == "bisect":
+        return bisect_peak(model, device, feeds=feeds)
+    raise ValueError(f"unknown peak method {method!r}: expected 'profiler' or 'bisect'")
+
+
+# ---------------------------------------------------------------------------------------------------
+# measure: outputs, peak, time
+# ---------------------------------------------------------------------------------------------------
+
+def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
+            warmup: int = 2, iters: int = 10, mem_method: str | None = "profiler", mem_limit: int | None = None,
+            cuda_graph: bool = False, seed: int = 0, threads: int | None = None) -> RunResult:
+    """Run the graph: its outputs, measured peak (``mem_method``: 'profiler', 'bisect' or None) and
+    the median of ``iters`` timed runs after ``warmup`` runs (at least 2 with ``cuda_graph``: the first
+    run allocates, the second captures).
+
+    Memory is measured in its own profiled session (profiling slows kernels); the timed session has the
+    same options, ``mem_limit`` included. Feeds default to ``random_inputs(model, seed)``.
+    """
+    proto = load_model(model)
+    feeds = random_inputs(proto, seed, feeds=feeds)
+    peak: PeakMeasurement | None = None
+    if mem_method == "profiler":
+        peak = profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit, threads=threads)
+    elif mem_method == "bisect":
+        peak = bisect_peak(model, device, feeds=feeds)
+    elif mem_method is not None:
+        raise ValueError(f"unknown peak method {mem_method!r}: expected 'profiler', 'bisect' or None")
+    sess = make_session(model, device, mem_limit=mem_limit, cuda_graph=cuda_graph, threads=threads)
+    out_types = static_types(proto) if cuda_graph else None
+    runner = Runner(sess, feeds, device, cuda_graph=cuda_graph, output_types=out_types, mem_limit=mem_limit)
+    for _ in range(max(warmup, 2 if cuda_graph else 0)):
+        runner()
+    times = []
+    for _ in range(max(iters, 1)):
+        t0 = time.perf_counter()
+        runner()
+        times.append(time.perf_counter() - t0)
+    return RunResult(
+        outputs=runner.outputs(), measured_peak=peak.peak if peak else None,
+        median_seconds=statistics.median(times), method=peak.method if peak else "none", times=tuple(times),
+        input_bytes=_input_bytes({i.name: feeds[i.name] for i in sess.get_inputs()}),
+        baseline=peak.baseline if peak else None, node_in_use=dict(peak.node_in_use) if peak else {},
+        peak_node=peak.peak_node if peak else None)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reference accounting and output comparison
+# ---------------------------------------------------------------------------------------------------
+
+def live_bytes_peak(model: onnx.ModelProto, *, include_inputs: bool = False) -> int:
+    """Peak of plain live-bytes accounting over the file's node order.
+
+    Initializers are resident throughout; each node output is allocated when its node runs and freed
+    after its last consumer in file order (graph outputs stay to the end); while a node runs, its
+    inputs and outputs are all live. No aliasing or in-place reuse, no kernel scratch: the accounting
+    remc's memory model starts from, to compare with ``measure_peak``. Graph inputs count only with
+    ``include_inputs`` (the measured peak excludes them).
+    """
+    types = static_types(model)
+    nodes = list(model.graph.node)
+    graph_outputs = {o.name for o in model.graph.output}
+    last: dict[str, int] = {}
+    for k, node in enumerate(nodes):
+        for name in node.input:
+            if name:
+                last[name] = k
+    constant = sum(types[i.name].nbytes for i in model.graph.initializer)
+    inits = {i.name for i in model.graph.initializer}
+    if include_inputs:
+        constant += sum(types[i.name].nbytes for i in model.graph.input if i.name not in inits)
+    live: dict[str, int] = {}
+    peak = constant
+    for k, node in enumerate(nodes):
+        for name in node.output:
+            if name:
+                if name not in types:
+                    raise ModelError(f"value {name!r} has no static shape")
+                live[name] = types[name].nbytes
+        peak = max(peak, constant + sum(live.values()))
+        for name in [n for n in live if last.get(n, k) <= k and n not in graph_outputs]:
+            del live[name]
+    return peak
+
+
+def default_rtol(device: str) -> float:
+    """CPU_RTOL on CPU, CUDA_RTOL on CUDA."""
+    return CPU_RTOL if parse_device(device)[0] == "cpu" else CUDA_RTOL
+
+
+def compare_outputs(a: Mapping[str, np.ndarray], b: Mapping[str, np.ndarray], rtol: float = CPU_RTOL,
+                    atol: float | None = None) -> tuple[bool, str]:
+    """Compare two runs' outputs (``b`` the reference): (all match, description of the worst).
+
+    Float element x of ``a`` matches y of ``b`` when ``|x - y| <= atol + rtol * |y|``. With ``atol``
+    None, each output uses ``atol = rtol * max|b|`` of that output: an error is judged relative to the
+    tensor's own scale, so gradient entries near 0 (sums that cancel) do not fail on rounding noise that
+    is tiny next to the tensor's large entries. NaN matches only NaN; integer and bool outputs must be
+    equal. Missing outputs or differing shapes fail.
+    """
+    worst, worst_score, ok = "all outputs match", -1.0, True
+    for name in sorted(set(a) | set(b)):
+        if name not in a or name not in b:
+            return False, f"output {name!r} is missing from {'the first' if name not in a else 'the second'} run"
+        x, y = np.asarray(a[name]), np.asarray(b[name])
+        if x.shape != y.shape:
+            return False, f"output {name!r}: shape {x.shape} vs {y.shape}"
+        if x.size == 0:
+            continue
+        if x.dtype.kind not in "fc" or y.dtype.kind not in "fc":
+            bad = int(np.count_nonzero(x != y))
+            if bad:
+                i = np.unravel_index(int(np.argmax(x != y)), x.shape)
+                return False, f"output {name!r}: {bad} of {x.size} elements differ, e.g. at {i}: {x[i]} vs {y[i]}"
+            continue
+        x64, y64 = x.astype(np.float64), y.astype(np.float64)
+        nan_mismatch = np.isnan(x64) != np.isnan(y64)
+        if nan_mismatch.any():
+            i = np.unravel_index(int(np.argmax(nan_mismatch)), x.shape)
+            return False, f"output {name!r}: NaN mismatch at {i}: {x[i]} vs {y[i]}"
+        finite = np.isfinite(y64)
+        scale = float(np.abs(y64[finite]).max()) if finite.any() else 0.0
+        tol = (rtol * scale if atol is None else atol) + rtol * np.abs(y64)
+        same = (x64 == y64) | (np.isnan(x64) & np.isnan(y64))
+        err = np.where(same, 0.0, np.abs(x64 - y64))
+        ratio = err / np.maximum(tol, np.finfo(np.float64).tiny)
+        i = np.unravel_index(int(np.argmax(ratio)), x.shape)
+        score = float(ratio[i])
+        if score > worst_score:
+            rel = float(err[i] / max(abs(y64[i]), np.finfo(np.float64).tiny))
+            worst_score = score
+            worst = (f"output {name!r} at {tuple(int(j) for j in i)}: {x[i]!r} vs {y[i]!r} "
+                     f"(abs err {float(err[i]):.3g}, rel err {rel:.3g}, {score:.3g}x tolerance)")
+        ok = ok and score <= 1.0
+    return ok, worst
