@@ -1,0 +1,280 @@
+"""Model preparation for the gradient builder: opset, static shapes, constant folding, node names.
+
+``prepare`` returns a copy of the forward model that the backward construction can rely on:
+
+- default-domain opset >= 16 (ScatterElements/ScatterND with ``reduction="add"`` need 16); older models
+  (opset 13..15, or lower) are upgraded to 17 with ``onnx.version_converter``;
+- every graph input has a static shape (a symbolic batch dimension is bound to ``batch``);
+- constant subgraphs (Shape/Gather/Unsqueeze/Concat chains, Constant nodes, CastLike of constants, ...)
+  are folded into initializers, so Reshape targets, Slice bounds and Resize scales are known values;
+- every value has a static shape and dtype after shape inference (``data_prop=True``);
+- every node has a unique name, and no forward name contains the backward marker ``/grad/``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper, shape_inference
+
+from remc.errors import ModelError
+
+from .emit import FLOAT_TYPES
+
+MIN_OPSET = 16
+UPGRADE_OPSET = 17
+FOLD_LIMIT = 1 << 20
+"""Constant subgraph outputs with more elements than this stay computed at run time."""
+
+RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                        "Bernoulli", "Multinomial"})
+SHAPE_ONLY_INPUT0 = frozenset({"Shape", "Size"})
+"""Ops whose output depends on input 0's shape only."""
+
+
+@dataclass
+class Prepared:
+    """A forward model ready for differentiation, with its static facts."""
+
+    model: onnx.ModelProto
+    opset: int
+    shapes: dict[str, tuple[int, ...]]
+    """Static shape of every value (inputs, initializers, node outputs)."""
+    dtypes: dict[str, int]
+    """ONNX element type of every value."""
+    consts: dict[str, np.ndarray] = field(default_factory=dict)
+    """Known values: initializers (all, trainable ones too: read their values with care)."""
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    """The model's default-domain ("" / ai.onnx) opset version."""
+    for imp in model.opset_import:
+        if imp.domain in ("", "ai.onnx"):
+            return imp.version
+    raise ModelError("the model imports no default-domain (ai.onnx) opset")
+
+
+def upgrade_opset(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The model at opset >= MIN_OPSET, converted with onnx.version_converter when older."""
+    opset = default_opset(model)
+    if opset >= MIN_OPSET:
+        return model
+    try:
+        from onnx import version_converter
+        return version_converter.convert_version(model, UPGRADE_OPSET)
+    except Exception as e:  # the converter raises plain RuntimeErrors from C++
+        raise ModelError(f"model opset {opset} is below {MIN_OPSET} and onnx.version_converter could not "
+                         f"upgrade it to {UPGRADE_OPSET}: {str(e).strip().splitlines()[0]}") from None
+
+
+def bind_inputs(model: onnx.ModelProto, batch: int | None) -> None:
+    """Give every graph input a static shape, binding a symbolic dimension 0 to ``batch`` (in place)."""
+    inits = {t.name for t in model.graph.initializer}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
+        for k, dim in enumerate(vi.type.tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                if k == 0 and batch is not None and dim.dim_value != batch:
+                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
+                                     f"not the requested batch {batch}")
+                continue
+            if k == 0 and batch is not None:
+                dim.Clear()
+                dim.dim_value = batch
+                continue
+            what = dim.dim_param or "?"
+            hint = " (pass batch=N to bind it)" if k == 0 else ""
+            raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {k} ({what!r}); remc needs "
+                             f"static shapes{hint}")
+
+
+def drop_initializer_inputs(model: onnx.ModelProto) -> None:
+    """Remove graph inputs that only declare an initializer (IR < 4 style), in place."""
+    inits = {t.name for t in model.graph.initializer}
+    keep = [vi for vi in model.graph.input if vi.name not in inits]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+
+
+def name_nodes(model: onnx.ModelProto) -> None:
+    """Give every node a unique name without the backward marker '/grad/' (in place)."""
+    seen: set[str] = set()
+    for k, node in enumerate(model.graph.node):
+        base = node.name or f"{node.op_type}_{k}"
+        base = base.replace("/grad/", "/grad_/")
+        if base.startswith("grad/"):
+            base = "grad_/" + base[len("grad/"):]
+        name, j = base, 1
+        while name in seen:
+            name, j = f"{base}~{j}", j + 1
+        seen.add(name)
+        node.name = name
+
+
+def infer(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Strict ONNX shape inference with data propagation."""
+    try:
+        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as e:
+        raise ModelError(f"ONNX shape inference failed: {str(e).strip().splitlines()[0]}") from None
+
+
+def _type_of(vi: onnx.ValueInfoProto) -> tuple[int, tuple[int, ...] | None]:
+    tt = vi.type.tensor_type
+    if not vi.type.HasField("tensor_type") or not tt.HasField("shape"):
+        return tt.elem_type, None
+    dims = []
+    for d in tt.shape.dim:
+        if not d.HasField("dim_value"):
+            return tt.elem_type, None
+        dims.append(d.dim_value)
+    return tt.elem_type, tuple(dims)
+
+
+def static_types(model: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...]], dict[str, int]]:
+    """Shapes and dtypes of every value; ModelError on the first value whose shape is not static."""
+    g = model.graph
+    shapes: dict[str, tuple[int, ...]] = {}
+    dtypes: dict[str, int] = {}
+    for t in g.initializer:
+        shapes[t.name], dtypes[t.name] = tuple(t.dims), t.data_type
+    infos = {vi.name: vi for vi in list(g.input) + list(g.value_info) + list(g.output)}
+    for vi in g.input:
+        dtypes[vi.name], shp = _type_of(vi)
+        if shp is not None:
+            shapes[vi.name] = shp
+    for node in g.node:
+        for out in node.output:
+            if not out:
+                continue
+            vi = infos.get(out)
+            elem, shp = _type_of(vi) if vi is not None else (0, None)
+            if shp is None or elem == 0:
+                raise ModelError(f"value {out!r} (output of {node.op_type} node {node.name!r}) has no static "
+                                 f"shape after shape inference; remc needs static shapes (bind the batch "
+                                 f"dimension or export with fixed sizes)")
+            shapes[out], dtypes[out] = shp, elem
+    return shapes, dtypes
+
+
+def _eval_node(node: onnx.NodeProto, inputs: dict[str, np.ndarray], opset: int) -> list[np.ndarray]:
+    """Evaluate one node on known inputs with onnx's reference evaluator."""
+    from onnx.reference import ReferenceEvaluator
+    ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+           for n, v in inputs.items()]
+    outs = [onnx.ValueInfoProto(name=o) for o in node.output if o]
+    g = helper.make_graph([node], "fold", ins, outs)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    return ReferenceEvaluator(m).run(None, inputs)
+
+
+def fold_constants(model: onnx.ModelProto, frozen: set[str], opset: int) -> onnx.ModelProto:
+    """Fold every deterministic node whose result is known without running the model.
+
+    A value is known when it is an initializer not in ``frozen`` (the trainable candidates), a Constant
+    output, or a folded output; Shape/Size need only a static input shape and CastLike only a known
+    input 0. Folded outputs become initializers and their nodes disappear. Requires inferred shapes.
+    """
+    g = model.graph
+    shapes, dtypes = static_types_lenient(model)
+    known: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in g.initializer
+                                    if t.name not in frozen}
+    keep: list[onnx.NodeProto] = []
+    new_inits: list[TensorProto] = []
+    for node in g.node:
+        vals = _try_fold(node, known, shapes, dtypes, opset)
+        if vals is None:
+            keep.append(node)
+            continue
+        for name, v in zip([o for o in node.output if o], vals):
+            known[name] = v
+            new_inits.append(numpy_helper.from_array(np.asarray(v), name))
+    del g.node[:]
+    g.node.extend(keep)
+    outputs = {o.name for o in g.output}
+    g.initializer.extend(t for t in new_inits if t.name not in outputs)
+    for t in new_inits:  # a folded graph output keeps a node so that it stays an output
+        if t.name in outputs:
+            g.node.append(helper.make_node("Constant", [], [t.name], name=f"{t.name}/const", value=t))
+    live = {vi.name for vi in g.value_info} - {t.name for t in new_inits}
+    vis = [vi for vi in g.value_info if vi.name in live]
+    del g.value_info[:]
+    g.value_info.extend(vis)
+    return model
+
+
+def static_types_lenient(model: onnx.ModelProto) -> tuple[dict[str, tuple[int, ...]], dict[str, int]]:
+    """Shapes and dtypes of the values whose shapes are static (others left out)."""
+    shapes: dict[str, tuple[int, ...]] = {}
+    dtypes: dict[str, int] = {}
+    g = model.graph
+    for t in g.initializer:
+        shapes[t.name], dtypes[t.name] = tuple(t.dims), t.data_type
+    for vi in list(g.input) + list(g.value_info) + list(g.output):
+        elem, shp = _type_of(vi)
+        dtypes[vi.name] = elem
+        if shp is not None:
+            shapes[vi.name] = shp
+    return shapes, dtypes
+
+
+def _try_fold(node: onnx.NodeProto, known: dict[str, np.ndarray], shapes: dict[str, tuple[int, ...]],
+              dtypes: dict[str, int], opset: int) -> list[np.ndarray] | None:
+    """The outputs of ``node`` when they are known without running the model, else None."""
+    if node.domain not in ("", "ai.onnx") or node.op_type in RANDOM_OPS:
+        return None
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+        return None
+    ins = list(node.input)
+    if node.op_type in SHAPE_ONLY_INPUT0:
+        return [_shape_value(node, shapes[ins[0]])] if ins[0] in shapes else None
+    if node.op_type == "CastLike":
+        like = dtypes.get(ins[1], 0)
+        if ins[0] not in known or like in (0, TensorProto.BFLOAT16, TensorProto.STRING):
+            return None
+        return [known[ins[0]].astype(helper.tensor_dtype_to_np_dtype(like))]
+    if any(i and i not in known for i in ins):
+        return None
+    try:
+        vals = _eval_node(node, {i: known[i] for i in ins if i}, opset)
+    except Exception as e:
+        raise ModelError(f"cannot fold constant {node.op_type} node {node.name!r}: "
+                         f"{str(e).strip().splitlines()[0]}") from None
+    vals = [np.asarray(v) for v in vals]
+    return None if any(v.size > FOLD_LIMIT for v in vals) else vals
+
+
+def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
+    if node.op_type == "Size":
+        return np.asarray(int(np.prod(shape)), dtype=np.int64)
+    attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+    r = len(shape)
+    start, end = attrs.get("start", 0), attrs.get("end", r)
+    start, end = (start + r if start < 0 else start), (end + r if end < 0 else end)
+    return np.asarray(shape[max(0, start):min(r, end)], dtype=np.int64)
+
+
+def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prepared:
+    """Normalize ``model`` (a copy) for differentiation; see the module docstring."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    m = upgrade_opset(m)
+    opset = default_opset(m)
+    drop_initializer_inputs(m)
+    bind_inputs(m, batch)
+    name_nodes(m)
+    m = infer(m)
+    m = fold_constants(m, frozen, opset)
+    m = infer(m)
+    shapes, dtypes = static_types(m)
+    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    return Prepared(m, opset, shapes, dtypes, consts)
+
+
+def float_type(elem_type: int) -> bool:
+    """True for the floating element types that carry gradients."""
+    return elem_type in FLOAT_TYPES

@@ -1,0 +1,222 @@
+"""Gradient rules of data-movement ops: reshapes, Transpose, Concat/Split, Slice, Pad, Gather, reductions."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto
+
+from .registry import RuleContext, rule
+
+
+def _reshape_back(ctx: RuleContext, dys: list) -> list:
+    return [ctx.em.reshape(dys[0], ctx.shape(ctx.x[0]))] + [None] * (len(ctx.x) - 1)
+
+
+rule("Reshape", inputs=(0,))(_reshape_back)
+rule("Flatten", inputs=(0,))(_reshape_back)
+rule("Squeeze", inputs=(0,))(_reshape_back)
+rule("Unsqueeze", inputs=(0,))(_reshape_back)
+
+
+@rule("Transpose")
+def transpose_grad(ctx: RuleContext, dys: list) -> list:
+    r = ctx.rank(ctx.x[0])
+    perm = list(ctx.attr("perm", list(range(r))[::-1]))
+    return [ctx.em.transpose(dys[0], list(np.argsort(perm)))]
+
+
+@rule("Expand", inputs=(0,))
+def expand_grad(ctx: RuleContext, dys: list) -> list:
+    return [ctx.unbroadcast(dys[0], ctx.shape(ctx.y[0]), ctx.shape(ctx.x[0])), None]
+
+
+@rule("Tile", inputs=(0,))
+def tile_grad(ctx: RuleContext, dys: list) -> list:
+    """Sum the repeats: dY reshaped to [r0, d0, r1, d1, ...], reduced over the r axes."""
+    shape = ctx.shape(ctx.x[0])
+    reps = [int(r) for r in ctx.value(ctx.x[1], "repeats")]
+    inter = [v for r, d in zip(reps, shape) for v in (r, d)]
+    g = ctx.em.reshape(dys[0], inter)
+    g = ctx.em.reduce_sum(g, list(range(0, 2 * len(shape), 2)), keepdims=False)
+    return [g, None]
+
+
+@rule("Concat")
+def concat_grad(ctx: RuleContext, dys: list) -> list:
+    axis = int(ctx.attr("axis")) % ctx.rank(ctx.y[0])
+    sizes = [ctx.shape(x)[axis] for x in ctx.x]
+    if sum(ctx.needs) == 1:  # one slice, no Split
+        k = ctx.needs.index(True)
+        start = sum(sizes[:k])
+        return [ctx.em.slice(dys[0], [start], [start + sizes[k]], [axis]) if i == k else None
+                for i in range(len(sizes))]
+    parts = ctx.em.split(dys[0], sizes, axis)
+    return [p if ctx.need(k) else None for k, p in enumerate(parts)]
+
+
+@rule("Split", inputs=(0,))
+def split_grad(ctx: RuleContext, dys: list) -> list:
+    axis = int(ctx.attr("axis", 0)) % ctx.rank(ctx.x[0])
+    parts = []
+    for y, dy in zip(ctx.y, dys):
+        parts.append(dy if dy is not None else ctx.em.zeros(ctx.shape(y), ctx.dtype(y)))
+    g = parts[0] if len(parts) == 1 else ctx.op("Concat", *parts, axis=axis)
+    return [g] + [None] * (len(ctx.x) - 1)
+
+
+def _slice_indices(ctx: RuleContext) -> dict[int, np.ndarray]:
+    """For each sliced axis, the input positions the output takes, in output order."""
+    shape = ctx.shape(ctx.x[0])
+    r = len(shape)
+    starts = [int(v) for v in ctx.value(ctx.x[1], "starts")]
+    ends = [int(v) for v in ctx.value(ctx.x[2], "ends")]
+    axes = [int(v) % r for v in ctx.value_or(3, list(range(len(starts))), "axes")]
+    steps = [int(v) for v in ctx.value_or(4, [1] * len(starts), "steps")]
+    out = {}
+    big = np.iinfo(np.int64).max
+    for a, s, e, st in zip(axes, starts, ends, steps):
+        e = min(max(e, -big + 1), big)
+        out[a] = np.arange(shape[a])[slice(s, e, st)]
+        if len(out[a]) != ctx.shape(ctx.y[0])[a]:
+            raise ValueError(f"Slice node {ctx.node.name!r}: computed {len(out[a])} positions on axis {a}, "
+                             f"shape inference says {ctx.shape(ctx.y[0])[a]}")
+    return out
+
+
+def _scatter_axis(ctx: RuleContext, g: str, gshape: list[int], axis: int, idx: np.ndarray,
+                  size: int) -> str:
+    """Place ``g`` at positions ``idx`` of a zero tensor whose ``axis`` has ``size`` entries."""
+    full = list(gshape)
+    full[axis] = size
+    ind_shape = [1] * len(gshape)
+    ind_shape[axis] = len(idx)
+    ind = ctx.em.const(idx.astype(np.int64).reshape(ind_shape))
+    ind = ctx.op("Expand", ind, ctx.em.ints(gshape))
+    zeros = ctx.em.zeros(full, ctx.dtype(ctx.y[0]))
+    return ctx.op("ScatterElements", zeros, ind, g, axis=axis)
+
+
+@rule("Slice", inputs=(0,))
+def slice_grad(ctx: RuleContext, dys: list) -> list:
+    """Zero-pad back (contiguous ascending slices) or scatter (strided or reversed ones)."""
+    shape = ctx.shape(ctx.x[0])
+    gshape = list(ctx.shape(ctx.y[0]))
+    pads = [0] * (2 * len(shape))
+    g = dys[0]
+    for a, idx in sorted(_slice_indices(ctx).items()):
+        if len(idx) and np.array_equal(idx, np.arange(idx[0], idx[0] + len(idx))):
+            pads[a], pads[len(shape) + a] = int(idx[0]), int(shape[a] - idx[-1] - 1)
+        else:
+            g = _scatter_axis(ctx, g, gshape, a, idx, shape[a])
+            gshape[a] = shape[a]
+    if any(pads):
+        g = ctx.em.pad(g, pads)
+    return [g] + [None] * (len(ctx.x) - 1)
+
+
+@rule("Pad", inputs=(0,))
+def pad_grad(ctx: RuleContext, dys: list) -> list:
+    """Constant padding: slice the padding off (and zero-pad back where the forward cropped)."""
+    mode = ctx.attr("mode", "constant")
+    if mode != "constant":
+        raise ctx.unsupported(f"mode={mode}")
+    shape = ctx.shape(ctx.x[0])
+    r = len(shape)
+    raw = [int(v) for v in ctx.value(ctx.x[1], "pads")]
+    axes = [int(a) % r for a in ctx.value_or(3, list(range(r)), "axes")]
+    begin, end = [0] * r, [0] * r
+    for i, a in enumerate(axes):
+        begin[a], end[a] = raw[i], raw[len(axes) + i]
+    starts = [max(b, 0) for b in begin]
+    ends = [s + d - max(-b, 0) - max(-e, 0) for s, d, b, e in zip(starts, shape, begin, end)]
+    g = dys[0]
+    moved = [a for a in range(r) if starts[a] != 0 or ends[a] != ctx.shape(ctx.y[0])[a]]
+    if moved:
+        g = ctx.em.slice(g, [starts[a] for a in moved], [ends[a] for a in moved], moved)
+    back = [max(-b, 0) for b in begin] + [max(-e, 0) for e in end]
+    if any(back):
+        g = ctx.em.pad(g, back)
+    return [g] + [None] * (len(ctx.x) - 1)
+
+
+def _normalized_indices(ctx: RuleContext, ind: str, size: int) -> str:
+    """Indices with negative entries wrapped (constant-folded when the indices are constant)."""
+    if ind in ctx.consts:
+        v = ctx.consts[ind].astype(np.int64)
+        return ctx.em.const(np.where(v < 0, v + size, v))
+    ind = ind if ctx.dtype(ind) == TensorProto.INT64 else ctx.op("Cast", ind, to=TensorProto.INT64)
+    zero = ctx.em.const(np.asarray(0, dtype=np.int64))
+    wrapped = ctx.op("Add", ind, ctx.em.const(np.asarray(size, dtype=np.int64)))
+    return ctx.op("Where", ctx.op("Less", ind, zero), wrapped, ind)
+
+
+@rule("Gather", inputs=(0,))
+def gather_grad(ctx: RuleContext, dys: list) -> list:
+    """ScatterND with reduction="add" into zeros, after moving the gathered axis to the front."""
+    data, ind = ctx.x
+    ds, q = list(ctx.shape(data)), ctx.rank(ind)
+    r = len(ds)
+    a = int(ctx.attr("axis", 0)) % r
+    # dY is ds[:a] + ind.shape + ds[a+1:]; bring the index dims first
+    perm = list(range(a, a + q)) + list(range(a)) + list(range(a + q, r + q - 1))
+    g = ctx.em.transpose(dys[0], perm)
+    idx = ctx.em.unsqueeze(_normalized_indices(ctx, ind, ds[a]), [-1]) if q else None
+    if idx is None:  # a scalar index: shape [1]
+        idx = ctx.em.reshape(_normalized_indices(ctx, ind, ds[a]), [1])
+    zeros = ctx.em.zeros([ds[a]] + ds[:a] + ds[a + 1:], ctx.dtype(data))
+    acc = ctx.op("ScatterND", zeros, idx, g, reduction="add")
+    back = list(range(1, a + 1)) + [0] + list(range(a + 1, r))
+    return [ctx.em.transpose(acc, back), None]
+
+
+@rule("GatherElements", inputs=(0,))
+def gather_elements_grad(ctx: RuleContext, dys: list) -> list:
+    data, ind = ctx.x
+    axis = int(ctx.attr("axis", 0)) % ctx.rank(data)
+    size = ctx.shape(data)[axis]
+    zeros = ctx.em.zeros(ctx.shape(data), ctx.dtype(data))
+    idx = _normalized_indices(ctx, ind, size)
+    return [ctx.op("ScatterElements", zeros, idx, dys[0], axis=axis, reduction="add"), None]
+
+
+# ---- reductions ---------------------------------------------------------------------------------
+def _reduce_axes(ctx: RuleContext) -> list[int] | None:
+    """The reduced axes (None for the no-op case of empty axes with noop_with_empty_axes)."""
+    r = ctx.rank(ctx.x[0])
+    axes = ctx.attr("axes")
+    if axes is None and len(ctx.x) > 1 and ctx.x[1]:
+        axes = [int(v) for v in ctx.value(ctx.x[1], "axes")]
+    if not axes:
+        return None if ctx.attr("noop_with_empty_axes", 0) else list(range(r))
+    return sorted(int(a) % r for a in axes)
+
+
+def _spread(ctx: RuleContext, dy: str, axes: list[int]) -> str:
+    """``dy`` of the reduced shape broadcast back to the input shape."""
+    shape = ctx.shape(ctx.x[0])
+    kept = [1 if i in axes else d for i, d in enumerate(shape)]
+    if list(ctx.shape(ctx.y[0])) != kept:
+        dy = ctx.em.reshape(dy, kept)
+    return ctx.op("Expand", dy, ctx.em.ints(shape))
+
+
+@rule("ReduceSum", "ReduceMean", inputs=(0,))
+def reduce_grad(ctx: RuleContext, dys: list) -> list:
+    axes = _reduce_axes(ctx)
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        return [dys[0]] + rest
+    dy = dys[0]
+    if ctx.node.op_type == "ReduceMean":
+        count = int(np.prod([ctx.shape(ctx.x[0])[a] for a in axes]))
+        dy = ctx.op("Mul", dy, ctx.scalar(1.0 / count, ctx.y[0]))
+    return [_spread(ctx, dy, axes)] + rest
+
+
+@rule("ReduceSumSquare", inputs=(0,))
+def reduce_sum_square_grad(ctx: RuleContext, dys: list) -> list:
+    axes = _reduce_axes(ctx)
+    x = ctx.x[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        raise ctx.unsupported("noop_with_empty_axes=1")
+    return [ctx.op("Mul", _spread(ctx, dys[0], axes), ctx.op("Mul", x, ctx.scalar(2.0, x)))] + rest
