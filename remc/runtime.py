@@ -36,13 +36,14 @@ Peak memory is ONNX Runtime's own accounting of its arena (``measure_peak``):
 
 What the measured number includes, to compare it with remc's predicted peak (constant + live): every
 tensor a node allocates (outputs, graph outputs until the run returns, kernel scratch such as the Conv
-im2col buffer), each allocation rounded up to 256 bytes, and weights ORT pre-packs (MatMul/Gemm/Conv
-with constant weights: the packed copy is in the arena, allocated at session creation; ``baseline`` is
-what is in use before the first node). It excludes graph inputs fed from caller buffers (numpy arrays
-on CPU, pre-bound device OrtValues on CUDA; ``RunResult.input_bytes`` gives their size), initializers
-ORT keeps outside the arena (plain initializers on CPU are not arena allocations), aliasing and
-in-place outputs (which a live-bytes model counts twice), and memory outside the arena (thread pools,
-the CUDA context, cuDNN/cuBLAS handles).
+im2col buffer), each allocation rounded up to 256 bytes, and the weight copies ORT pre-packs at session
+creation (MatMul/Gemm with a constant B; ``baseline`` is what is in use before the first node). It
+excludes graph inputs fed from caller buffers (numpy arrays on CPU, pre-bound device OrtValues on CUDA;
+``RunResult.input_bytes`` gives their size), initializers on CPU (used in place, not arena allocations;
+on CUDA they are copied into the arena and are part of ``baseline``), aliasing and in-place outputs
+(which a live-bytes model counts twice), and memory outside the arena (thread pools, the CUDA context,
+cuDNN/cuBLAS handles). ``RunResult.peak_with_constants`` restates the peak in remc's terms: arena bytes
+above ``baseline`` plus inputs plus initializers.
 """
 from __future__ import annotations
 
@@ -115,6 +116,16 @@ class RunResult:
     """Arena bytes in use after each node, in execution order; profiler method only."""
     peak_node: str | None = None
     """The node during which the peak was reached; profiler method only."""
+    initializer_bytes: int = 0
+    """Bytes of the model's initializers (in the arena on CUDA, not on CPU: see the module docstring)."""
+
+    @property
+    def peak_with_constants(self) -> int | None:
+        """The measured peak in remc's terms: arena bytes above ``baseline`` (activations, outputs,
+        scratch) plus the fed inputs and the initializers, i.e. comparable to constant + live."""
+        if self.measured_peak is None:
+            return None
+        return self.measured_peak - (self.baseline or 0) + self.input_bytes + self.initializer_bytes
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -193,7 +204,8 @@ def load_model(model: ModelLike) -> onnx.ModelProto:
 
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
-                 mem_reuse: bool = False, threads: int | None = None, log_level: int = 3) -> ort.InferenceSession:
+                 mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
+                 log_level: int = 3) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
@@ -203,7 +215,8 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     ``arena_extend_strategy=kSameAsRequested``, ``gpu_mem_limit=mem_limit``, ``enable_cuda_graph``
     (then run it with ``Runner``, which binds inputs/outputs at fixed device addresses). On CPU a
     ``mem_limit`` registers a limited CPU arena (``register_cpu_arena``) and sets
-    ``session.use_env_allocators=1``. ``profile`` writes ORT's profile JSON under ``profile_prefix``
+    ``session.use_env_allocators=1``. ``prepack=False`` sets ``session.disable_prepacking=1`` (no packed
+    weight copies in the arena, slower MatMul/Gemm). ``profile`` writes ORT's profile JSON under ``profile_prefix``
     (``session.end_profiling()`` returns its path). A model whose IR version the runtime rejects is
     retried with the highest IR version it names. Failures raise RuntimeFailure (OutOfMemory for a
     limit the initializers do not fit).
@@ -215,6 +228,8 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     so.enable_mem_pattern = mem_pattern
     so.enable_mem_reuse = mem_reuse
     so.log_severity_level = log_level
+    if not prepack:
+        so.add_session_config_entry("session.disable_prepacking", "1")
     if threads is not None:
         so.intra_op_num_threads = threads
     if profile:
@@ -618,18 +633,32 @@ class PeakMeasurement:
     """The node during which the peak was reached; profiler only."""
 
 
+class NoProfilerStats(RuntimeFailure):
+    """The profile has no usable arena stats for the device (method 'auto' then bisects)."""
+
+
 def profiler_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray],
                   mem_limit: int | None = None, threads: int | None = None) -> PeakMeasurement:
-    """Peak from the profiler's ``mem_in_use_peak`` over one run (see the module docstring)."""
+    """Peak from the profiler's ``mem_in_use_peak`` over one run (see the module docstring).
+
+    NoProfilerStats when the node events carry no arena stats, or when the stats cannot be those of
+    the arena holding the outputs (the peak is below some non-aliasing node's output bytes).
+    """
+    from remc.passes.costs import ALIASING
     events = _profile_events(model, device, feeds, mem_limit=mem_limit, threads=threads)
     stats = [e for e in events if "mem_in_use_peak" in e.get("args", {})]
     if not stats:
-        raise RuntimeFailure(f"onnxruntime {ort.__version__} on {device} writes no mem_in_use_peak in its "
-                             "profile; measure with method='bisect'")
-    first = stats[0]["args"]
-    baseline = int(first["mem_bytes_in_use"]) - int(first.get("mem_in_use_delta", 0))
+        raise NoProfilerStats(f"onnxruntime {ort.__version__} on {device} writes no mem_in_use_peak in its "
+                              "profile; measure with method='bisect'")
     peaks = [int(e["args"]["mem_in_use_peak"]) for e in stats]
     top = max(peaks)
+    biggest = max((int(e["args"].get("output_size", 0)) for e in stats
+                   if e["args"].get("op_name") not in ALIASING), default=0)
+    if top < biggest:
+        raise NoProfilerStats(f"the profile's arena stats on {device} (peak {top} bytes) do not cover a node "
+                              f"output of {biggest} bytes: they are not the device arena's; use method='bisect'")
+    first = stats[0]["args"]
+    baseline = int(first["mem_bytes_in_use"]) - int(first.get("mem_in_use_delta", 0))
     return PeakMeasurement(top, "profiler:mem_in_use_peak", baseline,
                            {_event_node(e): int(e["args"]["mem_bytes_in_use"]) for e in stats},
                            _event_node(stats[peaks.index(top)]))
@@ -663,16 +692,26 @@ def bisect_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np
     return PeakMeasurement(hi, f"bisect:{kind}")
 
 
+PEAK_METHODS = ("auto", "profiler", "bisect")
+
+
 def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
-                 method: str = "profiler", mem_limit: int | None = None, seed: int = 0) -> PeakMeasurement:
-    """Measured peak bytes of one run: ``method`` 'profiler' or 'bisect' (module docstring)."""
+                 method: str = "auto", mem_limit: int | None = None, seed: int = 0,
+                 threads: int | None = None) -> PeakMeasurement:
+    """Measured peak bytes of one run (module docstring): ``method`` 'profiler', 'bisect', or 'auto'
+    (the profiler's stats where this build writes usable ones for the device, else bisection; the
+    result's ``method`` says which). ``mem_limit`` applies to the profiled session, not to bisection."""
     proto = load_model(model)
     feeds = random_inputs(proto, seed, feeds=feeds)
-    if method == "profiler":
-        return profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit)
-    if method == "bisect":
-        return bisect_peak(model, device, feeds=feeds)
-    raise ValueError(f"unknown peak method {method!r}: expected 'profiler' or 'bisect'")
+    if method not in PEAK_METHODS:
+        raise ValueError(f"unknown peak method {method!r}: expected one of {PEAK_METHODS}")
+    if method in ("auto", "profiler"):
+        try:
+            return profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit, threads=threads)
+        except NoProfilerStats:
+            if method == "profiler":
+                raise
+    return bisect_peak(model, device, feeds=feeds)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -680,9 +719,9 @@ def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, n
 # ---------------------------------------------------------------------------------------------------
 
 def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
-            warmup: int = 2, iters: int = 10, mem_method: str | None = "profiler", mem_limit: int | None = None,
+            warmup: int = 2, iters: int = 10, mem_method: str | None = "auto", mem_limit: int | None = None,
             cuda_graph: bool = False, seed: int = 0, threads: int | None = None) -> RunResult:
-    """Run the graph: its outputs, measured peak (``mem_method``: 'profiler', 'bisect' or None) and
+    """Run the graph: its outputs, measured peak (``mem_method``: see ``measure_peak``; None: skip) and
     the median of ``iters`` timed runs after ``warmup`` runs (at least 2 with ``cuda_graph``: the first
     run allocates, the second captures).
 
@@ -691,13 +730,8 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
     """
     proto = load_model(model)
     feeds = random_inputs(proto, seed, feeds=feeds)
-    peak: PeakMeasurement | None = None
-    if mem_method == "profiler":
-        peak = profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit, threads=threads)
-    elif mem_method == "bisect":
-        peak = bisect_peak(model, device, feeds=feeds)
-    elif mem_method is not None:
-        raise ValueError(f"unknown peak method {mem_method!r}: expected 'profiler', 'bisect' or None")
+    peak = None if mem_method is None else measure_peak(model, device, feeds=feeds, method=mem_method,
+                                                        mem_limit=mem_limit, threads=threads)
     sess = make_session(model, device, mem_limit=mem_limit, cuda_graph=cuda_graph, threads=threads)
     out_types = static_types(proto) if cuda_graph else None
     runner = Runner(sess, feeds, device, cuda_graph=cuda_graph, output_types=out_types, mem_limit=mem_limit)
@@ -713,7 +747,12 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
         median_seconds=statistics.median(times), method=peak.method if peak else "none", times=tuple(times),
         input_bytes=_input_bytes({i.name: feeds[i.name] for i in sess.get_inputs()}),
         baseline=peak.baseline if peak else None, node_in_use=dict(peak.node_in_use) if peak else {},
-        peak_node=peak.peak_node if peak else None)
+        peak_node=peak.peak_node if peak else None,
+        initializer_bytes=sum(t.nbytes for n, t in static_types(proto).items() if n in _initializer_names(proto)))
+
+
+def _initializer_names(model: onnx.ModelProto) -> set[str]:
+    return {i.name for i in model.graph.initializer}
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -219,3 +219,11 @@ def test_profile_feeds_the_indices_the_graph_computes(tmp_path) -> None:
 def test_profile_works_on_shape_only_weights(tmp_path) -> None:
     t = costs.node_costs(shape_only(train_model()), "profile", cache_dir=tmp_path, repeats=2, time_cap=0.02)
     assert len(t) == 35 and min(t.values()) > 0
+
+
+@pytest.mark.skipif(not runtime.cuda_available(), reason="needs onnxruntime-gpu with CUDAExecutionProvider")
+def test_profile_on_cuda(tmp_path) -> None:
+    m = runtime.order_for_ort(runtime.inline_function_ops(train_model(), "cuda"))
+    t = costs.node_costs(m, "profile", device="cuda", cache_dir=tmp_path, repeats=3, time_cap=0.05)
+    assert len(t) == len(m.graph.node) and min(t.values()) > 0
+    assert costs.device_tag("cuda").startswith("cuda/")

@@ -238,3 +238,45 @@ def test_bad_devices_and_models_are_reported() -> None:
     broken = parse('g (float[4] x) => (float[4] y) { y = Relu(x, x) }')
     with pytest.raises(RuntimeFailure, match="loading the model"):
         rt.make_session(broken)
+
+
+# --- CUDA: these run only where onnxruntime has the CUDA provider (the GPU test machine) -----------------
+
+cuda = pytest.mark.skipif(not rt.cuda_available(), reason="needs onnxruntime-gpu with CUDAExecutionProvider")
+
+
+@cuda
+def test_cuda_runs_the_file_order_and_matches_cpu() -> None:
+    rt.require_cuda()
+    assert rt.executed_order(BRANCHES, "cuda") == [n.name for n in BRANCHES.graph.node]
+    feeds = rt.random_inputs(CHAIN)
+    gpu = rt.measure(CHAIN, "cuda", feeds=feeds, iters=3)
+    cpu = rt.measure(CHAIN, "cpu", feeds=feeds, iters=1, mem_method=None)
+    ok, worst = rt.compare_outputs(gpu.outputs, cpu.outputs, rtol=rt.CUDA_RTOL)
+    assert ok, worst
+    assert gpu.measured_peak is not None and gpu.measured_peak >= 3 * MiB, gpu
+    assert gpu.input_bytes == MiB
+
+
+@cuda
+def test_cuda_peak_by_profiler_and_by_gpu_mem_limit_bisection() -> None:
+    feeds = rt.random_inputs(CHAIN)
+    bisected = rt.bisect_peak(CHAIN, "cuda", feeds=feeds)
+    assert bisected.method == "bisect:gpu_mem_limit"
+    assert 3 * MiB <= bisected.peak <= 4 * MiB, bisected
+    try:
+        prof = rt.profiler_peak(CHAIN, "cuda", feeds=feeds)
+    except rt.NoProfilerStats as e:
+        pytest.skip(f"this onnxruntime-gpu writes no usable CUDA arena stats: {e}")
+    assert 3 * MiB <= prof.peak <= bisected.peak, (prof, bisected)
+    with pytest.raises(rt.OutOfMemory, match="needed"):
+        rt.measure(CHAIN, "cuda", feeds=feeds, mem_method=None, iters=1, mem_limit=2 * MiB)
+
+
+@cuda
+def test_cuda_graph_replay_gives_the_same_outputs() -> None:
+    feeds = rt.random_inputs(CHAIN)
+    plain = rt.measure(CHAIN, "cuda", feeds=feeds, iters=2, mem_method=None)
+    graph = rt.measure(CHAIN, "cuda", feeds=feeds, iters=5, mem_method=None, cuda_graph=True)
+    assert rt.compare_outputs(graph.outputs, plain.outputs, rtol=0.0, atol=0.0)[0]
+    assert graph.median_seconds > 0
