@@ -79,12 +79,21 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
         raise ModelError(f"shape inference failed: {msg}") from None
 
 
-def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: int | None = None) -> Graph:
-    """Load, bind the batch dim, infer shapes and build the IR. Raises ModelError on bad input."""
+def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: int | None = None,
+                 inline_functions: bool = True) -> Graph:
+    """Load, bind the batch dim, infer shapes and build the IR. Raises ModelError on bad input.
+
+    With ``inline_functions``, ops that ONNX Runtime has no kernel for (SoftmaxCrossEntropyLoss on CPU,
+    ...) are expanded into their ONNX function bodies first: ONNX Runtime would expand them itself when
+    loading and run the body late, out of the file's order, so remc schedules the body instead.
+    """
     model = load_model(source)
     _check_supported(model)
-    model = infer_shapes(bind_batch(model, batch))
-    return build_graph(model)
+    model = bind_batch(model, batch)
+    if inline_functions:
+        from ..runtime import inline_function_ops
+        model = inline_function_ops(model, "cpu")
+    return build_graph(infer_shapes(model))
 
 
 def _check_supported(model: onnx.ModelProto) -> None:

@@ -7,7 +7,9 @@ ONNX counterpart: ONNX Runtime frees a buffer after its last consumer in executi
 order makes that consumer the one the plan intended.
 
 The result must run with ``ExecutionOrder.PRIORITY_BASED`` (Kahn order, lowest node index first: a
-topological node list runs exactly as listed) and graph optimizations off (CSE would merge the copies).
+topological node list runs exactly as listed, except that ONNX Runtime runs Shape and Size nodes as soon
+as their input exists, so the node list is put in that order too) and graph optimizations off (CSE would
+merge the copies). Optional outputs that nothing reads are dropped from the copies.
 """
 from __future__ import annotations
 
@@ -37,7 +39,25 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
                 if node is None:
                     raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
                 protos.append(_emit(node.proto, k, current))
-    return export_model(graph, protos, name=f"{graph.name}_remat")
+    _drop_dead_optional_outputs(protos, {v.name for v in graph.outputs})
+    from ..runtime import order_for_ort
+    return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"))
+
+
+def _drop_dead_optional_outputs(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> None:
+    """Unname optional outputs nobody reads (e.g. a recomputed MaxPool's Indices): ONNX Runtime keeps an
+    unread output allocated until the run ends, while remc's model frees it as soon as its node ran."""
+    read = {name for p in protos for name in p.input} | graph_outputs
+    for p in protos:
+        try:
+            schema = onnx.defs.get_schema(p.op_type, domain=p.domain)
+        except onnx.defs.SchemaError:
+            continue
+        formal = schema.outputs
+        for i, name in enumerate(p.output):
+            if name and name not in read and i < len(formal) and \
+                    formal[i].option == onnx.defs.OpSchema.FormalParameterOption.Optional:
+                p.output[i] = ""
 
 
 def _emit(proto: onnx.NodeProto, k: int, current: dict[str, str]) -> onnx.NodeProto:

@@ -13,9 +13,10 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
               iters: int = 10, mem_limit: int | None = None, seed: int = 0) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
-    Measured peak is ONNX Runtime's arena accounting, which excludes the fed graph inputs;
-    ``measured_peak_with_inputs`` adds them back to compare with remc's predicted peak (whose constant
-    overhead includes the inputs). Raises RuntimeFailure when the outputs differ from the reference.
+    ``measured_peak`` restates ONNX Runtime's arena accounting in remc's terms (``RunResult.
+    peak_with_constants``: arena bytes above the session's baseline, plus fed inputs and initializers), so
+    it compares with the predicted peak (constant overhead + live values); ``arena_peak`` is the raw
+    high-water mark. The report carries an ``error`` when the outputs differ from the reference.
     """
     from . import runtime
     from .ir.onnx_io import load_model
@@ -25,9 +26,8 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=mem_limit)
     rep: dict[str, Any] = {
-        "model": str(model), "device": device, "measured_peak": res.measured_peak,
-        "measured_peak_with_inputs": None if res.measured_peak is None else res.measured_peak + res.input_bytes,
-        "input_bytes": res.input_bytes, "peak_method": res.method, "median_seconds": res.median_seconds,
+        "model": str(model), "device": device, "measured_peak": res.peak_with_constants,
+        "arena_peak": res.measured_peak, "input_bytes": res.input_bytes, "initializer_bytes": res.initializer_bytes, "peak_method": res.method, "median_seconds": res.median_seconds,
         "predicted_peak": None, "predicted_cost": None, "outputs_match": None,
     }
     if device.startswith("cuda"):
@@ -39,7 +39,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     if compare:
         ref = runtime.measure(load_model(compare), device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
-        rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.measured_peak,
+        rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.peak_with_constants,
                    reference_median_seconds=ref.median_seconds,
                    measured_overhead=res.median_seconds / ref.median_seconds if ref.median_seconds else None)
         if not ok:
@@ -74,14 +74,14 @@ def format_run(rep: dict[str, Any]) -> str:
     if rep.get("median_seconds_cuda_graph") is not None:
         lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
     if rep["measured_peak"] is not None:
-        lines.append(f"  measured peak {format_size(rep['measured_peak_with_inputs'])} with inputs "
-                     f"({format_size(rep['measured_peak'])} in the arena, {rep['peak_method']})")
+        lines.append(f"  measured peak {format_size(rep['measured_peak'])} with inputs and parameters "
+                     f"(arena high-water mark {format_size(rep['arena_peak'])}, {rep['peak_method']})")
     if rep.get("predicted_peak") is not None:
         lines.append(f"  predicted peak {format_size(rep['predicted_peak'])}, predicted cost "
                      f"{rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal)")
     if rep.get("outputs_match") is not None:
         lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER'} the reference "
                      f"({rep['compare_worst']}); reference peak "
-                     f"{format_size(rep['reference_peak'] + rep['input_bytes']) if rep['reference_peak'] else '?'}, "
+                     f"{format_size(rep['reference_peak']) if rep['reference_peak'] else '?'}, "
                      f"time overhead {rep['measured_overhead']:.3f}x")
     return "\n".join(lines)

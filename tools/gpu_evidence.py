@@ -67,8 +67,8 @@ def evidence(name: str, limit_fraction: float, time_limit: float, iters: int) ->
     ref = runtime.measure(train, "cuda", feeds=feeds, iters=iters)
     out: dict[str, Any] = {"model": name, "batch": batch, "config": kw, "predicted_checkpoint_all_peak": full,
                            "budget": budget, "gpu_mem_limit": budget, "unmodified": {
-                               "measured_peak": ref.measured_peak, "median_seconds": ref.median_seconds,
-                               "input_bytes": ref.input_bytes}}
+                               "measured_peak": ref.peak_with_constants, "arena_peak": ref.measured_peak,
+                               "median_seconds": ref.median_seconds, "input_bytes": ref.input_bytes}}
     try:
         runtime.measure(train, "cuda", feeds=feeds, iters=1, mem_method=None, mem_limit=budget)
         out["unmodified"]["under_limit"] = "ran (unexpected)"
@@ -87,7 +87,7 @@ def evidence(name: str, limit_fraction: float, time_limit: float, iters: int) ->
             cg = runtime.measure(state.lowered, "cuda", feeds=feeds, iters=iters, mem_method=None,
                                  mem_limit=budget, cuda_graph=True)
             ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.CUDA_RTOL)
-            row.update(measured_peak=res.measured_peak, median_seconds=res.median_seconds,
+            row.update(measured_peak=res.peak_with_constants, arena_peak=res.measured_peak, median_seconds=res.median_seconds,
                        median_seconds_cuda_graph=cg.median_seconds,
                        measured_overhead=res.median_seconds / ref.median_seconds, outputs_match=ok, worst=worst)
         except RemcError as e:
@@ -121,7 +121,7 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
                 low = runtime.measure(state.lowered, "cuda", feeds=feeds, iters=1, mem_method=None).outputs
                 ok, worst = runtime.compare_outputs(low, gpu, rtol=runtime.CUDA_RTOL)
                 order = runtime.executed_order(state.lowered, "cuda", feeds=feeds)
-                in_order = order == [n.name for n in state.lowered.graph.node]
+                in_order = order == runtime.ort_execution_order(state.lowered)
                 row["strategies"][strategy] = {"outputs_match": ok, "worst": worst, "order_matches_plan": in_order}
             except RemcError as e:
                 row["strategies"][strategy] = {"error": str(e)}
