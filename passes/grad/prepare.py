@@ -258,6 +258,72 @@ def _shape_value(node: onnx.NodeProto, shape: tuple[int, ...]) -> np.ndarray:
     return np.asarray(shape[max(0, start):min(r, end)], dtype=np.int64)
 
 
+def split_sequences(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Rewrite SplitToSequence whose sequence is only read by SequenceAt at constant positions (the
+    dynamo exporter's ``torch.split``) into Split + Identity/Squeeze: tensors with static shapes."""
+    g = model.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    shapes, _ = static_types_lenient(model)
+    users: dict[str, list[onnx.NodeProto]] = {}
+    for node in g.node:
+        for i in node.input:
+            users.setdefault(i, []).append(node)
+    graph_outputs = {o.name for o in g.output}
+    replace: dict[int, list[onnx.NodeProto]] = {}
+    taken = {o for n in g.node for o in n.output} | set(consts) | {i.name for i in g.input}
+    for node in g.node:
+        if node.op_type != "SplitToSequence" or node.domain not in ("", "ai.onnx"):
+            continue
+        seq, x = node.output[0], node.input[0]
+        readers = users.get(seq, [])
+        if (seq in graph_outputs or x not in shapes
+                or not all(u.op_type == "SequenceAt" and u.input[1] in consts for u in readers)):
+            continue
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        axis = int(attrs.get("axis", 0)) % len(shapes[x])
+        dim = shapes[x][axis]
+        squeeze = False
+        if len(node.input) > 1 and node.input[1]:
+            if node.input[1] not in consts:
+                continue
+            split = consts[node.input[1]]
+            if split.ndim == 0:
+                chunk = int(split)
+                sizes = [chunk] * (dim // chunk) + ([dim % chunk] if dim % chunk else [])
+            else:
+                sizes = [int(v) for v in split]
+        else:
+            sizes, squeeze = [1] * dim, not int(attrs.get("keepdims", 1))
+        outs = []
+        for k in range(len(sizes)):
+            name, j = f"{seq}.{k}", 0
+            while name in taken:
+                name, j = f"{seq}.{k}~{j}", j + 1
+            taken.add(name)
+            outs.append(name)
+        split_name = f"{seq}.split_sizes"
+        g.initializer.append(numpy_helper.from_array(np.asarray(sizes, dtype=np.int64), split_name))
+        new = [helper.make_node("Split", [x, split_name], outs, name=node.name, axis=axis)]
+        replace[id(node)] = new
+        for u in readers:
+            pos = int(consts[u.input[1]]) % len(sizes)
+            if squeeze:
+                axes_name = f"{seq}.squeeze_axes"
+                if axes_name not in consts:
+                    consts[axes_name] = np.asarray([axis], dtype=np.int64)
+                    g.initializer.append(numpy_helper.from_array(consts[axes_name], axes_name))
+                repl = helper.make_node("Squeeze", [outs[pos], axes_name], list(u.output), name=u.name)
+            else:
+                repl = helper.make_node("Identity", [outs[pos]], list(u.output), name=u.name)
+            replace[id(u)] = [repl]
+    if not replace:
+        return model
+    nodes = [m for n in g.node for m in replace.get(id(n), [n])]
+    del g.node[:]
+    g.node.extend(nodes)
+    return model
+
+
 def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prepared:
     """Normalize ``model`` (a copy) for differentiation; see the module docstring."""
     m = onnx.ModelProto()
@@ -269,6 +335,7 @@ def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prep
     name_nodes(m)
     m = infer(m)
     m = fold_constants(m, frozen, opset)
+    m = split_sequences(m)
     m = infer(m)
     shapes, dtypes = static_types(m)
     consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
