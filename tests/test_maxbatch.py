@@ -1,0 +1,106 @@
+"""Max batch size under a budget at <= one extra forward pass (passes/maxbatch.py, paper eq. 10)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from remc.errors import InfeasibleError, RemcError
+from remc.ir.dag import DAG
+from remc.ir.schedule import checkpoint_all
+from remc.passes.baselines import solve_baseline
+from remc.passes.maxbatch import batch_dag, eq10_cost_limit, max_batch
+
+
+def chain(length: int, mem_per_sample: int = 4, base_batch: int = 1, constant: int = 100) -> DAG:
+    """f_0..f_{L-1} -> g_{L-1}..g_0; g_i uses g_{i+1} and f_i; unit costs, equal activations."""
+    n = 2 * length
+    g = [n - 1 - i for i in range(length)]
+    edges = [(i, i + 1) for i in range(length - 1)] + [(g[i + 1], g[i]) for i in range(length - 1)]
+    edges += [(i, g[i]) for i in range(length)]
+    return DAG(tuple([f"f{i}" for i in range(length)] + [f"g{i}" for i in reversed(range(length))]), np.ones(n),
+               np.full(n, mem_per_sample * base_batch), np.array(edges), constant, backward=np.arange(n) >= length)
+
+
+def fits(dag: DAG, name: str, batch: int, budget: int, base: int = 1, per_sample: int = 0) -> bool:
+    try:
+        s = solve_baseline(name, batch_dag(dag, batch, base, per_sample), budget)
+    except InfeasibleError:
+        return False
+    return s.cost(dag) <= eq10_cost_limit(dag)
+
+
+def test_eq10_limit_and_scaling():
+    dag = chain(5)
+    assert eq10_cost_limit(dag) == 2 * 5 + 5
+    big = batch_dag(dag, 6, 2, constant_per_sample=10)
+    assert big.mem.tolist() == [12] * 10 and big.constant == 100 + 40 and big.cost.tolist() == dag.cost.tolist()
+
+
+def test_checkpoint_all_batch_is_exact():
+    """Checkpoint-all's peak is constant + B * (its peak at batch 1 - constant): the answer is a floor."""
+    dag = chain(8)
+    per_sample = checkpoint_all(dag).peak(dag) - dag.constant
+    for budget in (150, 1000, 12345):
+        b, sched = max_batch(dag, budget, "checkpoint-all", 1)
+        assert b == (budget - dag.constant) // per_sample
+        assert sched.report["peak"] <= budget and sched.report["batch"] == b
+
+
+@pytest.mark.parametrize("name", ["checkpoint-all", "chen-sqrtn", "chen-greedy", "lin-greedy", "griewank"])
+def test_found_batch_fits_and_next_does_not(name):
+    dag = chain(16, base_batch=4)
+    budget = 3000
+    b, sched = max_batch(dag, budget, name, 4)
+    assert fits(dag, name, b, budget, base=4) and not fits(dag, name, b + 1, budget, base=4)
+    assert sched.report["peak"] <= budget and sched.report["cost"] <= eq10_cost_limit(dag)
+
+
+def test_monotone_in_budget_and_rematerialization_helps():
+    dag = chain(25)
+    batches = [max_batch(dag, budget, "chen-greedy", 1)[0] for budget in (500, 1000, 2000, 4000)]
+    assert batches == sorted(batches) and batches[0] < batches[-1]
+    full = max_batch(dag, 4000, "checkpoint-all", 1)[0]
+    sqrtn = max_batch(dag, 4000, "chen-sqrtn", 1)[0]
+    assert sqrtn > 2 * full                                    # 25 layers kept vs ~2 sqrt(25)
+
+
+def test_constant_per_sample_shrinks_the_batch():
+    dag = chain(8, constant=1000)
+    b0 = max_batch(dag, 5000, "chen-sqrtn", 1)[0]
+    b1, s1 = max_batch(dag, 5000, "chen-sqrtn", 1, constant_per_sample=50)
+    assert b1 < b0 and s1.report["peak"] <= 5000
+    assert fits(dag, "chen-sqrtn", b1, 5000, per_sample=50) and not fits(dag, "chen-sqrtn", b1 + 1, 5000, per_sample=50)
+    with pytest.raises(RemcError, match="exceeds the DAG's constant"):
+        max_batch(dag, 5000, "chen-sqrtn", 1, constant_per_sample=2000)
+
+
+def test_cost_limit_excludes_recomputing_schedules():
+    dag = chain(9)
+    with pytest.raises(InfeasibleError, match="costs at most"):
+        max_batch(dag, 5000, "chen-sqrtn", 1, cost_limit=dag.total_cost)     # sqrt(n) recomputes
+    b_free = max_batch(dag, 5000, "chen-greedy", 1, cost_limit=dag.total_cost)[0]
+    assert b_free == max_batch(dag, 5000, "checkpoint-all", 1)[0]
+
+
+def test_callable_strategy_gets_the_cost_limit():
+    dag = chain(10)
+    seen = []
+
+    def strategy(d: DAG, budget: int, cost_limit: float):
+        seen.append(cost_limit)
+        return solve_baseline("lin-greedy", d, budget)
+    b, _ = max_batch(dag, 2000, strategy, 1)
+    assert b == max_batch(dag, 2000, "lin-greedy", 1)[0]
+    assert seen and set(seen) == {eq10_cost_limit(dag)}
+
+    def plain(d: DAG, budget: int):                             # no cost_limit: checked after the fact
+        return solve_baseline("chen-sqrtn", d)
+    assert max_batch(dag, 2000, plain, 1)[0] == max_batch(dag, 2000, "chen-sqrtn", 1)[0]
+
+
+def test_infeasible_and_unbounded():
+    dag = chain(6, constant=100)
+    with pytest.raises(InfeasibleError, match="even batch 1"):
+        max_batch(dag, 101, "chen-sqrtn", 1)
+    with pytest.raises(RemcError, match="does not grow"):
+        max_batch(chain(6, mem_per_sample=0), 1000, "checkpoint-all", 1, max_batch_size=1 << 10)
