@@ -51,6 +51,8 @@ class ZooEntry:
 
 
 _IMAGENET_SMALL = {"batch": 2, "height": 32, "width": 32, "num_classes": 10}
+# BatchNorm models end at 2x2 rather than 1x1, so training-mode batch statistics are not degenerate.
+_BN_SMALL = {**_IMAGENET_SMALL, "height": 64, "width": 64}
 _SEG_PAPER = {"batch": 32, "height": 416, "width": 608, "num_classes": 19}
 _SEG_SMALL = {"batch": 2, "height": 32, "width": 64, "num_classes": 5, "width_mult": 1 / 16}
 
@@ -64,14 +66,14 @@ _ZOO: dict[str, ZooEntry] = {
                       {**_IMAGENET_SMALL, "width_mult": 1 / 16, "fc_width": 32}),
     "resnet50": ZooEntry(build_resnet50, "classification",
                          {"batch": 256, "height": 224, "width": 224},
-                         {**_IMAGENET_SMALL, "width_mult": 1 / 16, "stages": (2, 1, 1, 1)}),
+                         {**_BN_SMALL, "width_mult": 1 / 16, "stages": (2, 1, 1, 1)}),
     "mobilenet": ZooEntry(build_mobilenet, "classification",
                           {"batch": 512, "height": 224, "width": 224},
-                          {**_IMAGENET_SMALL, "width_mult": 0.125}),
+                          {**_BN_SMALL, "width_mult": 0.125}),
     # Not in the paper; sized like MobileNet v1.
     "mobilenet_v2": ZooEntry(build_mobilenet_v2, "classification",
                              {"batch": 512, "height": 224, "width": 224},
-                             {**_IMAGENET_SMALL, "width_mult": 0.25}),
+                             {**_BN_SMALL, "width_mult": 0.25}),
     "unet": ZooEntry(build_unet, "segmentation", dict(_SEG_PAPER), dict(_SEG_SMALL)),
     "fcn8": ZooEntry(build_fcn8, "segmentation", dict(_SEG_PAPER), {**_SEG_SMALL, "fc_width": 32}),
     "segnet": ZooEntry(build_segnet, "segmentation", dict(_SEG_PAPER), dict(_SEG_SMALL)),
