@@ -141,9 +141,10 @@ def test_paper_size_shape_only(name: str) -> None:
     start = time.perf_counter()
     model = zoo.build(name, weights="shape-only", **config)
     assert time.perf_counter() - start < 2.0
-    assert model.ByteSize() < 200_000
+    seq_len = config.get("seq_len", 0)
+    assert model.ByteSize() < 200_000 + 4 * seq_len ** 2  # gpt2 keeps its [T, T] causal mask
     for t in model.graph.initializer:
-        if t.data_type == onnx.TensorProto.FLOAT:
+        if t.doc_string in ("param", "buffer"):
             assert zoo.is_shape_only(t) and not t.raw_data and not t.float_data, t.name
         else:
             assert not zoo.is_shape_only(t) and onnx.numpy_helper.to_array(t).size > 0, t.name

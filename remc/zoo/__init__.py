@@ -10,7 +10,8 @@ arguments for ``build`` (batch included). ``export`` adds the backward graph thr
 Initializer roles (``TensorProto.doc_string``): "param" (trainable), "buffer" (BatchNorm running
 statistics) and "constant" (masks, scalars, shapes). Model metadata: ``remc.zoo.name``,
 ``remc.zoo.task``, ``remc.zoo.config`` (JSON of the build arguments), ``remc.zoo.weights``.
-Shape-only models have no weight bytes: load them with ``onnx.load(path, load_external_data=False)``.
+Shape-only models have no weight bytes (params and buffers; constants keep theirs): load them with
+``onnx.load(path, load_external_data=False)``.
 """
 from __future__ import annotations
 

@@ -2,10 +2,10 @@
 
 Every initializer carries its role in ``TensorProto.doc_string``: ``param`` (trainable weight),
 ``buffer`` (BatchNormalization running mean/var: not trained) or ``constant`` (masks, scalars, shapes).
-Shape-only builds store every float initializer as external data at a location that does not exist
-(:data:`SHAPE_ONLY_LOCATION`): dims and dtype are there, the bytes are not. Integer and bool initializers
-(Reshape shapes, Split sizes, Resize sizes, gather indices) always hold real data, so shape inference
-sees every value it needs.
+Shape-only builds store every param and buffer as external data at a location that does not exist
+(:data:`SHAPE_ONLY_LOCATION`): dims and dtype are there, the bytes are not. Constants (Reshape shapes,
+Split and Resize sizes, positions, dropout ratios, the attention scale and causal mask) always hold real
+data, so shape inference and graph transformations see every value they need.
 """
 from __future__ import annotations
 
@@ -79,9 +79,9 @@ class GraphBuilder:
 
     def tensor(self, name: str, shape: Sequence[int], role: str, *, std: float = 0.0,
                mean: float = 0.0, uniform: tuple[float, float] | None = None) -> str:
-        """Add a float32 initializer: N(mean, std²), or U(uniform) when given; shape-only if so built."""
-        if role not in ROLES:
-            raise ValueError(f"role must be one of {ROLES}, got {role!r}")
+        """Add a float32 weight: N(mean, std²), or U(uniform) when given; shape-only if so built."""
+        if role not in ("param", "buffer"):
+            raise ValueError(f"role must be 'param' or 'buffer', got {role!r}")
         shape = tuple(int(d) for d in shape)
         if self.shape_only:
             return self._add_init(_shape_only_tensor(name, shape, np.dtype(np.float32), role))
@@ -103,10 +103,8 @@ class GraphBuilder:
         return self.tensor(name, shape, "param", std=std, mean=mean, uniform=uniform)
 
     def const(self, name: str, value: np.ndarray) -> str:
-        """A constant (role 'constant'); float constants are shape-only in shape-only builds."""
+        """A constant (role 'constant'): real data in every build."""
         value = np.asarray(value)
-        if self.shape_only and value.dtype.kind == "f":
-            return self._add_init(_shape_only_tensor(name, value.shape, value.dtype, "constant"))
         tensor = numpy_helper.from_array(value, name)
         tensor.doc_string = "constant"
         return self._add_init(tensor)
