@@ -92,18 +92,24 @@ def params_as_inputs(model: onnx.ModelProto, names: Sequence[str]) -> onnx.Model
 
 
 def check_naming(train: onnx.ModelProto, forward: onnx.ModelProto) -> None:
-    """Forward node names survive; every node is forward, a decomposition of one, or backward."""
+    """Unique names; forward nodes keep the forward model's names (or are '<forward node>/<k>' pieces of
+    a decomposed one, or the loss); backward nodes are '<owner>/grad/<k>' with a forward node, an
+    initializer or the loss as owner."""
     names = [n.name for n in train.graph.node]
     assert len(set(names)) == len(names), "node names must be unique"
-    fwd_names = {n.name for n in forward.graph.node if n.name}
-    for n in train.graph.node:
-        if is_backward_node(n):
-            assert "/grad/" in n.name
-        else:
-            assert "/grad/" not in n.name
-    assert any(is_backward_node(n) for n in train.graph.node)
+    given = {n.name for n in forward.graph.node if n.name}
+    fwd = [n.name for n in train.graph.node if not is_backward_node(n)]
+    bwd = [n.name for n in train.graph.node if is_backward_node(n)]
+    assert bwd, "no backward nodes"
+    for name in fwd:
+        assert ("/grad/" not in name and (name in given or name.split("/")[0] in ("loss",)
+                or any(name.startswith(f"{g}/") for g in given) or name.endswith("/update/0")
+                or name.rsplit("_", 1)[-1].isdigit())), f"unexpected forward node name {name!r}"
+    owners = set(fwd) | {t.name for t in forward.graph.initializer} | {"loss"}
+    owners -= {n.name for n in forward.graph.node if n.op_type == "Constant"}
+    for name in bwd:
+        assert name.split("/grad/")[0] in owners, f"backward node {name!r} has no owner"
     assert train.ir_version <= 10
-    del fwd_names
 
 
 def gradcheck(model: onnx.ModelProto, loss: str = "mse", *, dtype: int | None = None, seed: int = 0,

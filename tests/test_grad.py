@@ -8,7 +8,6 @@ the op in double, float32 otherwise (tolerances justified in grad_helpers).
 from __future__ import annotations
 
 import numpy as np
-import onnx
 import pytest
 from grad_helpers import F32, F64, gradcheck, make_model, one_op, random_feeds, session
 from onnx import TensorProto, helper, numpy_helper
@@ -423,6 +422,18 @@ def test_shape_chain_is_folded_and_not_differentiated():
     train, _ = gradcheck(m, expect=["w"])
     ops = [n.op_type for n in train.graph.node]
     assert "Shape" not in ops and "Concat" not in ops
+
+
+def test_split_to_sequence_is_rewritten():
+    """torch.split as the dynamo exporter writes it: SplitToSequence + SequenceAt at constant positions."""
+    nodes = [helper.make_node("SplitToSequence", ["x", "sz"], ["seq"], name="split", axis=1),
+             helper.make_node("SequenceAt", ["seq", "i0"], ["a"], name="at0"),
+             helper.make_node("SequenceAt", ["seq", "i2"], ["b"], name="at2"),
+             helper.make_node("Mul", ["a", "b"], ["y"], name="mul")]
+    consts = {"sz": np.asarray(2), "i0": np.asarray(0), "i2": np.asarray(-1)}
+    train, _ = gradcheck(make_model(nodes, [], "y", {"x": rnd(3, 6)}, consts=consts))
+    ops = {n.op_type for n in train.graph.node}
+    assert "Split" in ops and "SplitToSequence" not in ops and "SequenceAt" not in ops
 
 
 def test_ops_with_float_constants_from_exporters():

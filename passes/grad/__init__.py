@@ -36,7 +36,8 @@ Naming convention (how a scheduler tells forward from backward): every backward 
 the Sum that accumulates the gradient of a value the forward node produces), ``<initializer>/grad/<k>``
 for accumulating a parameter's gradient, ``loss/grad/<k>`` for the loss's gradient. Forward nodes keep
 their names (unnamed ones become ``<OpType>_<index>``; a forward name containing ``/grad/`` has it
-rewritten to ``/grad_/``). Nodes from decomposing a forward node are named ``<forward node>/<k>``.
+rewritten to ``/grad_/``). Nodes from decomposing a forward node (BatchNormalization) are named
+``<forward node>/<k>``, except the one producing its output, which keeps the forward node's name.
 
 Ops with gradient rules: see ``supported_ops()``; an op on the path from a parameter to the loss without
 one raises UnsupportedOpError ("no gradient rule for op X (node Y)").

@@ -114,31 +114,29 @@ class Backward:
                     self.add(i, dx)
 
 
-def _rename(nodes: list[onnx.NodeProto], old: str, new: str) -> None:
+def _rename(nodes: list[onnx.NodeProto], mapping: dict[str, str]) -> None:
+    """Rename values in the inputs and outputs of ``nodes`` (one pass)."""
+    if not mapping:
+        return
     for node in nodes:
         for field in (node.input, node.output):
             for k, v in enumerate(field):
-                if v == old:
-                    field[k] = new
+                if v in mapping:
+                    field[k] = mapping[v]
 
 
 def _bind_outputs(em: Emitter, wanted: list[tuple[str, str, str]], fixed: set[str]) -> None:
     """Give value ``v`` the output name ``out`` for each (out, v, scope): rename it when a node of the
     emitter produces it and nothing else claims it, else add an Identity."""
     produced = {o for n in em.nodes for o in n.output}
-    current: dict[str, str] = {}
-    claimed: set[str] = set()
+    mapping: dict[str, str] = {}
     for out, v, scope in wanted:
-        v = current.get(v, v)
-        if v in produced and v not in fixed and v not in claimed:
-            _rename(em.nodes, v, out)
-            produced.add(out)
-            current[v] = out
-            claimed.add(out)
+        if v in produced and v not in fixed and v not in mapping:
+            mapping[v] = out
         else:
             with em.scope(scope):
-                em.op("Identity", v, out=out)
-            claimed.add(out)
+                em.op("Identity", mapping.get(v, v), out=out)
+    _rename(em.nodes, mapping)
 
 
 def _prune(nodes: list[onnx.NodeProto], outputs: Iterable[str]) -> list[onnx.NodeProto]:

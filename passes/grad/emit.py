@@ -83,14 +83,16 @@ class Emitter:
 
     # ---- nodes ------------------------------------------------------------------------------
     def op(self, op_type: str, *inputs: str, name: str | None = None, out: str | None = None,
-           **attrs: object) -> str:
+           node_name: str | None = None, **attrs: object) -> str:
         """Emit a one-output node and return its output name (``out`` when given)."""
-        return self.op_n(op_type, list(inputs), 1, name=name, outs=None if out is None else [out], **attrs)[0]
+        return self.op_n(op_type, list(inputs), 1, name=name, outs=None if out is None else [out],
+                         node_name=node_name, **attrs)[0]
 
     def op_n(self, op_type: str, inputs: Sequence[str], n_out: int, *, name: str | None = None,
-             outs: Sequence[str] | None = None, **attrs: object) -> list[str]:
-        """Emit a node with ``n_out`` outputs and return their names."""
-        node_name = self._next_name(name)
+             outs: Sequence[str] | None = None, node_name: str | None = None, **attrs: object) -> list[str]:
+        """Emit a node with ``n_out`` outputs and return their names. The node is named
+        ``<scope>/<name or k>``, or exactly ``node_name`` (which the caller keeps unique)."""
+        node_name = node_name if node_name is not None else self._next_name(name)
         if outs is None:
             outs = [self.names.value(node_name if n_out == 1 else f"{node_name}:{j}") for j in range(n_out)]
         else:

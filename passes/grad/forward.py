@@ -4,7 +4,8 @@ Each forward node becomes a :class:`FwdOp`: the node as gradient rules see it, p
 saved for the backward. Most nodes are kept as they are. Rewrites:
 
 - BatchNormalization (inference form, or training_mode=1 with three outputs): decomposed into
-  ReduceMean/Sub/Mul/Sqrt/Reciprocal ops that use batch statistics (the CUDA provider does not run
+  ReduceMean/Sub/Mul/Sqrt/Reciprocal ops that use batch statistics (the node producing Y keeps the
+  BatchNormalization node's name, the others are ``<name>/<k>``) (the CUDA provider does not run
   BatchNormalization's training mode at opset >= 14), plus the running-statistics update
   ``running * momentum + batch_stat * (1 - momentum)`` with the population variance, as the ONNX
   specification (and ONNX Runtime) define it. x̂, 1/σ and the reshaped scale are saved.
@@ -90,7 +91,7 @@ def lower_batch_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tuple[
         xhat = em.op("Mul", xc, invstd)
         scale_r = em.reshape(scale, bshape)
         y = em.op("Mul", xhat, scale_r)
-        em.op("Add", y, em.reshape(bias, bshape), out=node.output[0])
+        em.op("Add", y, em.reshape(bias, bshape), out=node.output[0], node_name=node.name)
         updates = []
         for k, (stat, batch_stat) in enumerate(((rmean, mean), (rvar, var))):
             sdt = dtypes[stat]

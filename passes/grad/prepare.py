@@ -7,6 +7,8 @@
 - every graph input has a static shape (a symbolic batch dimension is bound to ``batch``);
 - constant subgraphs (Shape/Gather/Unsqueeze/Concat chains, Constant nodes, CastLike of constants, ...)
   are folded into initializers, so Reshape targets, Slice bounds and Resize scales are known values;
+- SplitToSequence read only by SequenceAt at constant positions (the dynamo exporter's ``torch.split``)
+  becomes Split + Identity (or Squeeze), so no sequence values remain;
 - every value has a static shape and dtype after shape inference (``data_prop=True``);
 - every node has a unique name, and no forward name contains the backward marker ``/grad/``.
 """

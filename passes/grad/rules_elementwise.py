@@ -40,7 +40,7 @@ def mul_grad(ctx: RuleContext, dys: list) -> list:
 
 @rule("Div")
 def div_grad(ctx: RuleContext, dys: list) -> list:
-    dy, (a, b), y = dys[0], ctx.x, ctx.y[0]
+    dy, b, y = dys[0], ctx.x[1], ctx.y[0]
     da = _unb(ctx, ctx.op("Div", dy, b), 0) if ctx.need(0) else None
     db = None
     if ctx.need(1):  # d(a/b)/db = -y/b

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .emit import Emitter, np_dtype
+from .emit import Emitter
 from .registry import RuleContext, rule
 
 
@@ -71,11 +71,6 @@ def conv_weight_grad(em: Emitter, inp: str, gout: str, in_shape: Sequence[int], 
     if kk != list(k):
         r = em.slice(r, [0] * n, list(k), rest)
     return em.transpose(r, [1, 0] + rest)
-
-
-def _bias_grad(ctx: RuleContext, dy: str) -> str:
-    return ctx.em.reduce_sum(dy, [0] + list(range(2, ctx.rank(dy if dy in ctx.shapes else ctx.y[0]))),
-                             keepdims=False)
 
 
 @rule("Conv")
