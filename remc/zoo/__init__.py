@@ -33,7 +33,7 @@ from remc.zoo.segmentation import build_fcn8, build_segnet, build_unet
 from remc.zoo.vgg import build_vgg
 
 __all__ = ["list_models", "build", "paper_config", "small_config", "export", "param_count",
-           "initializer_roles", "model_task", "is_shape_only"]
+           "initializer_roles", "model_task", "size_parameters", "is_shape_only", "TASKS"]
 
 TASKS = ("classification", "segmentation", "language-model")
 
