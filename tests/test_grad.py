@@ -130,6 +130,11 @@ def test_clip():
     gradcheck(one_op("Clip", {"x": x}, inputs=["x", "", "hi"], consts={"hi": np.asarray(0.2)}))
 
 
+def test_prelu():  # float only on ORT CPU
+    gradcheck(one_op("PRelu", {"x": f32(2, 3, 4), "s": f32(3, 1, positive=True)}))
+    gradcheck(one_op("PRelu", {"x": f32(2, 3, 4), "s": f32(4)}))
+
+
 def test_where_max_min():
     cond = R.random((3, 4)) > 0.5
     gradcheck(one_op("Where", {"a": rnd(3, 4), "b": rnd(4)}, inputs=["c", "a", "b"], consts={"c": cond}))

@@ -223,7 +223,7 @@ def _assemble(model: onnx.ModelProto, prep: Prepared, em: Emitter, bw: Backward,
     out_names = ["loss"] + [w[0] for w in wanted]
     nodes = _prune(em.nodes, out_names)
     used = {i for n in nodes for i in n.input}
-    inits = [t for t in list(g.initializer) + list(em.initializers) if t.name in used or t.name in params]
+    inits = [t for t in list(g.initializer) + list(em.initializers) if t.name in used]
     outputs = [helper.make_tensor_value_info("loss", prep.dtypes[lossinfo.logits], [])]
     outputs += [helper.make_tensor_value_info(w[0], prep.dtypes[src], list(prep.shapes[src]))
                 for w, src in zip(wanted, sources)]

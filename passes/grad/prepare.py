@@ -49,6 +49,13 @@ class Prepared:
     """Known values: initializers (all, trainable ones too: read their values with care)."""
 
 
+def initializer_values(g: onnx.GraphProto, skip: set[str] | None = None) -> dict[str, np.ndarray]:
+    """Values of the initializers that hold data (external-data ones, e.g. shape-only weights, are left
+    out: their values are unknown here)."""
+    return {t.name: numpy_helper.to_array(t) for t in g.initializer
+            if t.data_location != TensorProto.EXTERNAL and (skip is None or t.name not in skip)}
+
+
 def default_opset(model: onnx.ModelProto) -> int:
     """The model's default-domain ("" / ai.onnx) opset version."""
     for imp in model.opset_import:
@@ -183,8 +190,7 @@ def fold_constants(model: onnx.ModelProto, frozen: set[str], opset: int) -> onnx
     """
     g = model.graph
     shapes, dtypes = static_types_lenient(model)
-    known: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in g.initializer
-                                    if t.name not in frozen}
+    known = initializer_values(g, frozen)
     keep: list[onnx.NodeProto] = []
     new_inits: list[TensorProto] = []
     for node in g.node:
@@ -264,7 +270,7 @@ def split_sequences(model: onnx.ModelProto) -> onnx.ModelProto:
     """Rewrite SplitToSequence whose sequence is only read by SequenceAt at constant positions (the
     dynamo exporter's ``torch.split``) into Split + Identity/Squeeze: tensors with static shapes."""
     g = model.graph
-    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    consts = initializer_values(g)
     shapes, _ = static_types_lenient(model)
     users: dict[str, list[onnx.NodeProto]] = {}
     for node in g.node:
@@ -340,7 +346,7 @@ def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prep
     m = split_sequences(m)
     m = infer(m)
     shapes, dtypes = static_types(m)
-    consts = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+    consts = initializer_values(m.graph)
     return Prepared(m, opset, shapes, dtypes, consts)
 
 

@@ -156,6 +156,15 @@ def leaky_relu_grad(ctx: RuleContext, dys: list) -> list:
     return [ctx.op("Where", pos, dys[0], ctx.op("Mul", dys[0], ctx.scalar(alpha, ctx.y[0])))]
 
 
+@rule("PRelu")
+def prelu_grad(ctx: RuleContext, dys: list) -> list:  # y = x (x > 0), slope x (x <= 0)
+    (x, slope), dy = ctx.x, dys[0]
+    pos = ctx.op("Greater", x, _zero(ctx))
+    dx = ctx.op("Where", pos, dy, ctx.op("Mul", dy, slope)) if ctx.need(0) else None
+    ds = _unb(ctx, ctx.op("Where", pos, _zero(ctx), ctx.op("Mul", dy, x)), 1) if ctx.need(1) else None
+    return [dx, ds]
+
+
 @rule("Elu")
 def elu_grad(ctx: RuleContext, dys: list) -> list:  # x <= 0: y + alpha
     alpha, (x,), y = float(ctx.attr("alpha", 1.0)), ctx.x, ctx.y[0]
