@@ -536,6 +536,13 @@ def test_trainable_override_and_roles():
         build_training_graph(model, "mse", trainable=["nope"])
 
 
+def test_unsorted_graph_is_rejected():
+    nodes = [helper.make_node("Relu", ["h"], ["y"], name="second"),
+             helper.make_node("Neg", ["x"], ["h"], name="first")]
+    with pytest.raises(ModelError, match="topological order"):
+        build_training_graph(make_model(nodes, [], "y", {"x": rnd(2)}), "mse")
+
+
 def test_bad_arguments():
     model = one_op("Relu", {"x": rnd(2, 2)})
     with pytest.raises(ModelError, match="unknown loss"):

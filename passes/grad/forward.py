@@ -99,8 +99,7 @@ def lower_batch_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tuple[
             new = em.op("Mul", em.reshape(batch_stat, [c]), em.scalar(1.0 - momentum, sdt))
             out = node.output[k + 1] if len(node.output) > k + 1 and node.output[k + 1] else None
             updates.append(RunningUpdate(stat, em.op("Add", old, new, out=out)))
-    seen = _with_outputs(node, [node.output[0]])
-    return FwdOp(seen, {"xhat": xhat, "invstd": invstd, "scale": scale_r}), updates
+    return FwdOp(node, {"xhat": xhat, "invstd": invstd, "scale": scale_r}), updates
 
 
 def lower_forward(em: Emitter, nodes: list[onnx.NodeProto], shapes: dict[str, tuple[int, ...]],
