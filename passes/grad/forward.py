@@ -13,8 +13,11 @@ saved for the backward. Most nodes are kept as they are. Rewrites:
   recomputation would draw a new one).
 - MaxPool: the Indices output added. LayerNormalization: the Mean and InvStdDev outputs added.
 
-Loss (named "loss", the mean over the batch): "cross-entropy" is SoftmaxCrossEntropyLoss with
-reduction="mean" (over every sample, pixel or token) and its log_prob output; "mse" is
+Loss (named "loss", the mean over the batch): "cross-entropy" is -mean(log_softmax(y)[label]) over
+every sample, pixel or token, as LogSoftmax + GatherElements + ReduceSum (SoftmaxCrossEntropyLoss
+would be one node, but stock onnxruntime-gpu has no CUDA kernel for it: that kernel is built only into
+ORT's training packages); its gradient is (softmax - onehot) / count, the one-hot part as a
+ScatterElements add at the labels, so no [N, C, ...] one-hot tensor exists. "mse" is
 ReduceMean((y - labels)^2) over all elements.
 """
 from __future__ import annotations
@@ -162,21 +165,21 @@ def build_loss(em: Emitter, kind: str, logits: str, shapes: dict[str, tuple[int,
             label = helper.make_tensor_value_info(label_name, dt, list(ys))
             diff = em.op("Sub", logits, label_name, name="diff")
             sq = em.op("Mul", diff, diff, name="square")
-            value = em.op("ReduceMean", sq, keepdims=0, name="mean", out="loss")
+            value = em.op("ReduceMean", sq, keepdims=0, out="loss", node_name=em.names.node("loss"))
             return Loss(kind, logits, label, value, {"diff": diff}, 1)
         if len(ys) < 2:
             raise ModelError(f"cross-entropy needs logits of rank >= 2 ([N, C, ...]); output {logits!r} "
                              f"has shape {list(ys)}")
         ca = class_axis % len(ys)
-        t = logits
-        if ca != 1:
-            perm = [0, ca] + [a for a in range(1, len(ys)) if a != ca]
-            t = em.op("Transpose", logits, perm=perm, name="transpose")
-        tshape = [ys[0], ys[ca]] + [d for a, d in enumerate(ys) if a not in (0, ca)]
-        label = helper.make_tensor_value_info(label_name, TensorProto.INT64, [tshape[0]] + tshape[2:])
-        outs = em.op_n("SoftmaxCrossEntropyLoss", [t, label_name], 2, name="cross_entropy",
-                       outs=["loss", em.names.value("loss.log_prob")], reduction="mean")
-        return Loss(kind, logits, label, outs[0], {"log_prob": outs[1], "logits_t": t}, ca)
+        lshape = [d for a, d in enumerate(ys) if a != ca]
+        label = helper.make_tensor_value_info(label_name, TensorProto.INT64, lshape)
+        count = int(np.prod(lshape))
+        log_prob = em.op("LogSoftmax", logits, axis=ca, name="log_softmax")
+        idx = em.op("Unsqueeze", label_name, em.ints([ca]), name="label_index")
+        picked = em.op("GatherElements", log_prob, idx, axis=ca, name="pick")
+        total = em.op("ReduceSum", picked, keepdims=0, name="sum")
+        value = em.op("Mul", total, em.scalar(-1.0 / count, dt), out="loss", node_name=em.names.node("loss"))
+        return Loss(kind, logits, label, value, {"log_prob": log_prob, "index": idx}, ca)
 
 
 def seed_gradient(em: Emitter, loss: Loss, shapes: dict[str, tuple[int, ...]], dtypes: dict[str, int]) -> str:
@@ -186,14 +189,11 @@ def seed_gradient(em: Emitter, loss: Loss, shapes: dict[str, tuple[int, ...]], d
     with em.scope("loss/grad"):
         if loss.kind == "mse":
             return em.op("Mul", loss.saved["diff"], em.scalar(2.0 / n, dt))
+        # softmax / count everywhere, minus 1 / count at each label (ScatterElements adds it)
         ca = loss.class_axis
-        c = ys[ca]
-        rank = len(ys)
-        classes = em.const(np.arange(c, dtype=np.int64).reshape([1, c] + [1] * (rank - 2)))
-        onehot = em.op("Cast", em.op("Equal", em.unsqueeze(loss.label.name, [1]), classes), to=dt)
-        prob = em.op("Exp", loss.saved["log_prob"])
-        g = em.op("Mul", em.op("Sub", prob, onehot), em.scalar(c / n, dt))
-        if ca != 1:
-            perm = [0, ca] + [a for a in range(1, rank) if a != ca]
-            g = em.transpose(g, list(np.argsort(perm)))
-        return g
+        count = n // ys[ca]
+        g = em.op("Mul", em.op("Exp", loss.saved["log_prob"]), em.scalar(1.0 / count, dt))
+        ishape = [1 if a == ca else d for a, d in enumerate(ys)]
+        minus = em.op("ConstantOfShape", em.ints(ishape),
+                      value=helper.make_tensor("value", dt, [1], [-1.0 / count]))
+        return em.op("ScatterElements", g, loss.saved["index"], minus, axis=ca, reduction="add")
