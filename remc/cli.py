@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
-    d.add_argument("--fraction", type=float, default=0.6, help="budget as a fraction of the checkpoint-all peak")
+    d.add_argument("--fraction", type=float, default=0.7, help="budget as a fraction of the checkpoint-all peak")
+    d.add_argument("--batch", type=int, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     d.add_argument("--time-limit", type=float, default=60.0)
     d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")

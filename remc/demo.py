@@ -15,9 +15,9 @@ from .errors import RemcError
 from .sizes import format_size
 
 
-def run_demo(model: str = "resnet50", *, fraction: float = 0.6, strategy: str = "checkmate",
+def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = "checkmate",
              time_limit: float = 60.0, device: str = "cpu", workdir: str | None = None,
-             size: str = "small", batch: int | None = None) -> dict[str, Any]:
+             size: str = "small", batch: int | None = 8) -> dict[str, Any]:
     """Compile zoo ``model`` at ``fraction`` of its checkpoint-all peak and run it; the report."""
     from . import zoo
     from .ir.onnx_io import save_model, write_text_atomic
@@ -68,7 +68,7 @@ def print_demo(rep: dict[str, Any]) -> None:
 def demo_command(args: argparse.Namespace) -> int:
     from .errors import RuntimeFailure
     rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
-                   device=args.device, workdir=args.workdir)
+                   device=args.device, workdir=args.workdir, batch=args.batch)
     print_demo(rep)
     if not rep["outputs_match"]:
         raise RuntimeFailure(rep.get("error", "outputs differ"))

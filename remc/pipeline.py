@@ -233,7 +233,7 @@ def run(passes: list[Pass], state: State, *, on_pass: Callable[[Pass, State], No
     return state
 
 
-def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granularity: str = "fine",
+def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granularity: str = "coarse",
                      strategy: str = "checkpoint-all", device: str = "cpu", **solver: Any) -> list[Pass]:
     """The standard compile pipeline, one stage per line."""
     return [
