@@ -7,11 +7,14 @@ joins an existing unit P when
 1. c is not an anchor (a compute-heavy forward op such as Conv, MatMul, pooling: each starts a unit, so the
    solver can still choose per layer what to keep), for forward nodes;
 2. every unit of c's own phase that c reads from is P (reads from the other phase are free: forward nodes
-   never depend on backward ones, so such a read cannot close a cycle) — this keeps the unit graph acyclic;
+   never depend on backward ones, so such a read cannot close a cycle) — this keeps the unit graph acyclic.
+   The forward phase is the loss's ancestors plus, under the naming convention below, the other nodes no
+   gradient feeds (running-statistics updates join the unit of the batch statistics they read);
 3. for backward nodes, P serves the same forward unit: backward nodes named ``<forward node>/grad/...``
    (the gradient builder's convention) are grouped by the forward unit of their forward node.
 
-A unit's internal values become its workspace and its outputs read elsewhere its M_v (passes/dagbuild.py),
+Nodes that read only parameters (a reshaped BatchNorm scale, a transposed weight) join the unit of
+their first reader. A unit's internal values become its workspace and its outputs read elsewhere its M_v (passes/dagbuild.py),
 so a coarse plan is still exact at ONNX granularity. Units are returned in a topological order.
 """
 from __future__ import annotations
@@ -34,15 +37,19 @@ def owner_name(node: Node) -> str | None:
 
 def coarse_units(graph: Graph) -> list[list[Node]]:
     """Partition the graph's nodes into units (see the module docstring)."""
-    fwd = forward_nodes(graph)
+    fwd = _forward_phase(graph)
     unit_of: dict[Node, int] = {}
     units: list[list[Node]] = []
     group_unit: dict[object, int] = {}   # backward: forward unit served -> latest backward unit for it
     by_name = {n.name: n for n in graph.nodes}
+    pending: list[Node] = []             # nodes reading only parameters (and other pending nodes)
     for node in graph.nodes:
+        producers = [v.producer for v in node.inputs if v is not None and v.producer is not None]
+        if all(v is None or v.kind == "param" or v.producer in pending for v in node.inputs):
+            pending.append(node)
+            continue
         is_fwd = node in fwd
-        preds = {unit_of[v.producer] for v in node.inputs
-                 if v is not None and v.producer is not None and (v.producer in fwd) == is_fwd}
+        preds = {unit_of[p] for p in producers if p in unit_of and (p in fwd) == is_fwd}
         target = key = None
         if is_fwd:
             if node.op_type not in ANCHORS and len(preds) == 1:
@@ -57,11 +64,45 @@ def coarse_units(graph: Graph) -> list[list[Node]]:
         if target is None or any(n.op_type in RANDOM_OPS for n in units[target]):
             target = len(units)
             units.append([])
+        for p in _pending_inputs(node, pending):
+            units[target].append(p)
+            unit_of[p] = target
         units[target].append(node)
         unit_of[node] = target
         if not is_fwd:
             group_unit[key] = target
+    for p in pending:  # read by nothing scheduled (or only by graph outputs)
+        unit_of[p] = len(units)
+        units.append([p])
     return _topological(units, unit_of)
+
+
+def _pending_inputs(node: Node, pending: list[Node]) -> list[Node]:
+    """The pending (parameter-only) nodes ``node`` reads, transitively, removed from ``pending`` in order."""
+    need: set[Node] = set()
+    stack = [v.producer for v in node.inputs if v is not None and v.producer in pending]
+    while stack:
+        p = stack.pop()
+        if p not in need:
+            need.add(p)
+            stack.extend(v.producer for v in p.inputs if v is not None and v.producer in pending)
+    taken = [p for p in pending if p in need]
+    pending[:] = [p for p in pending if p not in need]
+    return taken
+
+
+def _forward_phase(graph: Graph) -> set[Node]:
+    """Nodes grouped as forward: the loss's ancestors and, when the graph follows the '/grad/' naming
+    convention, every other node that no gradient node feeds (running-statistics updates)."""
+    fwd = forward_nodes(graph)
+    if not any("/grad/" in n.name for n in graph.nodes):
+        return fwd
+    out = set(fwd)
+    for n in graph.nodes:
+        if n not in out and "/grad/" not in n.name and all(
+                v is None or v.producer is None or v.producer in out for v in n.inputs):
+            out.add(n)
+    return out
 
 
 def _backward_group(node: Node, unit_of: dict[Node, int], by_name: dict[str, Node]) -> object:
