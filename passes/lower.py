@@ -28,6 +28,7 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     current: dict[str, str] = {}
     count: dict[str, int] = {}
     protos: list[onnx.NodeProto] = []
+    copies: set[int] = set()  # indices of recomputed copies in ``protos``
     for stage in plan.stages:
         for stmt in stage:
             if not isinstance(stmt, Compute):
@@ -38,10 +39,38 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
                 node = by_name.get(node_name)
                 if node is None:
                     raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
+                if k:
+                    copies.add(len(protos))
                 protos.append(_emit(node.proto, k, current))
-    _drop_dead_optional_outputs(protos, {v.name for v in graph.outputs})
+    outputs = {v.name for v in graph.outputs}
+    protos = _drop_dead_copies(protos, copies, outputs)
+    _drop_dead_optional_outputs(protos, outputs)
     from ..runtime import order_for_ort
     return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"))
+
+
+def _drop_dead_copies(protos: list[onnx.NodeProto], copies: set[int], graph_outputs: set[str]
+                      ) -> list[onnx.NodeProto]:
+    """Remove recomputed copies whose outputs nothing reads (e.g. a unit's running-statistics update when
+    the unit is recomputed for its activations): ONNX Runtime would keep their outputs to the end of the
+    run. Removing them only lowers cost and memory below what the plan was validated at."""
+    readers: dict[str, int] = {}
+    for p in protos:
+        for name in p.input:
+            readers[name] = readers.get(name, 0) + 1
+    dead: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for k, p in enumerate(protos):
+            if k in dead or k not in copies:
+                continue
+            if all(not o or (readers.get(o, 0) == 0 and o not in graph_outputs) for o in p.output):
+                dead.add(k)
+                changed = True
+                for name in p.input:
+                    readers[name] -= 1
+    return [p for k, p in enumerate(protos) if k not in dead]
 
 
 def _drop_dead_optional_outputs(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> None:
