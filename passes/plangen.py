@@ -45,7 +45,7 @@ def generate_plan(dag: DAG, schedule: Schedule, *, early_free: bool = True, grap
     stages = _algorithm1(dag, schedule.R, schedule.S)
     if early_free:
         stages = _hoist(dag, stages)
-    report = {str(k): plain_value(str(k), v) for k, v in schedule.report.items()}
+    report = {str(k): plain_value(str(k), v) for k, v in schedule.report.items() if _scalar(v)}
     return Plan(graph=graph_name, budget=budget, constant=int(dag.constant), strategy=schedule.strategy,
                 granularity=granularity, units=unit_table(dag), stages=stages, report=report)
 
@@ -118,3 +118,8 @@ def _hoist(dag: DAG, stages: list[list[Stmt]]) -> list[list[Stmt]]:
             row.extend(Deallocate(r) for _, r in sorted(after.get((t, pos), [])))
         out.append(row)
     return out
+
+
+def _scalar(value: object) -> bool:
+    """Report entries a plan carries: scalars (solver details such as per-ε trial lists stay in the report)."""
+    return value is None or isinstance(value, (str, bool, int, float, np.generic))
