@@ -22,10 +22,12 @@ LINEAR_ONLY = ("griewank", "chen-sqrtn", "chen-greedy")
 # Training-DAG generators: a forward DAG plus the backward an autodiff would build for it.
 
 def training_dag(n_fwd: int, fwd_edges: list[tuple[int, int]], *, needs: str | list[str] = "both",
-                 mem=None, cost=None, no_recompute=(), workspace=None, constant: int = 0) -> DAG:
+                 mem=None, cost=None, no_recompute=(), workspace=None, constant: int = 0,
+                 ops: list[str] | None = None) -> DAG:
     """Forward units 0..n_fwd-1 (the last one is the loss), then one gradient unit per forward unit that
     reaches the loss, in reverse topological order. grad(v) uses grad(u) for every forward user u of v and
-    the forward values its kind needs: 'in' (v's inputs), 'out' (v itself), 'both' or 'none'."""
+    the forward values its kind needs: 'in' (v's inputs), 'out' (v itself), 'both' or 'none'. ``ops``
+    names the forward units' ops (gradient units get 'Grad')."""
     kinds = [needs] * n_fwd if isinstance(needs, str) else list(needs)
     succ = {v: [] for v in range(n_fwd)}
     pred = {v: [] for v in range(n_fwd)}
@@ -53,33 +55,45 @@ def training_dag(n_fwd: int, fwd_edges: list[tuple[int, int]], *, needs: str | l
     nr[list(no_recompute)] = True
     return DAG(tuple(names), ones if cost is None else np.resize(cost, n),
                np.ones(n, dtype=np.int64) if mem is None else np.resize(mem, n), np.array(edges).reshape(-1, 2),
-               constant, None if workspace is None else np.resize(workspace, n), np.arange(n) >= n_fwd, nr)
+               constant, None if workspace is None else np.resize(workspace, n), np.arange(n) >= n_fwd, nr,
+               None if ops is None else tuple(ops) + ("Grad",) * (n - n_fwd))
 
 
 def chain_edges(n: int) -> list[tuple[int, int]]:
     return [(i, i + 1) for i in range(n - 1)]
 
 
-def residual_edges(blocks: int) -> tuple[int, list[tuple[int, int]]]:
-    """stem -> [c1 -> c2 -> add(block input, c2)] * blocks -> head (loss)."""
+def residual_edges(blocks: int, branch: int = 10) -> tuple[int, list[tuple[int, int]]]:
+    """stem -> [branch of ``branch`` units -> add(block input, branch)] * blocks -> head (the loss)."""
     edges, x, v = [], 0, 1
     for _ in range(blocks):
-        edges += [(x, v), (v, v + 1), (v + 1, v + 2), (x, v + 2)]
-        x, v = v + 2, v + 3
+        edges += [(x, v)] + [(v + k, v + k + 1) for k in range(branch)] + [(x, v + branch)]
+        x, v = v + branch, v + branch + 1
     edges.append((x, v))
     return v + 1, edges
 
 
-def unet_edges(depth: int) -> tuple[int, list[tuple[int, int]]]:
-    """Encoder e_1..e_d, bottleneck, decoder d_d..d_1 where d_i uses d_{i+1} and the skip e_i, loss."""
-    n = 2 * depth + 2
-    enc = list(range(depth))
-    dec = [2 * depth - i for i in range(depth)]            # dec[i] is d_{i+1}
-    edges = chain_edges(depth + 1)                          # e_1 .. e_d -> bottleneck (unit depth)
-    edges += [(depth + k, depth + k + 1) for k in range(depth)]
-    edges += [(enc[i], dec[i]) for i in range(depth)]
-    edges.append((2 * depth, n - 1))
-    return n, sorted(edges)
+def unet_edges(depth: int, level: int = 1) -> tuple[int, list[tuple[int, int]]]:
+    """Encoder levels of ``level`` units, a bottleneck, mirrored decoder levels whose first unit also
+    takes the skip from its encoder level's last unit, the loss."""
+    loss = 2 * depth * level + 1
+    edges = chain_edges(loss + 1)
+    for i in range(depth):
+        edges.append(((i + 1) * level - 1, depth * level + 1 + (depth - 1 - i) * level))
+    return loss + 1, sorted(set(edges))
+
+
+def diamond_chain(layers: int, **kw) -> DAG:
+    """A linear network whose layers are conv -> decomposed normalization (mean, var, normalize) -> relu,
+    then a loss: small diamonds inside each layer, as ONNX exports of VGG or MobileNet have."""
+    edges, v = [], 0
+    for _ in range(layers):
+        conv, mean, var, norm, relu = v, v + 1, v + 2, v + 3, v + 4
+        edges += [(conv, mean), (conv, var), (mean, var), (conv, norm), (mean, norm), (var, norm), (norm, relu)]
+        edges.append((relu, relu + 1))
+        v += 5
+    ops = ["Conv", "ReduceMean", "Sub+Mul+ReduceMean", "Sub+Div", "Relu"] * layers + ["SoftmaxCrossEntropyLoss"]
+    return training_dag(v + 1, edges, ops=ops, **kw)
 
 
 def random_training_dag(rng: np.random.Generator) -> DAG:
@@ -156,11 +170,14 @@ def test_random_dags_every_strategy_is_valid(seed):
 
 
 @pytest.mark.parametrize("name", list(BASELINES))
-@pytest.mark.parametrize("shape", ["chain", "residual", "unet"])
+@pytest.mark.parametrize("shape", ["chain", "residual", "unet", "diamonds"])
 def test_structured_graphs(name, shape):
-    n, edges = {"chain": (12, chain_edges(12)), "residual": residual_edges(4), "unet": unet_edges(4)}[shape]
-    dag = training_dag(n, edges, mem=np.arange(1, 3 * n) % 7 + 1)
-    if name in LINEAR_ONLY and shape != "chain":
+    if shape == "diamonds":
+        dag = diamond_chain(4, mem=np.arange(1, 60) % 7 + 1)
+    else:
+        n, edges = {"chain": (12, chain_edges(12)), "residual": residual_edges(3), "unet": unet_edges(3)}[shape]
+        dag = training_dag(n, edges, mem=np.arange(1, 3 * n) % 7 + 1)
+    if name in LINEAR_ONLY and shape in ("residual", "unet"):
         with pytest.raises(RemcError, match=f"{name} needs a linear forward graph"):
             solve_baseline(name, dag)
         return
@@ -174,19 +191,48 @@ def test_structured_graphs(name, shape):
 
 def test_articulation_points():
     assert articulation_candidates(training_dag(6, chain_edges(6))).tolist() == list(range(6))
-    n, edges = residual_edges(3)                            # block boundaries only: 0, 3, 6, 9 and the head
+    n, edges = residual_edges(3, branch=2)                  # block boundaries only: 0, 3, 6, 9 and the head
     assert articulation_candidates(training_dag(n, edges)).tolist() == [0, 3, 6, 9, 10]
     n, edges = unet_edges(3)                                # long skips leave only the two ends
     assert articulation_candidates(training_dag(n, edges)).tolist() == [0, n - 2, n - 1]
+    # conv and relu of each layer, not the statistics of the normalization
+    assert articulation_candidates(diamond_chain(3)).tolist() == [0, 3, 4, 5, 8, 9, 10, 13, 14, 15]
+
+
+def test_side_branch_articulation_point_is_no_candidate():
+    """A unit that only cuts off a dangling side computation (here f3, the only user of f2, which reads
+    nothing but parameters) is an articulation point inside a residual block, but separates nothing."""
+    edges = [(0, 1), (1, 3), (2, 3), (3, 4), (0, 4), (4, 5)]
+    assert articulation_candidates(training_dag(6, edges)).tolist() == [0, 4, 5]
 
 
 def test_linear_detection():
     assert linear_chain(training_dag(5, chain_edges(5)))[0].tolist() == [0, 1, 2, 3, 4]
-    n, edges = residual_edges(1)
-    chain, why = linear_chain(training_dag(n, edges))
-    assert chain is None and "skips" in why
-    chain, why = linear_chain(training_dag(3, [(0, 2), (1, 2)]))      # f1 does not use f0
-    assert chain is None and "skips" in why
+    dag = diamond_chain(3)                                  # side computations of a layer: linear
+    assert linear_chain(dag)[0].tolist() == [0, 3, 4, 5, 8, 9, 10, 13, 14, 15]
+    chain, why = linear_chain(DAG(dag.names, dag.cost, dag.mem, dag.edges, backward=dag.backward))
+    assert chain is None and "'f1' branches off between 'f0' and 'f3'" in why       # no op names: paths only
+    n, edges = residual_edges(2, branch=2)                  # a residual branch holds a layer: not linear
+    chain, why = linear_chain(training_dag(n, edges, ops=["Conv"] * n))
+    assert chain is None and "'f1' branches off between 'f0' and 'f3'" in why
+    chain, why = linear_chain(training_dag(n, edges, ops=["Conv", "Mul", "Add", "Add", "Mul", "Add", "Add", "Loss"]))
+    assert chain is not None                                # ... unless it only holds side computations
+    assert linear_chain(training_dag(4, [(0, 3), (2, 3)]))[0] is None            # f1 dead, f2 a side input
+    chain, why = linear_chain(training_dag(4, [(1, 3), (2, 3)]))                 # f0 disconnected from the loss
+    assert chain is None and "not connected" in why
+
+
+def test_chen_is_ap_on_linear_networks():
+    dag = diamond_chain(6, needs="both", mem=np.arange(62) % 5 + 1)
+    for a, b in [("chen-sqrtn", "ap-sqrtn")]:
+        x, y = solve_baseline(a, dag), solve_baseline(b, dag)
+        assert np.array_equal(x.R, y.R) and np.array_equal(x.S, y.S)
+    xs, ys = tradeoff("chen-greedy", dag), tradeoff("ap-greedy", dag)
+    assert [x.report["checkpoints"] for x in xs] == [y.report["checkpoints"] for y in ys]
+    for d in (dag, training_dag(9, chain_edges(9), needs="both")):
+        full = griewank(d, slots=100)                   # a slot for every layer: checkpoint-all exactly
+        assert_sound(d, full)
+        assert full.report["recomputations"] == 0 and full.report["peak"] == checkpoint_all(d).peak(d)
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from .griewank import advances, binomial_plan, forward_steps, griewank, griewank
 from .search import Candidate, cheapest, least_peak
 
 __all__ = ["BASELINES", "solve_baseline", "tradeoff", "family", "Candidate", "cheapest", "least_peak",
-           "checkpoint_all", "griewank", "chen_sqrtn", "chen_greedy", "ap_sqrtn", "ap_greedy", "lin_sqrtn", "lin_greedy", "checkpoint_s",
-           "articulation_candidates", "linear_chain", "forward_steps", "advances", "binomial_plan"]
+           "checkpoint_all", "griewank", "chen_sqrtn", "chen_greedy", "ap_sqrtn", "ap_greedy", "lin_sqrtn",
+           "lin_greedy", "checkpoint_s", "articulation_candidates", "linear_chain", "forward_steps", "advances",
+           "binomial_plan"]
 
 
 def checkpoint_all(dag: DAG, budget: int | None = None) -> Schedule:

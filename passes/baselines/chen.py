@@ -3,8 +3,9 @@ appendix B): on the linear forward graph itself (chen-*), on the articulation po
 (ap-*), and on the forward graph linearized in topological order (lin-*).
 
 Each selects checkpoints among candidate forward units; ``checkpoint_s`` turns the checkpoint set into S
-with Chen's semantics, and R is the least recomputation for that S. On a linear forward graph the three
-candidate sets coincide, so chen-*, ap-* and lin-* give identical schedules.
+with Chen's semantics, and R is the least recomputation for that S. Chen's candidates are the layer
+boundaries of a linear network (``linear_chain``), which are its articulation points: chen-* and ap-* agree
+wherever chen-* applies, and on a path graph (every unit a layer) all three give identical schedules.
 """
 from __future__ import annotations
 
@@ -182,7 +183,8 @@ def _greedy(dag: DAG, budget: int | None, candidates: np.ndarray, strategy: str,
 
 
 def chen_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
-    """Chen et al. sqrt(n) on a linear forward graph (RemcError otherwise). No knob: ``budget`` is unused."""
+    """Chen et al. sqrt(n) over the layers of a linear forward graph (RemcError otherwise; see
+    ``linear_chain``). No knob: ``budget`` is unused."""
     return sqrtn_schedule(dag, require_linear(dag, "chen-sqrtn"), "chen-sqrtn")
 
 
@@ -198,7 +200,7 @@ def lin_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
 
 def chen_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
                 max_points: int | None = None) -> Schedule:
-    """Chen et al. greedy on a linear forward graph (RemcError otherwise).
+    """Chen et al. greedy over the layers of a linear forward graph (RemcError otherwise).
 
     With ``b`` (segment budget, bytes) that one schedule; else the cheapest over every distinct b (or
     ``max_points`` of them) whose peak fits ``budget``, InfeasibleError when none does.

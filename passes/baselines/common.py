@@ -26,37 +26,23 @@ def forward_edges(dag: DAG) -> np.ndarray:
     return e[~dag.backward[e[:, 0]] & ~dag.backward[e[:, 1]]]
 
 
-def linear_chain(dag: DAG) -> tuple[np.ndarray | None, str]:
-    """(forward units, "") when the forward graph is one path f_0 -> f_1 -> ... in topological order,
-    else (None, the first reason it is not)."""
-    fwd = forward_units(dag)
-    expected = {(int(a), int(b)) for a, b in zip(fwd[:-1], fwd[1:])}
-    for a, b in forward_edges(dag).tolist():
-        if (a, b) not in expected:
-            skipped = [dag.names[v] for v in fwd[(fwd > a) & (fwd < b)][:1]]
-            return None, f"forward edge {dag.names[a]!r} -> {dag.names[b]!r} skips {skipped[0]!r}"
-        expected.discard((a, b))
-    if expected:
-        a, b = min(expected)
-        return None, f"forward unit {dag.names[b]!r} does not use {dag.names[a]!r} (two disconnected pieces)"
-    return fwd, ""
-
-
-def require_linear(dag: DAG, strategy: str) -> np.ndarray:
-    """The forward chain, or RemcError naming why ``strategy`` cannot run on this graph."""
-    chain, why = linear_chain(dag)
-    if chain is None:
-        raise RemcError(f"{strategy} needs a linear forward graph: {why}; the ap-* and lin-* "
-                        f"generalizations run on any graph")
-    return chain
+LAYER_OPS = frozenset({"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "Gemm", "MatMul", "MatMulInteger",
+                       "QLinearMatMul", "Einsum", "RNN", "GRU", "LSTM", "Attention", "MultiHeadAttention"})
+"""Ops that make a layer: a unit running one of these between two layer boundaries is a layer off the
+main path (a residual branch, an attention block), not a side computation of one layer."""
 
 
 def articulation_candidates(dag: DAG) -> np.ndarray:
-    """int64[k]: articulation points of the undirected forward graph, in topological order.
+    """int64[k]: the articulation points of the undirected forward graph that separate its input from its
+    output, in topological order (paper appendix B).
 
     As in Checkmate's reference implementation, a virtual input is joined to the first forward unit and a
-    virtual output to the last, so that both ends of a chain are candidates too; on a linear forward graph
-    every forward unit is then an articulation point (the generalization reproduces Chen et al. exactly).
+    virtual output to the last, so that both ends are candidates too. Only cut vertices on the input-output
+    path of the block-cut tree are kept: those are the points "no later unit depends past" — the inputs
+    and outputs of residual blocks, not vertices inside them (a vertex inside a block that only cuts off a
+    dangling side computation is an articulation point too, but separates nothing). On a linear forward
+    graph every forward unit is one, so the generalization reproduces Chen et al. exactly. Empty when the
+    first and last forward units are not connected.
     """
     import networkx as nx
 
@@ -68,7 +54,49 @@ def articulation_candidates(dag: DAG) -> np.ndarray:
     g.add_edges_from(forward_edges(dag).tolist())
     g.add_edge("input", int(fwd[0]))
     g.add_edge(int(fwd[-1]), "output")
-    return np.array(sorted(v for v in nx.articulation_points(g) if not isinstance(v, str)), dtype=np.int64)
+    if not nx.has_path(g, "input", "output"):
+        return np.zeros(0, dtype=np.int64)
+    cuts = set(nx.articulation_points(g))
+    blocks = list(nx.biconnected_components(g))
+    tree = nx.Graph()
+    for b, block in enumerate(blocks):
+        tree.add_edges_from((("block", b), ("cut", v)) for v in block & cuts)
+    ends = [next(b for b, block in enumerate(blocks) if end in block) for end in ("input", "output")]
+    path = nx.shortest_path(tree, ("block", ends[0]), ("block", ends[1]))
+    return np.array(sorted(v for kind, v in path if kind == "cut"), dtype=np.int64)
+
+
+def linear_chain(dag: DAG) -> tuple[np.ndarray | None, str]:
+    """(layer boundaries, "") when the forward graph is a linear network, else (None, why not).
+
+    The layer boundaries are ``articulation_candidates``. Between two consecutive ones a linear network
+    has at most a layer's side computations — the statistics of a decomposed normalization, the shape
+    and gather ops of a loss — and never a unit running a layer op (``LAYER_OPS``), which would make the
+    edge around it a skip or residual connection. Without op names (``dag.ops`` None) only a path graph,
+    where every forward unit is a boundary, is linear.
+    """
+    fwd = forward_units(dag)
+    chain = articulation_candidates(dag)
+    if len(fwd) and not len(chain):
+        return None, "its first and last units are not connected"
+    at = np.searchsorted(fwd, chain)
+    for k in range(len(chain) - 1):
+        inner = fwd[at[k] + 1:at[k + 1]]
+        layers = [v for v in inner.tolist() if dag.ops is None or LAYER_OPS & set(dag.ops[v].split("+"))]
+        if layers:
+            a, b = dag.names[chain[k]], dag.names[chain[k + 1]]
+            return None, (f"{dag.names[layers[0]]!r} branches off between {a!r} and {b!r} (a skip or residual "
+                          f"connection around {len(inner)} units)")
+    return chain, ""
+
+
+def require_linear(dag: DAG, strategy: str) -> np.ndarray:
+    """The layer boundaries of a linear forward graph, or RemcError naming why ``strategy`` cannot run."""
+    chain, why = linear_chain(dag)
+    if chain is None:
+        raise RemcError(f"{strategy} needs a linear forward graph: {why}; the ap-* and lin-* "
+                        f"generalizations run on any graph")
+    return chain
 
 
 def keep_until_last_use(dag: DAG, S: np.ndarray, units: Iterable[int]) -> None:
