@@ -11,8 +11,8 @@ import pytest
 from remc.errors import InfeasibleError, RemcError
 from remc.ir.dag import DAG
 from remc.ir.schedule import check, checkpoint_all, memory_profile
-from remc.passes.baselines import (BASELINES, advances, articulation_candidates, binomial_plan, forward_steps,
-                                   griewank, linear_chain, solve_baseline, tradeoff)
+from remc.passes.baselines import (BASELINES, advances, articulation_candidates, binomial_plan, family,
+                                   forward_steps, griewank, linear_chain, solve_baseline, tradeoff)
 from remc.passes.baselines.griewank import best_split
 
 LINEAR_ONLY = ("griewank", "chen-sqrtn", "chen-greedy")
@@ -155,9 +155,12 @@ def test_random_dags_every_strategy_is_valid(seed):
                 with pytest.raises(RemcError, match="needs a linear forward graph"):
                     BASELINES[name](dag, None)
                 continue
-            for sched in tradeoff(name, dag):
+            for cand in family(name, dag):
+                sched = cand.evaluate(dag)
                 assert sched.strategy == name
                 assert_sound(dag, sched)
+                assert cand.peak_bound <= sched.report["peak"]          # the searches' bounds hold
+                assert cand.cost_bound == pytest.approx(sched.report["cost"])
                 if name.endswith(("sqrtn", "greedy")):
                     times = sched.R.sum(axis=0)
                     assert times.max() <= 2 and (times[dag.backward] == 1).all()
