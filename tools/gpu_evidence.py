@@ -2,10 +2,10 @@
 
 For each model (ResNet50, U-Net), on the CUDA provider of onnxruntime-gpu:
 
-1. build the training graph (zoo, random weights, fixed seed) and measure the unmodified graph's arena
-   peak; ``gpu_mem_limit`` is a fraction of it;
-2. compile it with checkmate, approx and every baseline at the budget that limit stands for in remc's
-   accounting (the limit divided by measured/predicted of the unmodified graph, less 5%);
+1. build the training graph (zoo, random weights, fixed seed), measure the unmodified graph's arena peak
+   and set ``gpu_mem_limit`` below it (``--limit-fraction``); remc's budget is that limit restated in
+   remc's accounting (the unmodified graph's measured/predicted ratio) less ``--headroom``;
+2. compile it with checkmate, approx and every baseline at that budget;
 3. run the unmodified graph under ``gpu_mem_limit`` (it must fail with out-of-memory), and each plan's
    lowered graph under the same limit: measured peak (profiler ``mem_in_use_peak``), median time with
    and without CUDA graph capture, outputs against the unmodified graph run without a limit (1e-4).
@@ -35,6 +35,7 @@ from remc import runtime, zoo
 from remc.errors import RemcError
 from remc.ir.onnx_io import import_model
 from remc.ir.schedule import checkpoint_all
+from remc.passes._lp import least_budget_bound
 from remc.passes.strategies import BASELINE_NAMES
 from remc.pipeline import State, compile_pipeline, run
 
@@ -43,6 +44,8 @@ SIZES = {
     "resnet50": (32, {"height": 224, "width": 224}),
     "unet": (4, {"height": 416, "width": 608}),
 }
+DEVICE = ["cuda"]
+"""The device everything runs on ('cpu' for a dry run of this script without a GPU)."""
 STRATEGIES = ("checkmate", "approx") + tuple(s for s in BASELINE_NAMES if s != "checkpoint-all")
 
 
@@ -57,25 +60,28 @@ def compile_at(train, budget: int | None, strategy: str, time_limit: float, frac
     return state, full
 
 
-def evidence(name: str, limit_fraction: float, time_limit: float, iters: int) -> dict[str, Any]:
+def evidence(name: str, limit_fraction: float, headroom: float, time_limit: float, iters: int) -> dict[str, Any]:
     batch, kw = SIZES[name]
     train = zoo.export(name, batch, train=True, **kw)
     base = run(compile_pipeline()[:3], State(model=train))
     full = int(checkpoint_all(base.dag).peak(base.dag))
     feeds = runtime.random_inputs(train, 0)
-    ref = runtime.measure(train, "cuda", feeds=feeds, iters=iters)
-    # The limit caps ONNX Runtime's arena (initializers and inputs included on CUDA). remc's budget is in
-    # its own accounting, so it is the limit scaled by what the unmodified graph measured against what
-    # remc predicted for it (kernel scratch, 256-byte rounding), with 5% headroom.
+    ref = runtime.measure(train, DEVICE[0], feeds=feeds, iters=iters)
+    # The limit caps ONNX Runtime's arena (initializers and inputs included on CUDA) below what the
+    # unmodified graph needs. remc's budget is that limit in remc's accounting: divided by the unmodified
+    # graph's measured/predicted ratio (kernel scratch, 256-byte rounding) and by ``headroom`` for what a
+    # rematerialized graph adds (arena fragmentation from more allocations and frees).
+    least = least_budget_bound(base.dag, time_limit=time_limit)
     limit = int(limit_fraction * ref.measured_peak)
-    calibration = ref.measured_peak / full
-    budget = int(0.95 * limit / calibration)
+    calibration = ref.peak_with_constants / full
+    budget = int((limit + ref.peak_with_constants - ref.measured_peak) / calibration / headroom)
     out: dict[str, Any] = {"model": name, "batch": batch, "config": kw, "predicted_checkpoint_all_peak": full,
+                           "least_budget_bound": least,
                            "gpu_mem_limit": limit, "calibration": calibration, "budget": budget, "unmodified": {
                                "measured_peak": ref.peak_with_constants, "arena_peak": ref.measured_peak,
                                "median_seconds": ref.median_seconds, "input_bytes": ref.input_bytes}}
     try:
-        runtime.measure(train, "cuda", feeds=feeds, iters=1, mem_method=None, mem_limit=limit)
+        runtime.measure(train, DEVICE[0], feeds=feeds, iters=1, mem_method=None, mem_limit=limit)
         out["unmodified"]["under_limit"] = "ran (unexpected)"
     except RemcError as e:
         out["unmodified"]["under_limit"] = f"failed: {e}"
@@ -88,9 +94,9 @@ def evidence(name: str, limit_fraction: float, time_limit: float, iters: int) ->
             row.update(solve_seconds=time.perf_counter() - t0, status=state.schedule.report.get("status"),
                        gap=state.schedule.report.get("gap"), predicted_peak=state.sim.peak,
                        predicted_overhead=state.sim.cost / state.dag.total_cost, units=state.dag.n)
-            res = runtime.measure(state.lowered, "cuda", feeds=feeds, iters=iters, mem_limit=limit)
-            cg = runtime.measure(state.lowered, "cuda", feeds=feeds, iters=iters, mem_method=None,
-                                 mem_limit=limit, cuda_graph=True)
+            res = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_limit=limit)
+            cg = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_method=None,
+                                 mem_limit=limit, cuda_graph=True) if DEVICE[0] == "cuda" else res
             ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.CUDA_RTOL)
             row.update(measured_peak=res.peak_with_constants, arena_peak=res.measured_peak, median_seconds=res.median_seconds,
                        median_seconds_cuda_graph=cg.median_seconds,
@@ -115,7 +121,7 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
         train = zoo.export(name, batch, train=True, **cfg)
         feeds = runtime.random_inputs(train, 0)
         cpu = runtime.measure(train, "cpu", feeds=feeds, iters=1, mem_method=None).outputs
-        gpu = runtime.measure(train, "cuda", feeds=feeds, iters=1, mem_method=None).outputs
+        gpu = runtime.measure(train, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
         grads = [k for k in cpu if k.startswith("grad.")]
         gnorm = lambda o: float(np.sqrt(sum(float(np.sum(o[k].astype(np.float64) ** 2)) for k in grads)))
         row: dict[str, Any] = {"model": name, "loss_cpu": float(cpu["loss"]), "loss_cuda": float(gpu["loss"]),
@@ -123,9 +129,9 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
         for strategy in ("checkmate", "approx") + BASELINE_NAMES:
             try:
                 state, _ = compile_at(train, None, strategy, time_limit, fraction=0.7)
-                low = runtime.measure(state.lowered, "cuda", feeds=feeds, iters=1, mem_method=None).outputs
+                low = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
                 ok, worst = runtime.compare_outputs(low, gpu, rtol=runtime.CUDA_RTOL)
-                order = runtime.executed_order(state.lowered, "cuda", feeds=feeds)
+                order = runtime.executed_order(state.lowered, DEVICE[0], feeds=feeds)
                 in_order = order == runtime.ort_execution_order(state.lowered)
                 row["strategies"][strategy] = {"outputs_match": ok, "worst": worst, "order_matches_plan": in_order}
             except RemcError as e:
@@ -138,13 +144,24 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="resnet50,unet")
-    ap.add_argument("--limit-fraction", type=float, default=0.6)
+    ap.add_argument("--limit-fraction", type=float, default=0.75,
+                    help="gpu_mem_limit as a fraction of the unmodified graph's measured arena peak")
+    ap.add_argument("--headroom", type=float, default=1.2,
+                    help="remc's budget is the limit in its accounting divided by this")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--skip-small", action="store_true")
     ap.add_argument("--out", default="results/gpu.json")
+    ap.add_argument("--device", default="cuda", help="'cpu' for a dry run")
+    ap.add_argument("--small", action="store_true", help="evidence at the zoo's test sizes (dry runs)")
     args = ap.parse_args()
-    runtime.require_cuda()
+    DEVICE[0] = args.device
+    if args.small:
+        for name in SIZES:
+            cfg = dict(zoo.small_config(name))
+            SIZES[name] = (cfg.pop("batch"), cfg)
+    if args.device == "cuda":
+        runtime.require_cuda()
     import onnxruntime as ort
     result: dict[str, Any] = {"onnxruntime": ort.__version__, "host": platform.node(), "evidence": []}
     out = Path(args.out)
@@ -153,7 +170,7 @@ def main() -> None:
         result["small"] = small_checks(min(args.time_limit, 30.0))
         out.write_text(json.dumps(result, indent=1, default=float))
     for name in args.models.split(","):
-        result["evidence"].append(evidence(name, args.limit_fraction, args.time_limit, args.iters))
+        result["evidence"].append(evidence(name, args.limit_fraction, args.headroom, args.time_limit, args.iters))
         out.write_text(json.dumps(result, indent=1, default=float))
 
 
