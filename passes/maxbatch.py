@@ -36,12 +36,34 @@ def eq10_cost_limit(dag: DAG) -> float:
 
 
 def batch_dag(dag: DAG, batch: int, base_batch: int, constant_per_sample: int = 0) -> DAG:
-    """``dag`` (built at ``base_batch``) rescaled to ``batch`` samples."""
+    """``dag`` (built at ``base_batch``) rescaled to ``batch`` samples.
+
+    When ``dag.meta["per_sample"]`` holds (mem, workspace) bytes per sample (from a second DAG of the same
+    graph at another batch, see ``affine``), memory is affine in the batch and exact: tensors without a
+    batch dimension (weight-gradient temporaries) do not grow. Otherwise all of M and W scale by B / B0.
+    """
     if batch < 1 or base_batch < 1:
         raise ValueError(f"batch sizes must be >= 1, got {batch} and base {base_batch}")
-    scaled = dag.scaled(batch / base_batch)
+    if "per_sample" in dag.meta:
+        mem_slope, ws_slope = dag.meta["per_sample"]
+        extra = batch - base_batch
+        scaled = dataclasses.replace(dag, mem=dag.mem + mem_slope * extra, workspace=dag.workspace + ws_slope * extra,
+                                     meta=dict(dag.meta))
+    else:
+        scaled = dag.scaled(batch / base_batch)
     constant = dag.constant + constant_per_sample * (batch - base_batch)
     return dataclasses.replace(scaled, constant=int(constant), meta={**scaled.meta, "batch": batch})
+
+
+def affine(dag: DAG, other: DAG, base_batch: int, other_batch: int) -> tuple[DAG, int]:
+    """``dag`` (at ``base_batch``) carrying per-sample memory measured against ``other`` (the same graph at
+    ``other_batch``), and the constant's bytes per sample, for exact batch scaling in ``batch_dag``."""
+    if dag.names != other.names or not (dag.edges.shape == other.edges.shape and (dag.edges == other.edges).all()):
+        raise RemcError("the graph's units differ between the two batch sizes; cannot scale memory by batch")
+    span = other_batch - base_batch
+    per_sample = ((other.mem - dag.mem) // span, (other.workspace - dag.workspace) // span)
+    out = dataclasses.replace(dag, meta={**dag.meta, "per_sample": per_sample})
+    return out, (other.constant - dag.constant) // span
 
 
 def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: int, *,

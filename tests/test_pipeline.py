@@ -127,3 +127,14 @@ def test_plan_check_rejects_foreign_graph(tmp_path: Path) -> None:
                 "--strategy", "checkpoint-all").returncode == 0
     res = remc("plan", "check", str(plan), "--graph", str(other))
     assert res.returncode != 0 and "Traceback" not in res.stderr
+
+
+def test_maxbatch_cli_paper_vgg16() -> None:
+    """Eq. (10) max batch: recomputation lets a larger batch fit than keeping everything."""
+    reps = {}
+    for strategy in ("checkpoint-all", "lin-greedy"):
+        res = remc("maxbatch", "vgg16", "--budget", "16GB", "--strategy", strategy, "--json")
+        assert res.returncode == 0, res.stderr
+        reps[strategy] = json.loads(res.stdout)
+        assert reps[strategy]["peak"] <= 16 * 10**9 and reps[strategy]["cost"] <= reps[strategy]["cost_limit"]
+    assert reps["lin-greedy"]["batch"] > reps["checkpoint-all"]["batch"] > 100

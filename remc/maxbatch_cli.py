@@ -1,0 +1,55 @@
+"""``remc maxbatch``: the largest batch whose schedule fits a budget at <= 2 forward + backward (eq. 10)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .errors import RemcError
+
+
+def _dag_at(model: str, batch: int, cost: str, granularity: str) -> Any:
+    from . import zoo
+    from .pipeline import State, compile_pipeline, run
+    if model in zoo.list_models() and not Path(model).exists():
+        cfg = dict(zoo.paper_config(model))
+        cfg.pop("batch", None)
+        source = zoo.export(model, batch, train=True, weights="shape-only", **cfg)
+        passes = compile_pipeline(cost=cost, granularity=granularity)
+    else:
+        source = model
+        passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
+    return run(passes[:3], State(model=source)).dag
+
+
+def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",
+                 solver_kwargs: dict | None = None) -> dict[str, Any]:
+    """Max batch of ``model`` (a training graph with a symbolic batch dimension, or a zoo name at the
+    paper's resolution) under ``budget`` bytes with ``strategy``; the report as a dict.
+
+    The graph is built at batch 1 and 2: memory is affine in the batch (exact), and the cost bound is
+    eq. (10) (scale-free). Checkmate and approx minimize cost under the budget, so a batch is feasible when
+    their schedule's cost is within the bound; with a time limit the MILP's answer is a lower bound on the
+    true maximum unless it proves optimality at each probe.
+    """
+    from .passes.maxbatch import affine, eq10_cost_limit, max_batch
+    from .passes.strategies import solve
+    d1 = _dag_at(model, 1, cost, granularity)
+    d2 = _dag_at(model, 2, cost, granularity)
+    dag, const_per_sample = affine(d1, d2, 1, 2)
+    kwargs = dict(solver_kwargs or {})
+    if strategy in ("checkmate", "approx"):
+        def probe(d: Any, b: int) -> Any:
+            return solve(strategy, d, b, **kwargs)
+        target: Any = probe
+    elif strategy == "checkpoint-all":
+        target = lambda d, b: solve("checkpoint-all", d, b)  # noqa: E731 (no knob to search)
+    else:
+        target = strategy
+    batch, sched = max_batch(dag, budget, target, 1, constant_per_sample=max(const_per_sample, 0))
+    from .passes.maxbatch import batch_dag
+    at = batch_dag(dag, batch, 1, max(const_per_sample, 0))
+    if not isinstance(batch, int) or batch < 1:
+        raise RemcError(f"no batch size fits {budget} bytes with {strategy}")
+    return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
+            "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
+            "units": dag.n}
