@@ -29,6 +29,11 @@ ANCHORS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "Aver
                      "SoftmaxCrossEntropyLoss"}) | RANDOM_OPS
 
 
+BACKWARD_ANCHORS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "ScatterElements", "ScatterND"})
+"""Backward ops that start a unit: the heavy ones (the input and the weight gradient of a layer are
+separate units, so their large temporaries are not live at once)."""
+
+
 def owner_name(node: Node) -> str | None:
     """The forward node a backward node serves, from the '<forward>/grad/<k>' naming convention."""
     head, sep, _ = node.name.partition("/grad/")
@@ -45,10 +50,10 @@ def coarse_units(graph: Graph) -> list[list[Node]]:
     pending: list[Node] = []             # nodes reading only parameters (and other pending nodes)
     for node in graph.nodes:
         producers = [v.producer for v in node.inputs if v is not None and v.producer is not None]
-        if all(v is None or v.kind == "param" or v.producer in pending for v in node.inputs):
-            pending.append(node)
-            continue
         is_fwd = node in fwd
+        if all(v is None or v.kind == "param" or v.producer in pending for v in node.inputs):
+            pending.append(node)  # reads only parameters: joins its first reader's unit
+            continue
         preds = {unit_of[p] for p in producers if p in unit_of and (p in fwd) == is_fwd}
         target = key = None
         if is_fwd:
@@ -57,7 +62,7 @@ def coarse_units(graph: Graph) -> list[list[Node]]:
         else:
             key = _backward_group(node, unit_of, by_name)
             cand = group_unit.get(key)
-            if cand is not None and preds <= {cand} and node.op_type not in RANDOM_OPS:
+            if cand is not None and preds <= {cand} and node.op_type not in BACKWARD_ANCHORS:
                 target = cand
             elif key is None and len(preds) == 1 and node.op_type not in ANCHORS:
                 target = next(iter(preds))
