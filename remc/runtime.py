@@ -295,8 +295,17 @@ _HIGH_PRIORITY = ("Shape", "Size")
 _PROVIDER = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
 
 
+KNOWN_KERNELLESS = frozenset({"SoftmaxCrossEntropyLoss", "NegativeLogLikelihoodLoss", "Mish", "HardSwish"})
+"""Function ops with no kernel in stock onnxruntime 1.31-1.32 (read off 1.32 CPU's kernel registry); used
+where the registry cannot be read safely."""
+
+
 @functools.lru_cache(maxsize=1)
-def _kernel_table() -> dict[tuple[str, str, str], list[tuple[int, int]]]:
+def _kernel_table() -> dict[tuple[str, str, str], list[tuple[int, int]]] | None:
+    """The kernel registry, or None on builds with the TensorRT provider, whose registry listing loads
+    libnvinfer and crashes the process where TensorRT is not installed (seen with onnxruntime-gpu 1.31)."""
+    if "TensorrtExecutionProvider" in ort.get_available_providers():
+        return None
     from onnxruntime.capi import _pybind_state as C
     table: dict[tuple[str, str, str], list[tuple[int, int]]] = {}
     for k in C.get_all_opkernel_def():
@@ -324,6 +333,9 @@ def kernelless_nodes(model: onnx.ModelProto, device: str = "cpu") -> list[str]:
     from remc.passes.costs import node_keys
     provider = _PROVIDER[parse_device(device)[0]]
     table = _kernel_table()
+    if table is None:
+        return [key for key, node in zip(node_keys(model), model.graph.node)
+                if node.op_type in KNOWN_KERNELLESS and node.domain in ("", "ai.onnx")]
     opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
     out = []
     for key, node in zip(node_keys(model), model.graph.node):
