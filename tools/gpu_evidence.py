@@ -49,6 +49,14 @@ DEVICE = ["cuda"]
 STRATEGIES = ("checkmate", "approx") + tuple(s for s in BASELINE_NAMES if s != "checkpoint-all")
 
 
+def cuda_match(out: dict, ref: dict) -> tuple[bool, str]:
+    """Outputs within 1e-4 of the reference, relative to the largest magnitude among all outputs: CUDA
+    reductions are not deterministic, and gradients that are zero in exact arithmetic (a convolution
+    bias before BatchNorm) carry only rounding noise, which a per-output relative test would flag."""
+    scale = max(float(np.abs(v).max()) for v in ref.values() if v.dtype.kind == "f" and v.size)
+    return runtime.compare_outputs(out, ref, rtol=runtime.CUDA_RTOL, atol=runtime.CUDA_RTOL * scale)
+
+
 def compile_at(train, budget: int | None, strategy: str, time_limit: float, fraction: float | None = None):
     """Compile a ModelProto; with ``fraction`` the budget is that fraction of the checkpoint-all peak."""
     passes = compile_pipeline(strategy=strategy, **({"time_limit": time_limit} if strategy in ("checkmate", "approx")
@@ -97,7 +105,7 @@ def evidence(name: str, limit_fraction: float, headroom: float, time_limit: floa
             res = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_limit=limit)
             cg = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_method=None,
                                  mem_limit=limit, cuda_graph=True) if DEVICE[0] == "cuda" else res
-            ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.CUDA_RTOL)
+            ok, worst = cuda_match(res.outputs, ref.outputs)
             row.update(measured_peak=res.peak_with_constants, arena_peak=res.measured_peak, median_seconds=res.median_seconds,
                        median_seconds_cuda_graph=cg.median_seconds,
                        measured_overhead=res.median_seconds / ref.median_seconds, outputs_match=ok, worst=worst)
@@ -130,7 +138,7 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
             try:
                 state, _ = compile_at(train, None, strategy, time_limit, fraction=0.7)
                 low = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
-                ok, worst = runtime.compare_outputs(low, gpu, rtol=runtime.CUDA_RTOL)
+                ok, worst = cuda_match(low, gpu)
                 order = runtime.executed_order(state.lowered, DEVICE[0], feeds=feeds)
                 in_order = order == runtime.ort_execution_order(state.lowered)
                 row["strategies"][strategy] = {"outputs_match": ok, "worst": worst, "order_matches_plan": in_order}
