@@ -1,0 +1,96 @@
+"""Every strategy on every zoo training graph at 0.9, 0.8, 0.6 and 0.4 of its checkpoint-all peak, side by
+side in one run: overhead (cost / checkpoint-all cost), peak, solve time, and the MILP's status and gap.
+
+Paper sizes with shape-only weights (nothing is run, nothing allocated), FLOP costs, coarse units.
+
+    python tools/bench_strategies.py --out results/strategies.json [--models vgg16,vgg19] \
+        [--fractions 0.9,0.8,0.6,0.4] [--time-limit 60] [--threads 2]
+
+Prints Markdown tables (the ones in BENCHMARKS.md) and writes every number to the JSON file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+from remc import zoo
+from remc.errors import RemcError
+from remc.ir.schedule import checkpoint_all
+from remc.passes.strategies import STRATEGIES, solve
+from remc.pipeline import State, compile_pipeline, run
+
+
+def bench_model(name: str, fractions: list[float], time_limit: float, threads: int | None) -> dict:
+    cfg = dict(zoo.paper_config(name))
+    batch = cfg.pop("batch")
+    state = run(compile_pipeline()[:3], State(model=zoo.export(name, batch, train=True, weights="shape-only", **cfg)))
+    dag = state.dag
+    full = checkpoint_all(dag).peak(dag)
+    rows = []
+    for f in fractions:
+        budget = int(f * full)
+        for strategy in STRATEGIES:
+            opts = {"time_limit": time_limit, "threads": threads} if strategy in ("checkmate", "approx") else {}
+            t0 = time.perf_counter()
+            row = {"model": name, "fraction": f, "budget": budget, "strategy": strategy}
+            try:
+                s = solve(strategy, dag, budget, **{k: v for k, v in opts.items() if v is not None})
+                rep = s.report
+                row.update(status=rep.get("status", "heuristic"), overhead=s.cost(dag) / dag.total_cost,
+                           peak=s.peak(dag), bound=rep.get("bound", rep.get("lp_bound")), gap=rep.get("gap"))
+            except RemcError as e:
+                row.update(status="infeasible" if "fit" in str(e) or "least" in str(e) else "error",
+                           error=str(e)[:300])
+            row["seconds"] = time.perf_counter() - t0
+            rows.append(row)
+            print(json.dumps(row, default=float), flush=True)
+    return {"model": name, "batch": batch, "units": dag.n, "checkpoint_all_peak": full, "rows": rows}
+
+
+def table(result: dict) -> str:
+    fr = sorted({r["fraction"] for r in result["rows"]}, reverse=True)
+    lines = [f"**{result['model']}** (batch {result['batch']}, {result['units']} units, checkpoint-all peak "
+             f"{result['checkpoint_all_peak'] / 2**30:.1f} GiB): overhead (solve seconds)",
+             "", "| strategy | " + " | ".join(f"{f:g}×" for f in fr) + " |", "|---|" + "---|" * len(fr)]
+    for strategy in STRATEGIES:
+        cells = []
+        for f in fr:
+            r = next(x for x in result["rows"] if x["fraction"] == f and x["strategy"] == strategy)
+            if "overhead" not in r:
+                cells.append("—" if "linear" in r.get("error", "") else r["status"])
+                continue
+            cell = f"{r['overhead']:.3f} ({r['seconds']:.1f} s)"
+            if strategy == "checkmate":
+                gap = r.get("gap")
+                cell += " opt" if r["status"] == "optimal" else f" gap {100 * gap:.1f}%" if gap is not None and \
+                    math.isfinite(gap) else " no bound"
+            cells.append(cell)
+        lines.append(f"| {strategy} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(zoo.list_models()))
+    ap.add_argument("--fractions", default="0.9,0.8,0.6,0.4")
+    ap.add_argument("--time-limit", type=float, default=600.0)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--out", default="results/strategies.json")
+    args = ap.parse_args()
+    fractions = [float(x) for x in args.fractions.split(",")]
+    results = []
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for name in args.models.split(","):
+        results.append(bench_model(name, fractions, args.time_limit, args.threads))
+        out.write_text(json.dumps(results, indent=1, default=float))
+    for r in results:
+        print()
+        print(table(r))
+
+
+if __name__ == "__main__":
+    main()
