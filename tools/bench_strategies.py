@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from remc import zoo
-from remc.errors import RemcError
+from remc.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.passes.strategies import STRATEGIES, solve
 from remc.pipeline import State, compile_pipeline, run
@@ -41,9 +41,10 @@ def bench_model(name: str, fractions: list[float], time_limit: float, threads: i
                 rep = s.report
                 row.update(status=rep.get("status", "heuristic"), overhead=s.cost(dag) / dag.total_cost,
                            peak=s.peak(dag), bound=rep.get("bound", rep.get("lp_bound")), gap=rep.get("gap"))
+            except InfeasibleError as e:
+                row.update(status="over budget", error=str(e)[:300], least=e.least_feasible)
             except RemcError as e:
-                row.update(status="infeasible" if "fit" in str(e) or "least" in str(e) else "error",
-                           error=str(e)[:300])
+                row.update(status="n/a" if "linear forward graph" in str(e) else "error", error=str(e)[:300])
             row["seconds"] = time.perf_counter() - t0
             rows.append(row)
             print(json.dumps(row, default=float), flush=True)
@@ -60,7 +61,7 @@ def table(result: dict) -> str:
         for f in fr:
             r = next(x for x in result["rows"] if x["fraction"] == f and x["strategy"] == strategy)
             if "overhead" not in r:
-                cells.append("—" if "linear" in r.get("error", "") else r["status"])
+                cells.append(r["status"])
                 continue
             cell = f"{r['overhead']:.3f} ({r['seconds']:.1f} s)"
             if strategy == "checkmate":
