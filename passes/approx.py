@@ -1,0 +1,173 @@
+"""Checkmate's approximation (paper §5): LP relaxation of eq. (9) and two-phase rounding (Algorithm 2).
+
+The LP is the MILP model of ``passes/_lp.py`` with integrality off, solved at the reduced budget
+(1 - eps) * budget. Its checkpoint matrix S* is rounded (deterministically over a set of thresholds, or
+by Bernoulli sampling), no-recompute units are pinned, R is solved optimally for the rounded S (both
+correction loops of Algorithm 2, ``solve_r``; a no-recompute unit's checkpoints after a gap are dropped
+first, since rejoining them would recompute it), and useless entries are dropped (``clean``, which never
+raises memory or cost). Each candidate is checked against the true budget in exact bytes; the cheapest
+that fits is returned. The LP at the true budget is also solved: its objective is a lower bound on the
+optimal cost and is reported as ``lp_bound``.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import InfeasibleError, SolverError
+from ..ir.dag import DAG
+from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_r
+from ._lp import build_model, clean, least_budget_bound, simple_lower_bound, solve_highs
+
+EPS_LIST = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
+"""Budget allowances tried by the eps search."""
+ROUNDINGS = ("deterministic", "randomized")
+
+
+@dataclass
+class _LpSolution:
+    S: np.ndarray
+    """float[n, n]: the fractional checkpoint matrix S*."""
+    objective: float
+    """LP objective in cost units."""
+    sizes: dict
+
+
+@dataclass
+class _Candidate:
+    R: np.ndarray
+    S: np.ndarray
+    cost: float
+    eps: float
+    rule: str
+    """How S was rounded: 'S* > 0.5', 'sample 7', ..."""
+
+
+def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: str = "deterministic",
+                 samples: int = 50, seed: int = 0, thresholds: list[float] | None = None,
+                 eps_search: bool = False, eps_list: tuple[float, ...] = EPS_LIST, max_thresholds: int = 64,
+                 time_limit: float | None = None,
+                 threads: int | None = None, free_form: str = "tight") -> Schedule:
+    """A schedule of ``dag`` within ``budget`` bytes by LP relaxation and two-phase rounding.
+
+    ``eps``: budget allowance of the LP (the paper uses 0.1); None or ``eps_search`` tries every value in
+    ``eps_list`` (and ``eps``) and keeps the cheapest schedule; when the single ``eps`` yields nothing within
+    budget, the list is tried as well (the report's ``eps_fallback`` says so). ``rounding``:
+    "deterministic" (S* > tau for tau in ``thresholds``, default 0.5 and up to ``max_thresholds`` distinct
+    values of S*) or "randomized" (``samples`` Bernoulli draws with ``seed``). ``time_limit`` and
+    ``threads`` apply to each LP solve.
+
+    Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
+    true budget is infeasible or when no rounded schedule fits.
+    """
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
+    t0 = time.perf_counter()
+    if budget < simple_lower_bound(dag):
+        _raise(dag, budget, "no schedule can fit", threads)
+    opts = dict(time_limit=time_limit, threads=threads, free_form=free_form)
+    exact = _solve_lp(dag, budget, **opts)
+    if exact is None:
+        _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads)
+    rng = np.random.default_rng(seed)
+    searched = eps is None or eps_search
+    tries = sorted(set(eps_list) | ({eps} if eps is not None else set())) if searched else [eps]
+    best, tried = _search(dag, budget, tries, exact, rounding, samples, rng, thresholds, max_thresholds, opts)
+    fallback = False
+    if best is None and not searched:
+        fallback = True
+        more, extra = _search(dag, budget, [e for e in eps_list if e != eps], exact, rounding, samples, rng,
+                              thresholds, max_thresholds, opts)
+        best, tried = more, tried + extra
+    if best is None:
+        eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
+        _raise(dag, budget, f"LP rounding found no schedule within budget (eps tried: {eps_txt})", threads)
+    sched = Schedule(best.R, best.S, strategy="approx")
+    gap = (best.cost - exact.objective) / best.cost if best.cost > 0 else 0.0
+    sched.report = dict(status="feasible", objective=best.cost, bound=exact.objective, lp_bound=exact.objective,
+                        gap=max(gap, 0.0), eps=best.eps, rule=best.rule, rounding=rounding, eps_tried=tried,
+                        eps_fallback=fallback, candidates=sum(t["candidates"] for t in tried),
+                        seconds=time.perf_counter() - t0, peak=int(memory_profile(dag, best.R, best.S).max()),
+                        budget=int(budget), solver="highs-lp", **exact.sizes)
+    return sched
+
+
+def _search(dag: DAG, budget: int, eps_list: list[float], exact: _LpSolution, rounding: str, samples: int,
+            rng: np.random.Generator, thresholds: list[float] | None, max_thresholds: int,
+            opts: dict) -> tuple[_Candidate | None, list[dict]]:
+    """The cheapest candidate over ``eps_list`` and a per-eps log of what was tried."""
+    best, log = None, []
+    for e in eps_list:
+        lp = exact if e == 0 else _solve_lp(dag, int(math.floor((1 - e) * budget)), **opts)
+        if lp is None:
+            log.append(dict(eps=e, lp="infeasible", candidates=0, feasible=0, best=None))
+            continue
+        if rounding == "deterministic":
+            taus = thresholds if thresholds is not None else default_thresholds(lp.S, max_thresholds)
+            draws = [(f"S* > {tau:.6g}", lp.S > tau) for tau in taus]
+        else:
+            draws = [(f"sample {k}", rng.random(lp.S.shape) < lp.S) for k in range(samples)]
+        cands = _candidates(dag, budget, draws, e)
+        top = min(cands, key=lambda c: c.cost, default=None)
+        log.append(dict(eps=e, lp=lp.objective, candidates=len(draws), feasible=len(cands),
+                        best=None if top is None else top.cost))
+        if top is not None and (best is None or top.cost < best.cost):
+            best = top
+    return best, log
+
+
+def default_thresholds(S: np.ndarray, limit: int) -> list[float]:
+    """0.5 and, just below each distinct fractional or unit value of S*, a threshold (at most ``limit``)."""
+    vals = np.unique(np.round(S[(S > 1e-6)], 6))
+    taus = vals - 1e-6
+    if len(taus) > limit:
+        taus = np.quantile(taus, np.linspace(0, 1, limit))
+    return [0.5] + sorted(set(float(t) for t in taus) - {0.5})
+
+
+def _candidates(dag: DAG, budget: int, draws: list[tuple[str, np.ndarray]], eps: float) -> list[_Candidate]:
+    """Two-phase rounding of each rounded S: pin, solve R, clean; keep those correct and within budget."""
+    out, seen = [], set()
+    lower = np.tril(np.ones((dag.n, dag.n), dtype=bool), -1)
+    for rule, S in draws:
+        S = _keep_no_recompute_contiguous(dag, pin_no_recompute(dag, S & lower))
+        key = S.tobytes()
+        if key in seen:
+            continue
+        seen.add(key)
+        R, S = clean(dag, solve_r(dag, S), S)
+        if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:
+            continue
+        out.append(_Candidate(R, S, float(R.sum(axis=0) @ dag.cost), eps, rule))
+    return out
+
+
+def _keep_no_recompute_contiguous(dag: DAG, S: np.ndarray) -> np.ndarray:
+    """Drop each no-recompute unit's checkpoints after its first gap (rejoining would recompute it)."""
+    for i in np.flatnonzero(dag.no_recompute):
+        S[i + 1:, i] = np.logical_and.accumulate(S[i + 1:, i])
+    return S
+
+
+def _solve_lp(dag: DAG, budget: int, *, time_limit: float | None, threads: int | None,
+              free_form: str) -> _LpSolution | None:
+    """The LP relaxation of eq. (9) at ``budget``; None when it is infeasible."""
+    if budget < dag.constant:
+        return None
+    model = build_model(dag, budget, free_form=free_form)
+    res = solve_highs(model, integral=False, time_limit=time_limit, threads=threads)
+    if res.status == "infeasible":
+        return None
+    if res.status != "optimal" or res.x is None:
+        raise SolverError(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s")
+    sizes = dict(n_vars=model.num_col, n_cons=model.num_row, n_binaries=0)
+    return _LpSolution(model.values(res.x, model.s), res.objective * model.cost_unit, sizes)
+
+
+def _raise(dag: DAG, budget: int, why: str, threads: int | None) -> None:
+    lb = least_budget_bound(dag, threads=threads)
+    raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
+                          f"needs at least {lb} bytes (proven lower bound)", lb)

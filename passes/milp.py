@@ -1,0 +1,216 @@
+"""Checkmate's optimal rematerialization: the MILP of paper eq. (9), solved with HiGHS (or Gurobi).
+
+The model (built in ``passes/_lp.py``) is eq. (9) with the implied-constraint elimination of §4.7, a
+workspace term in the budget rows, exact reformulations (memory recurrence on P = U + W R, redundant (6b)
+dropped, optional disaggregated (6c) with continuous FREE) and variable fixing that keeps an optimum.
+The solver's schedule is cleaned of useless entries and checked again in exact bytes.
+"""
+from __future__ import annotations
+
+import math
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..errors import InfeasibleError, SolverError
+from ..ir.dag import DAG
+from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile
+from ._lp import (CheckmateModel, SolveResult, build_model, clean, least_budget_bound, simple_lower_bound,
+                  solve_highs)
+
+SOLVERS = ("highs", "gurobi")
+WARM_EPS = (0.0, 0.05, 0.1)
+"""Budget allowances of the LP-rounding warm start."""
+MAX_RETRIES = 2
+"""Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
+
+
+def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, threads: int | None = None,
+               gap: float = 1e-4, incumbent: Schedule | None = None, solver: str = "highs",
+               progress: Callable[[dict], None] | None = None, free_form: str = "tight",
+               warm_start: bool = True) -> Schedule:
+    """The least-cost frontier-advancing schedule of ``dag`` whose peak fits ``budget`` bytes.
+
+    ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
+    ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
+    is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py at
+    eps in WARM_EPS), which HiGHS' own heuristics often do not match on training graphs. ``progress`` receives dicts (incumbent, bound, gap, elapsed) in
+    cost units while the solver runs. ``free_form``: "tight" (default) or "paper" (eq. 6c as printed).
+
+    A solution that exceeds the budget in exact bytes (possible only through solver tolerances with a
+    float memory unit) is never returned: the model is solved again with the budget lowered by the
+    excess (at most MAX_RETRIES times; ``budget_retries`` in the report).
+
+    The report holds status ("optimal", "time_limit", ...), objective and bound (cost units), gap,
+    seconds, n_vars, n_cons, n_binaries, solver. On a time-out the best schedule found is returned with
+    its gap. Raises InfeasibleError (with a proven lower bound on the least feasible budget) when no
+    schedule fits, SolverError when the solver stops without any schedule or returns an unusable one.
+    """
+    if solver not in SOLVERS:
+        raise SolverError(f"unknown MILP solver {solver!r}; choose one of {', '.join(SOLVERS)}")
+    if budget < simple_lower_bound(dag):
+        _raise_infeasible(dag, budget, threads)
+    start_time = time.perf_counter()
+    seed, seed_note = _pick_incumbent(dag, budget, incumbent, warm_start, threads, time_limit)
+    model_budget, retries, valid_bound = budget, 0, None
+    while True:
+        model = build_model(dag, model_budget, free_form=free_form)
+        start = None
+        if seed is not None and model.representable(seed.R, seed.S):
+            start = model.encode(seed.R, seed.S)
+        cb = None if progress is None else _scaled_progress(progress, model.cost_unit)
+        left = None if time_limit is None else max(time_limit - (time.perf_counter() - start_time), 1e-3 * time_limit)
+        opts = dict(time_limit=left, threads=threads, gap=gap, start=start, progress=cb)
+        res = _solve_gurobi(model, **opts) if solver == "gurobi" else solve_highs(model, integral=True, **opts)
+        if valid_bound is None:  # the model at the true budget is a relaxation: its bound holds
+            valid_bound = res.bound * model.cost_unit
+        if res.status == "infeasible" and seed is None:
+            if retries == 0:
+                _raise_infeasible(dag, budget, threads)
+            raise SolverError(f"the MILP at a budget lowered by {budget - model_budget} bytes (to absorb solver "
+                              "tolerances) has no solution; no schedule within the exact budget was found")
+        try:
+            sched = _schedule_from(dag, budget, model, res, seed, time_limit, valid_bound)
+            break
+        except _OverBudget as over:
+            if retries == MAX_RETRIES:
+                raise SolverError(f"the MILP solution needs {over.peak} bytes, over the budget of {budget} bytes, "
+                                  f"after {retries} re-solves with a lowered budget (memory unit "
+                                  f"{model.scale.unit:g} bytes)") from None
+            retries += 1
+            model_budget -= over.peak - budget + math.ceil(model.scale.unit)
+    sched.report.update(_sizes(model), solver=solver, incumbent=seed_note, free_form=free_form,
+                        seconds=time.perf_counter() - start_time, solver_seconds=res.seconds, nodes=res.nodes,
+                        budget=int(budget), peak=sched.peak(dag), memory_unit=model.scale.unit,
+                        memory_exact=model.scale.exact, budget_retries=retries)
+    return sched
+
+
+class _OverBudget(Exception):
+    def __init__(self, peak: int) -> None:
+        super().__init__(peak)
+        self.peak = peak
+
+
+def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_start: bool, threads: int | None,
+                    time_limit: float | None) -> tuple[Schedule | None, str]:
+    """The cheapest of ``incumbent``, checkpoint-all and LP rounding that is correct and fits, cleaned."""
+    best, note = None, "none"
+    cands = [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))]
+    if warm_start and cands[1][1].peak(dag) > budget:
+        from .approx import solve_approx
+        try:
+            cands.append(("lp-rounding", solve_approx(dag, budget, eps_search=True, eps_list=WARM_EPS,
+                                                      threads=threads, time_limit=time_limit)))
+        except (InfeasibleError, SolverError):  # LP rounding found nothing (or ran out of time): no seed
+            pass
+    for name, cand in cands:
+        if cand is None:
+            continue
+        if check(dag, cand.R, cand.S) or memory_profile(dag, cand.R, cand.S).max() > budget:
+            if name == "given":
+                note = "given incumbent rejected (incorrect or over budget)"
+            continue
+        R, S = clean(dag, cand.R, cand.S)
+        cost = float(R.sum(axis=0) @ dag.cost)
+        if best is None or cost < best.cost(dag):
+            best = Schedule(R, S, strategy=cand.strategy)
+            note = f"{name} ({cand.strategy or 'unnamed'}, cost {cost:g})"
+    return best, note
+
+
+def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResult, seed: Schedule | None,
+                   time_limit: float | None, bound: float) -> Schedule:
+    """The solver's schedule (or ``seed`` when it has none), cleaned and checked in exact bytes, with
+    status, objective, ``bound`` (cost units; valid for the exact problem) and gap."""
+    if res.x is None:
+        if seed is None:
+            raise SolverError(f"the MILP solver stopped ({res.status}) with no feasible schedule found within "
+                              f"{res.seconds:.1f} s" + (f" (time limit {time_limit} s)" if time_limit else ""))
+        R, S, status = seed.R, seed.S, f"{res.status} (solver found no schedule; incumbent returned)"
+    else:
+        R, S = clean(dag, *model.decode(res.x))
+        status = res.status
+    errs = check(dag, R, S)
+    if errs:
+        raise SolverError(f"the MILP solution is not a correct schedule: {errs[0]}")
+    peak = int(memory_profile(dag, R, S).max())
+    if peak > budget:
+        raise _OverBudget(peak)
+    sched = Schedule(R, S, strategy="checkmate")
+    cost = sched.cost(dag)
+    if not math.isfinite(bound) or bound > cost * (1 + 1e-6) + 1e-9:
+        # no bound, or one the schedule in hand contradicts (numerical trouble): claim nothing
+        bound, gap = -math.inf, math.inf
+        status = status if res.x is not None else f"{res.status} (solver bound unusable; incumbent returned)"
+    else:
+        bound = min(bound, cost)
+        gap = (cost - bound) / cost if cost > 0 else 0.0
+    sched.report = dict(status=status, objective=cost, bound=bound, gap=gap)
+    return sched
+
+
+def _sizes(model: CheckmateModel) -> dict:
+    return dict(n_vars=model.num_col, n_cons=model.num_row, n_binaries=int(model.integral.sum()),
+                n_nonzeros=int(model.A.nnz))
+
+
+def _scaled_progress(progress: Callable[[dict], None], unit: float) -> Callable[[dict], None]:
+    def forward(d: dict) -> None:
+        progress(dict(d, incumbent=d["incumbent"] * unit, bound=d["bound"] * unit))
+    return forward
+
+
+def _raise_infeasible(dag: DAG, budget: int, threads: int | None) -> None:
+    lb = least_budget_bound(dag, threads=threads)
+    peak = checkpoint_all(dag).peak(dag)
+    raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: every schedule "
+                          f"needs at least {lb} bytes (proven lower bound); checkpoint-all needs {peak}", lb)
+
+
+def _solve_gurobi(model: CheckmateModel, *, time_limit: float | None, threads: int | None, gap: float,
+                  start: np.ndarray | None, progress: Callable[[dict], None] | None) -> SolveResult:
+    """The same model solved by Gurobi (needs gurobipy and a licence that covers its size)."""
+    try:
+        import gurobipy as gp
+        from gurobipy import GRB
+    except ImportError:
+        raise SolverError("gurobipy is not installed; pip install remc[gurobi]") from None
+    try:
+        env = gp.Env(params={"OutputFlag": 0})
+        m = gp.Model("checkmate", env=env)
+        vtype = np.where(model.integral, GRB.BINARY, GRB.CONTINUOUS)
+        x = m.addMVar(model.num_col, lb=model.col_lower, ub=model.col_upper, obj=model.col_cost, vtype=vtype)
+        lo, hi = model.row_lower, model.row_upper
+        eq = lo == hi
+        sense = np.where(eq, GRB.EQUAL, np.where(np.isfinite(hi), GRB.LESS_EQUAL, GRB.GREATER_EQUAL))
+        m.addMConstr(model.A.tocsr(), x, sense, np.where(np.isfinite(hi), hi, lo))
+        if time_limit is not None:
+            m.Params.TimeLimit = float(time_limit)
+        if threads:
+            m.Params.Threads = int(threads)
+        m.Params.MIPGap = float(gap)
+        if start is not None:
+            x.Start = start
+        m.optimize(None if progress is None else _gurobi_callback(progress, GRB))
+    except gp.GurobiError as e:
+        if e.errno == 10010:
+            raise SolverError(f"Gurobi's licence is size-limited and this model has {model.num_col} variables and "
+                              f"{model.num_row} constraints (the pip licence allows 2000 of each): install a full "
+                              "Gurobi licence or use solver='highs'") from None
+        raise SolverError(f"Gurobi failed: {e}") from None
+    status = {GRB.OPTIMAL: "optimal", GRB.TIME_LIMIT: "time_limit", GRB.INFEASIBLE: "infeasible",
+              GRB.INTERRUPTED: "interrupted", GRB.INF_OR_UNBD: "infeasible"}.get(m.Status, f"gurobi_{m.Status}")
+    has = m.SolCount > 0
+    return SolveResult(status, np.asarray(x.X) if has else None, m.ObjVal if has else math.inf,
+                       m.ObjBound if status != "infeasible" else math.inf, m.Runtime, int(m.NodeCount))
+
+
+def _gurobi_callback(progress: Callable[[dict], None], GRB) -> Callable:
+    def cb(m, where) -> None:
+        if where == GRB.Callback.MIP:
+            inc, bnd = m.cbGet(GRB.Callback.MIP_OBJBST), m.cbGet(GRB.Callback.MIP_OBJBND)
+            gap = abs(inc - bnd) / abs(inc) if inc not in (0, GRB.INFINITY) else math.inf
+            progress(dict(incumbent=inc, bound=bnd, gap=gap, elapsed=m.cbGet(GRB.Callback.RUNTIME)))
+    return cb

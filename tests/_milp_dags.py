@@ -1,0 +1,78 @@
+"""Small scheduling DAGs and an exhaustive solver for the MILP and LP-rounding tests."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from remc.ir.dag import DAG
+from remc.ir.schedule import check, memory_profile, solve_r
+
+
+def _dag(edges: set[tuple[int, int]], n: int, rng: np.random.Generator, *, mem_hi: int = 8, cost_hi: int = 6,
+         workspace: bool = False, constant: int = 0, no_recompute: np.ndarray | None = None,
+         backward: np.ndarray | None = None) -> DAG:
+    return DAG(tuple(f"v{i}" for i in range(n)), rng.integers(1, cost_hi, n).astype(float),
+               rng.integers(1, mem_hi, n), np.array(sorted(edges), dtype=np.int64).reshape(-1, 2), constant,
+               rng.integers(0, 3, n) if workspace else None, backward, no_recompute)
+
+
+def random_dag(n: int, rng: np.random.Generator, *, p: float = 0.3, no_recompute: bool = False,
+               workspace: bool = False, constant: int = 0) -> DAG:
+    """A chain 0 -> 1 -> ... -> n-1 plus random forward edges i -> j (j > i + 1) with probability p."""
+    edges = {(i, i + 1) for i in range(n - 1)}
+    edges |= {(i, j) for i in range(n) for j in range(i + 2, n) if rng.random() < p}
+    nr = rng.random(n) < 0.2 if no_recompute else None
+    return _dag(edges, n, rng, workspace=workspace, constant=constant, no_recompute=nr)
+
+
+def training_graph(layers: int, rng: np.random.Generator, *, skips: tuple[tuple[int, int], ...] = (),
+                   outputs: int = 1, mem_hi: int = 10, workspace: bool = False, constant: int = 0,
+                   dropout: tuple[int, ...] = ()) -> DAG:
+    """A forward chain f_0..f_{L-1}, a loss, and the mirrored backward b_{L-1}..b_0.
+
+    b_k reads the gradient from above, f_k and f_{k-1} (as a ReLU/conv backward does). ``skips`` (a, c)
+    add a forward skip f_a -> f_c (residual or U-Net long skip) and its backward b_c -> b_a. ``outputs``
+    > 1 gives the last forward unit several heads that all feed the loss (multi-output). ``dropout``
+    units are never recomputed.
+    """
+    L = layers
+    heads = list(range(L, L + outputs - 1))
+    loss = L + outputs - 1
+    n = loss + 1 + L
+    b = {k: loss + L - k for k in range(L)}
+    edges = {(k - 1, k) for k in range(1, L)}
+    edges |= {(L - 1, h) for h in heads} | {(h, loss) for h in heads} | {(L - 1, loss)}
+    for k in range(L):
+        edges.add((loss if k == L - 1 else b[k + 1], b[k]))
+        edges.add((k, b[k]))
+        if k > 0:
+            edges.add((k - 1, b[k]))
+    for a, c in skips:
+        edges |= {(a, c), (b[c], b[a])}
+    nr = np.zeros(n, dtype=bool)
+    nr[list(dropout)] = True
+    backward = np.arange(n) > loss
+    return _dag(edges, n, rng, mem_hi=mem_hi, workspace=workspace, constant=constant, no_recompute=nr,
+                backward=backward)
+
+
+def exhaustive_optimum(dag: DAG, budget: int) -> float | None:
+    """The least cost over every S (R = solve_r(S)) that is correct and within budget; None if none is.
+
+    This covers every frontier-advancing schedule: any feasible (R, S) can be cleaned to one with
+    R = solve_r(S') and no more cost or memory (see passes/_lp.clean).
+    """
+    n = dag.n
+    cells = [(t, i) for t in range(n) for i in range(t)]
+    best = None
+    for bits in itertools.product((False, True), repeat=len(cells)):
+        S = np.zeros((n, n), dtype=bool)
+        for (t, i), on in zip(cells, bits):
+            S[t, i] = on
+        R = solve_r(dag, S)
+        if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:
+            continue
+        cost = float(R.sum(axis=0) @ dag.cost)
+        best = cost if best is None else min(best, cost)
+    return best

@@ -1,0 +1,119 @@
+"""LP relaxation + two-phase rounding (passes/approx.py) against the MILP and exhaustive search."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from remc.errors import InfeasibleError
+from remc.ir.schedule import check, checkpoint_all
+from remc.passes.approx import default_thresholds, solve_approx
+from remc.passes.milp import solve_milp
+
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
+
+def assert_valid(dag, sched, budget):
+    assert not check(dag, sched.R, sched.S)
+    assert sched.peak(dag) <= budget
+    assert sched.report["peak"] == sched.peak(dag)
+    assert sched.report["objective"] == pytest.approx(sched.cost(dag))
+
+
+def test_bounds_sandwich_the_optimum_on_tiny_graphs():
+    rng = np.random.default_rng(21)
+    checked = failed = 0
+    for k in range(16):
+        dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0, no_recompute=k % 3 == 0)
+        for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            try:
+                sched = solve_approx(dag, budget, eps_search=True)
+            except InfeasibleError as err:
+                assert err.least_feasible <= budget  # rounding failed on a feasible budget: bound stays valid
+                failed += 1
+                continue
+            assert_valid(dag, sched, budget)
+            assert sched.cost(dag) >= best - 1e-9
+            assert sched.report["lp_bound"] <= best + 1e-6
+            checked += 1
+    assert checked >= 3 * failed and checked >= 20
+
+
+@pytest.mark.parametrize("rounding", ["deterministic", "randomized"])
+def test_approx_against_milp(rounding):
+    rng = np.random.default_rng(22)
+    dag = training_graph(8, rng, skips=((0, 7), (2, 5)), workspace=True, dropout=(4,))
+    found = 0
+    for frac in (0.95, 0.9, 0.85, 0.8, 0.75):
+        budget = int(frac * checkpoint_all(dag).peak(dag))
+        try:
+            opt = solve_milp(dag, budget)
+        except InfeasibleError:
+            continue
+        try:
+            sched = solve_approx(dag, budget, rounding=rounding, eps_search=True, samples=20)
+        except InfeasibleError as err:  # rounding may miss a feasible budget; its bound must hold
+            assert err.least_feasible <= budget
+            continue
+        found += 1
+        assert_valid(dag, sched, budget)
+        assert sched.cost(dag) >= opt.cost(dag) - 1e-9
+        assert sched.report["lp_bound"] <= opt.cost(dag) + 1e-6
+        assert sched.recomputes()[4] == 0
+        assert sched.report["rounding"] == rounding
+    assert found >= 2
+
+
+def test_lp_bound_is_at_the_true_budget():
+    rng = np.random.default_rng(23)
+    dag = training_graph(7, rng, skips=((1, 6),))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    bounds = {solve_approx(dag, budget, eps=e).report["lp_bound"] for e in (0.0, 0.1)}
+    assert len({round(b, 6) for b in bounds}) == 1
+
+
+def test_eps_search_is_no_worse_than_one_eps():
+    rng = np.random.default_rng(24)
+    dag = training_graph(9, rng, skips=((0, 8),), mem_hi=20)
+    budget = int(0.75 * checkpoint_all(dag).peak(dag))
+    one = solve_approx(dag, budget, eps=0.1)
+    many = solve_approx(dag, budget, eps_search=True)
+    assert many.cost(dag) <= one.cost(dag) + 1e-9
+    assert len(many.report["eps_tried"]) >= 6
+    assert {"eps", "rule", "candidates", "seconds", "lp_bound"} <= set(many.report)
+
+
+def test_failed_eps_falls_back_to_the_list():
+    rng = np.random.default_rng(25)
+    dag = training_graph(6, rng)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    try:
+        sched = solve_approx(dag, budget, eps=0.9)
+    except InfeasibleError:
+        pytest.skip("no rounding fits this budget")
+    assert sched.report["eps_fallback"] and sched.report["eps"] != 0.9
+    assert_valid(dag, sched, budget)
+
+
+def test_infeasible_budget_raises_with_lower_bound():
+    rng = np.random.default_rng(26)
+    dag = training_graph(5, rng, constant=10)
+    with pytest.raises(InfeasibleError) as err:
+        solve_approx(dag, dag.constant + 2)
+    assert err.value.least_feasible > dag.constant + 2
+
+
+def test_default_thresholds():
+    S = np.array([[0.0, 0.2], [0.7, 1.0]])
+    taus = default_thresholds(S, 64)
+    assert taus[0] == 0.5
+    assert all((S > t).sum() in (1, 2, 3) for t in taus)
+    assert len(default_thresholds(np.linspace(0, 1, 500).reshape(20, 25), 10)) <= 11
+
+
+def test_bad_rounding_name():
+    dag = random_dag(3, np.random.default_rng(27))
+    with pytest.raises(ValueError, match="rounding"):
+        solve_approx(dag, 10**6, rounding="greedy")
