@@ -57,13 +57,18 @@ def cuda_match(out: dict, ref: dict) -> tuple[bool, str]:
     return runtime.compare_outputs(out, ref, rtol=runtime.CUDA_RTOL, atol=runtime.CUDA_RTOL * scale)
 
 
-def compile_at(train, budget: int | None, strategy: str, time_limit: float, fraction: float | None = None):
-    """Compile a ModelProto; with ``fraction`` the budget is that fraction of the checkpoint-all peak."""
-    passes = compile_pipeline(strategy=strategy, **({"time_limit": time_limit} if strategy in ("checkmate", "approx")
-                                                    else {}))
+def compile_at(train, budget: int | None, strategy: str, time_limit: float, midpoint: bool = False):
+    """Compile a ModelProto at ``budget``; with ``midpoint``, solvers get the budget half way from the
+    least-budget bound to the checkpoint-all peak and baselines their own default schedule (as in
+    tests/test_end_to_end.py)."""
+    solver = strategy in ("checkmate", "approx")
+    passes = compile_pipeline(strategy=strategy, **({"time_limit": time_limit} if solver else {}))
     state = run(passes[:3], State(model=train))
     full = checkpoint_all(state.dag).peak(state.dag)
-    state.budget = int(fraction * full) if fraction else budget
+    if midpoint:
+        least = least_budget_bound(state.dag, time_limit=time_limit)
+        budget = int(least + 0.5 * (full - least)) if solver else None
+    state.budget = budget
     run(passes[3:], state)
     return state, full
 
@@ -120,10 +125,9 @@ def evidence(name: str, limit_fraction: float, headroom: float, time_limit: floa
     return out
 
 
-def small_checks(time_limit: float) -> list[dict[str, Any]]:
+def small_checks(time_limit: float, rows: list, save: Any, models: list[str]) -> list[dict[str, Any]]:
     """Every small zoo training graph: CPU vs CUDA loss and gradient norm; every strategy on CUDA."""
-    rows = []
-    for name in zoo.list_models():
+    for name in models:
         cfg = dict(zoo.small_config(name))
         batch = cfg.pop("batch", 1)
         train = zoo.export(name, batch, train=True, **cfg)
@@ -136,7 +140,7 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
                                "grad_norm_cpu": gnorm(cpu), "grad_norm_cuda": gnorm(gpu), "strategies": {}}
         for strategy in ("checkmate", "approx") + BASELINE_NAMES:
             try:
-                state, _ = compile_at(train, None, strategy, time_limit, fraction=0.7)
+                state, _ = compile_at(train, None, strategy, time_limit, midpoint=True)
                 low = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
                 ok, worst = cuda_match(low, gpu)
                 order = runtime.executed_order(state.lowered, DEVICE[0], feeds=feeds)
@@ -145,6 +149,7 @@ def small_checks(time_limit: float) -> list[dict[str, Any]]:
             except RemcError as e:
                 row["strategies"][strategy] = {"error": str(e)}
         rows.append(row)
+        save()
         print(json.dumps(row, default=float), flush=True)
     return rows
 
@@ -159,6 +164,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--skip-small", action="store_true")
+    ap.add_argument("--small-models", default=",".join(zoo.list_models()))
     ap.add_argument("--out", default="results/gpu.json")
     ap.add_argument("--device", default="cuda", help="'cpu' for a dry run")
     ap.add_argument("--small", action="store_true", help="evidence at the zoo's test sizes (dry runs)")
@@ -174,10 +180,11 @@ def main() -> None:
     result: dict[str, Any] = {"onnxruntime": ort.__version__, "host": platform.node(), "evidence": []}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
+    save = lambda: out.write_text(json.dumps(result, indent=1, default=float))  # noqa: E731
     if not args.skip_small:
-        result["small"] = small_checks(min(args.time_limit, 30.0))
-        out.write_text(json.dumps(result, indent=1, default=float))
-    for name in args.models.split(","):
+        result["small"] = []
+        small_checks(min(args.time_limit, 30.0), result["small"], save, args.small_models.split(","))
+    for name in filter(None, args.models.split(",")):
         result["evidence"].append(evidence(name, args.limit_fraction, args.headroom, args.time_limit, args.iters))
         out.write_text(json.dumps(result, indent=1, default=float))
 
