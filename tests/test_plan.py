@@ -130,11 +130,13 @@ def test_printer_rejects_unprintable_reports(report: dict, message: str) -> None
         print_plan(plan)
 
 
-def test_generate_plan_rejects_non_scalar_report() -> None:
+def test_generate_plan_keeps_scalar_report_entries() -> None:
+    """Solver details that are not scalars (per-epsilon trial lists) stay in the schedule's report."""
     sched = checkpoint_all(graphs.chain())
-    sched.report = {"status": "ok", "trace": [1.0, 2.0]}
-    with pytest.raises(PlanError, match="report entry 'trace'"):
-        generate_plan(graphs.chain(), sched)
+    sched.report = {"status": "ok", "trace": [1.0, 2.0], "gap": np.float64(0.5)}
+    plan = generate_plan(graphs.chain(), sched)
+    assert plan.report == {"status": "ok", "gap": 0.5}
+    assert parse_plan(print_plan(plan)).report == plan.report
 
 
 def test_report_and_header_fields_come_from_arguments_and_schedule() -> None:
