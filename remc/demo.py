@@ -7,6 +7,7 @@ peak memory and overhead.
 from __future__ import annotations
 
 import argparse
+import math
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -55,7 +56,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = 
 def print_demo(rep: dict[str, Any]) -> None:
     print(f"{rep['zoo_model']} (batch {rep['batch']}, {rep['units']} scheduling units): checkpoint-all needs "
           f"{format_size(rep['checkpoint_all_peak'])}; budget {format_size(rep['budget'])}")
-    gap = f", gap {100 * rep['solver_gap']:.2f}%" if rep.get("solver_gap") is not None else ""
+    g = rep.get("solver_gap")
+    gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"
     print(f"strategy {rep['strategy']}: {rep['solver_status']}{gap}")
     print(f"predicted: peak {format_size(rep['predicted_peak'])}, overhead {rep['predicted_overhead']:.3f}x")
     print(f"measured on onnxruntime {rep['device']}: peak {format_size(rep['measured_peak'])} "
