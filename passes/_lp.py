@@ -1,14 +1,17 @@
 """The Checkmate MILP (paper eq. 9) as sparse arrays, shared by the MILP and the LP-rounding passes.
 
 Variables (0-based stages, §4.6): R[t, i] for i <= t (R[t, t] fixed to 1, constraint 7a), S[t, i] for
-i < t (7b, 7c), FREE[t, (i, k)] for edges with k <= t, and P[t, k] = U[t, k] + W_k R[t, k], the bytes in
-use while unit k runs in stage t (eq. 2-3 plus workspace), whose upper bound is the budget.
+i < t (7b, 7c), FREE[t, (i, k)] for edges with k < t, and (recurrence form only) P[t, k] = U[t, k] +
+W_k R[t, k], the bytes in use while unit k runs in stage t (eq. 2-3 plus workspace), bounded by the
+budget. The budget rows are U[t, k] + W_k R[t, k] <= budget.
 
-Reformulations, each exact (the optimum and the set of feasible (R, S) are unchanged):
+Reformulations, each keeping the optimal cost (the first three keep the feasible (R, S) exactly; the
+last two drop only schedules that a ``clean`` one, no costlier and no larger anywhere, replaces):
 
-- Memory is kept in the model through the recurrence rows (2-3) on P; the constant overhead is moved to
-  the right-hand side (P counts the bytes above it). Positions k where R[t, k] is fixed to 0 get no P
-  column: there U can only fall, so their budget row is implied.
+- Memory: either the recurrence rows (2-3) on P columns, or (``memory_form="dense"``, the default up
+  to DENSE_LIMIT nonzeros) U substituted by its linear expression, one budget row per (t, k). The
+  constant overhead is moved to the right-hand side. Positions k where R[t, k] is fixed to 0 get no
+  budget row: there U can only fall, so their row is implied.
 - FREE[t, k, k] is not a variable (§4.7): GC sums over the parents of k only.
 - (6b), the lower bound that forces FREE to 1 when nothing holds i, is dropped: FREE only subtracts from
   memory, so any FREE below its true value is feasible but never better, and the true value always
@@ -23,6 +26,8 @@ Reformulations, each exact (the optimum and the set of feasible (R, S) are uncha
   for t > i and S[t, i] = 1 for i < t <= last_use(i) (forced by 1b and 1c). FREE[t, (i, k)] is not a
   variable where eq. (5) makes it 0 for any schedule (R[t, k] fixed 0, S[t+1, i] fixed 1, or i used by
   unit t itself with k < t) nor for k = t, where freeing comes after the last budget row of the stage.
+- Usefulness rows (``_rows_usefulness``): no recomputation of a resident value, and every value
+  computed or kept in a stage is read in it or kept for the next. Clean schedules satisfy them.
 
 Scaling: memory is divided by the gcd of all M_k and W_k when that leaves coefficients below 1e4
 (exact integers; the budget is rounded down to a whole unit, which admits the same schedules);
@@ -40,6 +45,8 @@ import ctypes
 import math
 import os
 import sys
+import time
+import dataclasses
 from dataclasses import dataclass
 from functools import reduce
 
@@ -75,10 +82,14 @@ class MemoryScale:
     exact: bool
     """True when ``unit`` divides every byte count (the model's coefficients are exact integers)."""
     budget: float
-    """Model units available above the constant overhead (budget - constant, scaled, maybe lowered)."""
+    """Model units available above the constant overhead: (budget - constant) / unit, rounded down when
+    ``exact``, raised by FLOAT_SLACK otherwise; inf when there is no budget."""
+    constant: int = 0
 
-    def to_bytes(self, x: float) -> float:
-        return x * self.unit
+    def room(self, budget: int) -> float:
+        """The model budget for ``budget`` bytes (the unit does not depend on the budget)."""
+        room = int(budget) - self.constant
+        return float(room // int(self.unit)) if self.exact else room / self.unit * (1 + FLOAT_SLACK)
 
 
 def memory_scale(dag: DAG, budget: float | None) -> MemoryScale:
@@ -87,14 +98,12 @@ def memory_scale(dag: DAG, budget: float | None) -> MemoryScale:
     With the gcd g of all M_k and W_k as the unit, every schedule's bytes above the constant are a
     multiple of g, so the budget floor((budget - constant) / g) admits exactly the same schedules.
     """
-    room = None if budget is None else int(budget) - int(dag.constant)
     sizes = np.concatenate([dag.mem, dag.workspace])
     g = reduce(math.gcd, (int(v) for v in sizes if v > 0), 0) or 1
     top = int(sizes.max(initial=1))
-    if top / g <= EXACT_LIMIT:
-        return MemoryScale(float(g), True, math.inf if room is None else float(room // g))
-    unit = top / FLOAT_SCALE
-    return MemoryScale(unit, False, math.inf if room is None else room / unit * (1 + FLOAT_SLACK))
+    exact = top / g <= EXACT_LIMIT
+    scale = MemoryScale(float(g) if exact else top / FLOAT_SCALE, exact, math.inf, int(dag.constant))
+    return scale if budget is None else dataclasses.replace(scale, budget=scale.room(int(budget)))
 
 
 def reach(dag: DAG) -> np.ndarray:
@@ -169,6 +178,12 @@ class CheckmateModel:
     row_upper: np.ndarray
     budget_col: int = -1
     """Column of the budget variable in the least-budget LP, else -1."""
+    budget_rows: np.ndarray | None = None
+    """Rows whose upper bound is the model budget (dense form)."""
+
+    def budget_cols(self) -> np.ndarray:
+        """Columns whose upper bound is the model budget (P, recurrence form)."""
+        return self.p[self.p >= 0]
 
     @property
     def num_col(self) -> int:
@@ -202,7 +217,7 @@ class CheckmateModel:
         m = self.p >= 0
         x[self.p[m]] = used[m]
         if self.budget_col >= 0:
-            x[self.budget_col] = used[m].max(initial=0.0)
+            x[self.budget_col] = used[self.r >= 0].max(initial=0.0)
         return x
 
     def representable(self, R: np.ndarray, S: np.ndarray) -> bool:
@@ -273,10 +288,10 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     """Eq. (9) for ``dag`` at ``budget`` bytes.
 
     budget None builds the least-budget LP instead: the objective is a budget column B (in model
-    units above the constant) with P[t, k] <= B, and the cost terms are dropped.
+    units above the constant) bounding every budget row, and the cost terms are dropped.
     ``free_form``: "paper" (6c aggregated, binary FREE) or "tight" (disaggregated, continuous FREE).
     ``memory_form``: "recurrence" (P columns and eq. 2-3 rows), "dense" (U substituted: one budget row
-    per (t, k) over R, S and FREE; the least-budget LP always uses the recurrence) or "auto" (dense
+    per (t, k) over R, S and FREE) or "auto" (dense
     unless its matrix would exceed DENSE_LIMIT nonzeros). Dense rows are knapsack rows over binaries,
     which HiGHS' cuts and heuristics use far better: VGG16 at n = 75 went from a 5.8% gap after 120 s
     to proven optimal in 110 s, and its LP solves 1.3-4x faster despite 5-8x the nonzeros.
@@ -306,14 +321,14 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     s_next_one[:-1] = s_one[1:]
     used_by_t = np.zeros((n, n), dtype=bool)
     used_by_t[e1, e0] = True
-    free_ok = (r_ok[:, e1] & ~s_next_one[:, e0] & ~((e1[None, :] < tt) & used_by_t[:, e0])
-               & (e1[None, :] < tt))  # freeing after unit t itself changes no budget row
+    free_ok = r_ok[:, e1] & ~s_next_one[:, e0] & ~used_by_t[:, e0] & (e1[None, :] < tt)
     free = cols.add(free_ok, integral=(free_form == "paper"))
     ub = scale.budget if budget is not None else np.inf
     if memory_form == "auto":
         memory_form = "dense" if _dense_nonzeros(r_ok, s_ok, free_ok, dag.edges) <= DENSE_LIMIT else "recurrence"
-    dense = memory_form == "dense" and budget is not None
+    dense = memory_form == "dense"
     p = cols.add(r_ok & (not dense), lo=0.0, hi=ub, integral=False)
+    budget_rows = None
     bcol = -1
     if budget is None:
         bcol = int(cols.add(np.ones(1, dtype=bool), cost=1.0, lo=0.0, hi=np.inf, integral=False)[0])
@@ -324,10 +339,12 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     if usefulness:
         _rows_usefulness(rows, dag, r, s)
     if dense:
-        _rows_memory_dense(rows, dag, r, s, free, mem, work, ub)
+        budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub)
+        if bcol >= 0:
+            rows.term(budget_rows, bcol, -1.0)
     else:
         _rows_memory(rows, dag, r, s, free, p, mem, work)
-    if bcol >= 0:
+    if bcol >= 0 and not dense:
         pc = p[p >= 0]
         ids = rows.new(len(pc), -np.inf, 0.0)
         rows.term(ids, pc, 1.0)
@@ -335,7 +352,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     return CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), cat(cols.lo), cat(cols.hi),
-                          cat(cols.int), A, lo, hi, bcol)
+                          cat(cols.int), A, lo, hi, bcol, budget_rows)
 
 
 def _rows_dependencies(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray) -> None:
@@ -458,13 +475,16 @@ def _dense_nonzeros(r_ok: np.ndarray, s_ok: np.ndarray, free_ok: np.ndarray, E: 
 
 
 def _rows_memory_dense(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.ndarray, mem: np.ndarray,
-                       work: np.ndarray, budget: float) -> None:
+                       work: np.ndarray, budget: float) -> np.ndarray:
     """U substituted into the budget rows: for each position k of stage t with R[t, k] not fixed to 0,
-    sum_i M_i S[t, i] + sum_{j <= k} M_j R[t, j] + W_k R[t, k] - sum_{j < k} GC_t(j) <= budget."""
+    sum_i M_i S[t, i] + sum_{j <= k} M_j R[t, j] + W_k R[t, k] - sum_{j < k} GC_t(j) <= budget.
+    Returns the row indices."""
     n, E = dag.n, dag.edges
+    out = []
     for t in range(n):
         pos = np.flatnonzero(r[t] >= 0)
         ids = rows.new(len(pos), -np.inf, budget)
+        out.append(ids)
         si = np.flatnonzero(s[t] >= 0)
         rows.term(ids[:, None], s[t, si][None, :], -(-mem[si])[None, :])
         q, j = np.nonzero(pos[None, :] <= pos[:, None])  # row q gets R[t, pos[j]] for pos[j] <= pos[q]
@@ -473,6 +493,7 @@ def _rows_memory_dense(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free
             fe = np.flatnonzero(free[t] >= 0)
             q, f = np.nonzero(E[fe, 1][None, :] < pos[:, None])
             rows.term(ids[q], free[t, fe[f]], -mem[E[fe[f], 0]])
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 def _rows_memory(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.ndarray, p: np.ndarray,
@@ -536,6 +557,40 @@ def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | No
     ``progress(dict)`` is called on every improving solution and at most every ``progress_every``
     seconds from HiGHS' MIP interrupt callback, with the incumbent and dual bound in model units.
     """
+    h, clock = _load_highs(model, integral, threads, gap)
+    if start is not None and integral:
+        h.setSolution(model.num_col, np.arange(model.num_col, dtype=np.int32), np.asarray(start, dtype=float))
+    failed: list[BaseException] = []
+    if progress is not None and integral:
+        _subscribe_progress(h, progress, progress_every, failed)
+    return _run_highs(h, clock, integral, time_limit, failed)
+
+
+class LpSession:
+    """The LP relaxation of one model in one HiGHS instance, re-solved at other budgets from its last
+    basis (dual simplex after a bound change): an eps search costs little more than one LP."""
+
+    def __init__(self, model: CheckmateModel, *, threads: int | None = None) -> None:
+        self.model = model
+        self._h, self._clock = _load_highs(model, False, threads, 1e-4)
+        self._rows = model.budget_rows if model.budget_rows is not None else np.zeros(0, np.int64)
+        self._cols = model.budget_cols()
+
+    def solve(self, budget: int, *, time_limit: float | None = None) -> SolveResult:
+        """The LP at ``budget`` bytes."""
+        room = self.model.scale.room(budget)
+        h = self._h
+        if len(self._rows):
+            k = len(self._rows)
+            h.changeRowsBounds(k, self._rows.astype(np.int32), np.full(k, -np.inf), np.full(k, room))
+        if len(self._cols):
+            k = len(self._cols)
+            h.changeColsBounds(k, self._cols.astype(np.int32), np.zeros(k), np.full(k, room))
+        return _run_highs(h, self._clock, False, time_limit, [])
+
+
+def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap: float):
+    """A silent Highs instance holding ``model``, and its deadline clock (see ``_Deadline``)."""
     import highspy
 
     global _scheduler_threads
@@ -546,8 +601,6 @@ def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | No
     h = _new_highs()
     h.silent()
     h.setOptionValue("threads", want)
-    if time_limit is not None:
-        h.setOptionValue("time_limit", float(time_limit))
     h.setOptionValue("mip_rel_gap", float(gap))
     A = model.A
     kind = model.integral.astype(np.int32) if integral else np.zeros(model.num_col, np.int32)
@@ -556,22 +609,49 @@ def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | No
                          A.indices.astype(np.int32), A.data.astype(float), kind)
     if status == highspy.HighsStatus.kError:
         raise RuntimeError("HiGHS rejected the model (passModel returned an error)")
-    if start is not None and integral:
-        h.setSolution(model.num_col, np.arange(model.num_col, dtype=np.int32), np.asarray(start, dtype=float))
-    failed: list[BaseException] = []
-    if progress is not None and integral:
-        _subscribe_progress(h, progress, progress_every, failed)
+    clock = _Deadline()
+    h.cbMipInterrupt.subscribe(clock.check)
+    h.cbSimplexInterrupt.subscribe(clock.check)
+    return h, clock
+
+
+def _run_highs(h, clock: "_Deadline", integral: bool, time_limit: float | None,
+               failed: list[BaseException]) -> SolveResult:
+    """Run ``h`` (within ``time_limit`` seconds of this call) and read its result."""
+    h.setOptionValue("time_limit", math.inf if time_limit is None else h.getRunTime() + float(time_limit))
+    clock.start(time_limit)
+    before = h.getRunTime()
     h.run()
     if failed:
         raise failed[0]
     info = h.getInfo()
     name = h.getModelStatus().name
     st = _HIGHS_STATUS.get(name, name.removeprefix("k").lower())
+    if clock.late and st == "interrupted":
+        st = "time_limit"
     has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value) if has_x else None
     obj = info.objective_function_value if has_x else math.inf
     bound = info.mip_dual_bound if integral else (obj if st == "optimal" else -math.inf)
-    return SolveResult(st, x, obj, bound, h.getRunTime(), int(info.mip_node_count) if integral else 0)
+    return SolveResult(st, x, obj, bound, h.getRunTime() - before, int(info.mip_node_count) if integral else 0)
+
+
+class _Deadline:
+    """Interrupts HiGHS once the deadline has passed: its own time limit is not checked inside long root
+    cut loops (a 285 s limit ran 378 s on a 197-unit VGG16)."""
+
+    def __init__(self) -> None:
+        self.deadline = math.inf
+        self.late = False
+
+    def start(self, time_limit: float | None) -> None:
+        self.deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
+        self.late = False
+
+    def check(self, e) -> None:
+        if time.perf_counter() > self.deadline:
+            self.late = True
+            e.interrupt()
 
 
 _banner_done = False
@@ -637,7 +717,7 @@ def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: in
     for it, so B* is a lower bound (lowered by 1 ppm for solver tolerances).
     """
     best = simple_lower_bound(dag)
-    model = build_model(dag, None)
+    model = build_model(dag, None, usefulness=False)
     res = solve_highs(model, integral=False, time_limit=time_limit, threads=threads)
     if res.status == "optimal" and res.x is not None:
         lp = math.ceil(res.objective * model.scale.unit * (1 - 1e-6)) + int(dag.constant)

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_r
-from ._lp import build_model, clean, least_budget_bound, simple_lower_bound, solve_highs
+from ._lp import LpSession, build_model, clean, least_budget_bound, simple_lower_bound
 
 EPS_LIST = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
 """Budget allowances tried by the eps search."""
@@ -49,8 +49,8 @@ class _Candidate:
 def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: str = "deterministic",
                  samples: int = 50, seed: int = 0, thresholds: list[float] | None = None,
                  eps_search: bool = False, eps_list: tuple[float, ...] = EPS_LIST, max_thresholds: int = 64,
-                 time_limit: float | None = None,
-                 threads: int | None = None, free_form: str = "tight") -> Schedule:
+                 time_limit: float | None = None, threads: int | None = None,
+                 free_form: str = "tight") -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation and two-phase rounding.
 
     ``eps``: budget allowance of the LP (the paper uses 0.1); None or ``eps_search`` tries every value in
@@ -58,7 +58,8 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     budget, the list is tried as well (the report's ``eps_fallback`` says so). ``rounding``:
     "deterministic" (S* > tau for tau in ``thresholds``, default 0.5 and up to ``max_thresholds`` distinct
     values of S*) or "randomized" (``samples`` Bernoulli draws with ``seed``). ``time_limit`` and
-    ``threads`` apply to each LP solve.
+    ``threads`` apply to each LP solve. The report's ``lp_bound`` is the LP objective at the true budget,
+    a lower bound on the optimal cost.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible or when no rounded schedule fits.
@@ -68,19 +69,19 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     t0 = time.perf_counter()
     if budget < simple_lower_bound(dag):
         _raise(dag, budget, "no schedule can fit", threads)
-    opts = dict(time_limit=time_limit, threads=threads, free_form=free_form)
-    exact = _solve_lp(dag, budget, **opts)
+    lp = _Relaxation(dag, budget, free_form, threads, time_limit)
+    exact = lp.at(budget)
     if exact is None:
         _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads)
     rng = np.random.default_rng(seed)
     searched = eps is None or eps_search
     tries = sorted(set(eps_list) | ({eps} if eps is not None else set())) if searched else [eps]
-    best, tried = _search(dag, budget, tries, exact, rounding, samples, rng, thresholds, max_thresholds, opts)
+    best, tried = _search(dag, budget, tries, lp, rounding, samples, rng, thresholds, max_thresholds)
     fallback = False
     if best is None and not searched:
         fallback = True
-        more, extra = _search(dag, budget, [e for e in eps_list if e != eps], exact, rounding, samples, rng,
-                              thresholds, max_thresholds, opts)
+        more, extra = _search(dag, budget, [e for e in eps_list if e != eps], lp, rounding, samples, rng,
+                              thresholds, max_thresholds)
         best, tried = more, tried + extra
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
@@ -95,13 +96,13 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     return sched
 
 
-def _search(dag: DAG, budget: int, eps_list: list[float], exact: _LpSolution, rounding: str, samples: int,
-            rng: np.random.Generator, thresholds: list[float] | None, max_thresholds: int,
-            opts: dict) -> tuple[_Candidate | None, list[dict]]:
+def _search(dag: DAG, budget: int, eps_list: list[float], relax: "_Relaxation", rounding: str, samples: int,
+            rng: np.random.Generator, thresholds: list[float] | None,
+            max_thresholds: int) -> tuple[_Candidate | None, list[dict]]:
     """The cheapest candidate over ``eps_list`` and a per-eps log of what was tried."""
     best, log = None, []
     for e in eps_list:
-        lp = exact if e == 0 else _solve_lp(dag, int(math.floor((1 - e) * budget)), **opts)
+        lp = relax.at(int(math.floor((1 - e) * budget)))
         if lp is None:
             log.append(dict(eps=e, lp="infeasible", candidates=0, feasible=0, best=None))
             continue
@@ -152,19 +153,36 @@ def _keep_no_recompute_contiguous(dag: DAG, S: np.ndarray) -> np.ndarray:
     return S
 
 
-def _solve_lp(dag: DAG, budget: int, *, time_limit: float | None, threads: int | None,
-              free_form: str) -> _LpSolution | None:
-    """The LP relaxation of eq. (9) at ``budget``; None when it is infeasible."""
-    if budget < dag.constant:
-        return None
-    model = build_model(dag, budget, free_form=free_form)
-    res = solve_highs(model, integral=False, time_limit=time_limit, threads=threads)
-    if res.status == "infeasible":
-        return None
-    if res.status != "optimal" or res.x is None:
-        raise SolverError(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s")
-    sizes = dict(n_vars=model.num_col, n_cons=model.num_row, n_binaries=0)
-    return _LpSolution(model.values(res.x, model.s), res.objective * model.cost_unit, sizes)
+class _Relaxation:
+    """The LP relaxation of eq. (9) for one graph, solved at several budgets in one HiGHS session.
+
+    The usefulness rows are left out: they tighten the LP a little but double its solve time."""
+
+    def __init__(self, dag: DAG, budget: int, free_form: str, threads: int | None,
+                 time_limit: float | None) -> None:
+        self.model = build_model(dag, budget, free_form=free_form, usefulness=False)
+        self.session = LpSession(self.model, threads=threads)
+        self.time_limit = time_limit
+        self.constant = int(dag.constant)
+        self._cache: dict[int, _LpSolution | None] = {}
+
+    def at(self, budget: int) -> _LpSolution | None:
+        """The LP at ``budget`` bytes; None when it is infeasible."""
+        if budget not in self._cache:
+            self._cache[budget] = self._solve(budget)
+        return self._cache[budget]
+
+    def _solve(self, budget: int) -> _LpSolution | None:
+        if budget < self.constant:
+            return None
+        res = self.session.solve(budget, time_limit=self.time_limit)
+        if res.status == "infeasible":
+            return None
+        if res.status != "optimal" or res.x is None:
+            raise SolverError(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s")
+        m = self.model
+        sizes = dict(n_vars=m.num_col, n_cons=m.num_row, n_binaries=0)
+        return _LpSolution(m.values(res.x, m.s), res.objective * m.cost_unit, sizes)
 
 
 def _raise(dag: DAG, budget: int, why: str, threads: int | None) -> None:

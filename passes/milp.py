@@ -1,9 +1,11 @@
 """Checkmate's optimal rematerialization: the MILP of paper eq. (9), solved with HiGHS (or Gurobi).
 
-The model (built in ``passes/_lp.py``) is eq. (9) with the implied-constraint elimination of §4.7, a
-workspace term in the budget rows, exact reformulations (memory recurrence on P = U + W R, redundant (6b)
-dropped, optional disaggregated (6c) with continuous FREE) and variable fixing that keeps an optimum.
-The solver's schedule is cleaned of useless entries and checked again in exact bytes.
+The model (built in ``passes/_lp.py``) is eq. (9) with the implied-constraint elimination of §4.7 and a
+workspace term in the budget rows, in an equivalent form that solves faster: U substituted into dense
+budget rows (or kept as a recurrence on large graphs), redundant (6b) dropped, (6c) disaggregated with
+continuous FREE, and variable fixing and valid rows that keep an optimum. The search starts from the
+cheapest of the given incumbent, checkpoint-all and LP rounding (passes/approx.py). The solver's schedule
+is cleaned of useless entries and checked again in exact bytes; its dual bound is always reported.
 """
 from __future__ import annotations
 
@@ -29,14 +31,17 @@ MAX_RETRIES = 2
 def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, threads: int | None = None,
                gap: float = 1e-4, incumbent: Schedule | None = None, solver: str = "highs",
                progress: Callable[[dict], None] | None = None, free_form: str = "tight",
-               warm_start: bool = True) -> Schedule:
+               memory_form: str = "auto", warm_start: bool = True) -> Schedule:
     """The least-cost frontier-advancing schedule of ``dag`` whose peak fits ``budget`` bytes.
 
     ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
     ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
     is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py at
-    eps in WARM_EPS), which HiGHS' own heuristics often do not match on training graphs. ``progress`` receives dicts (incumbent, bound, gap, elapsed) in
-    cost units while the solver runs. ``free_form``: "tight" (default) or "paper" (eq. 6c as printed).
+    eps in WARM_EPS, deterministic, else randomized), which HiGHS' own heuristics often do not match on
+    training graphs. ``progress``
+    receives dicts (incumbent, bound, gap, elapsed) in cost units while the solver runs. ``free_form``
+    ("tight" or "paper", eq. 6c as printed) and ``memory_form`` ("auto", "dense" or "recurrence") choose
+    equivalent formulations (see passes/_lp.py).
 
     A solution that exceeds the budget in exact bytes (possible only through solver tolerances with a
     float memory unit) is never returned: the model is solved again with the budget lowered by the
@@ -50,12 +55,12 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
     if solver not in SOLVERS:
         raise SolverError(f"unknown MILP solver {solver!r}; choose one of {', '.join(SOLVERS)}")
     if budget < simple_lower_bound(dag):
-        _raise_infeasible(dag, budget, threads)
+        _raise_infeasible(dag, budget, threads, time_limit)
     start_time = time.perf_counter()
     seed, seed_note = _pick_incumbent(dag, budget, incumbent, warm_start, threads, time_limit)
     model_budget, retries, valid_bound = budget, 0, None
     while True:
-        model = build_model(dag, model_budget, free_form=free_form)
+        model = build_model(dag, model_budget, free_form=free_form, memory_form=memory_form)
         start = None
         if seed is not None and model.representable(seed.R, seed.S):
             start = model.encode(seed.R, seed.S)
@@ -67,7 +72,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
             valid_bound = res.bound * model.cost_unit
         if res.status == "infeasible" and seed is None:
             if retries == 0:
-                _raise_infeasible(dag, budget, threads)
+                _raise_infeasible(dag, budget, threads, time_limit)
             raise SolverError(f"the MILP at a budget lowered by {budget - model_budget} bytes (to absorb solver "
                               "tolerances) has no solution; no schedule within the exact budget was found")
         try:
@@ -81,6 +86,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
             retries += 1
             model_budget -= over.peak - budget + math.ceil(model.scale.unit)
     sched.report.update(_sizes(model), solver=solver, incumbent=seed_note, free_form=free_form,
+                        memory_form="recurrence" if (model.p >= 0).any() else "dense",
                         seconds=time.perf_counter() - start_time, solver_seconds=res.seconds, nodes=res.nodes,
                         budget=int(budget), peak=sched.peak(dag), memory_unit=model.scale.unit,
                         memory_exact=model.scale.exact, budget_retries=retries)
@@ -99,12 +105,7 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
     best, note = None, "none"
     cands = [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))]
     if warm_start and cands[1][1].peak(dag) > budget:
-        from .approx import solve_approx
-        try:
-            cands.append(("lp-rounding", solve_approx(dag, budget, eps_search=True, eps_list=WARM_EPS,
-                                                      threads=threads, time_limit=time_limit)))
-        except (InfeasibleError, SolverError):  # LP rounding found nothing (or ran out of time): no seed
-            pass
+        cands.append(("lp-rounding", _lp_rounding(dag, budget, threads, time_limit)))
     for name, cand in cands:
         if cand is None:
             continue
@@ -118,6 +119,19 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
             best = Schedule(R, S, strategy=cand.strategy)
             note = f"{name} ({cand.strategy or 'unnamed'}, cost {cost:g})"
     return best, note
+
+
+def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float | None) -> Schedule | None:
+    """LP rounding at eps in WARM_EPS, deterministic, else randomized; None when nothing fits in time."""
+    from .approx import solve_approx
+
+    for rounding in ("deterministic", "randomized"):
+        try:
+            return solve_approx(dag, budget, eps_search=True, eps_list=WARM_EPS, rounding=rounding, samples=20,
+                                threads=threads, time_limit=time_limit)
+        except (InfeasibleError, SolverError):  # nothing fits (or an LP ran out of time)
+            continue
+    return None
 
 
 def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResult, seed: Schedule | None,
@@ -162,8 +176,8 @@ def _scaled_progress(progress: Callable[[dict], None], unit: float) -> Callable[
     return forward
 
 
-def _raise_infeasible(dag: DAG, budget: int, threads: int | None) -> None:
-    lb = least_budget_bound(dag, threads=threads)
+def _raise_infeasible(dag: DAG, budget: int, threads: int | None, time_limit: float | None = None) -> None:
+    lb = least_budget_bound(dag, threads=threads, time_limit=time_limit)
     peak = checkpoint_all(dag).peak(dag)
     raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: every schedule "
                           f"needs at least {lb} bytes (proven lower bound); checkpoint-all needs {peak}", lb)
@@ -178,28 +192,32 @@ def _solve_gurobi(model: CheckmateModel, *, time_limit: float | None, threads: i
     except ImportError:
         raise SolverError("gurobipy is not installed; pip install remc[gurobi]") from None
     try:
-        env = gp.Env(params={"OutputFlag": 0})
-        m = gp.Model("checkmate", env=env)
-        vtype = np.where(model.integral, GRB.BINARY, GRB.CONTINUOUS)
-        x = m.addMVar(model.num_col, lb=model.col_lower, ub=model.col_upper, obj=model.col_cost, vtype=vtype)
-        lo, hi = model.row_lower, model.row_upper
-        eq = lo == hi
-        sense = np.where(eq, GRB.EQUAL, np.where(np.isfinite(hi), GRB.LESS_EQUAL, GRB.GREATER_EQUAL))
-        m.addMConstr(model.A.tocsr(), x, sense, np.where(np.isfinite(hi), hi, lo))
-        if time_limit is not None:
-            m.Params.TimeLimit = float(time_limit)
-        if threads:
-            m.Params.Threads = int(threads)
-        m.Params.MIPGap = float(gap)
-        if start is not None:
-            x.Start = start
-        m.optimize(None if progress is None else _gurobi_callback(progress, GRB))
+        with gp.Env(params={"OutputFlag": 0}) as env, gp.Model("checkmate", env=env) as m:
+            return _gurobi_run(m, model, gp, GRB, time_limit, threads, gap, start, progress)
     except gp.GurobiError as e:
         if e.errno == 10010:
             raise SolverError(f"Gurobi's licence is size-limited and this model has {model.num_col} variables and "
                               f"{model.num_row} constraints (the pip licence allows 2000 of each): install a full "
                               "Gurobi licence or use solver='highs'") from None
         raise SolverError(f"Gurobi failed: {e}") from None
+
+
+def _gurobi_run(m, model: CheckmateModel, gp, GRB, time_limit: float | None, threads: int | None, gap: float,
+                start: np.ndarray | None, progress: Callable[[dict], None] | None) -> SolveResult:
+    """Load ``model`` into Gurobi model ``m``, optimize, and read the result back."""
+    vtype = np.where(model.integral, GRB.BINARY, GRB.CONTINUOUS)
+    x = m.addMVar(model.num_col, lb=model.col_lower, ub=model.col_upper, obj=model.col_cost, vtype=vtype)
+    lo, hi = model.row_lower, model.row_upper
+    sense = np.where(lo == hi, GRB.EQUAL, np.where(np.isfinite(hi), GRB.LESS_EQUAL, GRB.GREATER_EQUAL))
+    m.addMConstr(model.A.tocsr(), x, sense, np.where(np.isfinite(hi), hi, lo))
+    if time_limit is not None:
+        m.Params.TimeLimit = float(time_limit)
+    if threads:
+        m.Params.Threads = int(threads)
+    m.Params.MIPGap = float(gap)
+    if start is not None:
+        x.Start = start
+    m.optimize(None if progress is None else _gurobi_callback(progress, GRB))
     status = {GRB.OPTIMAL: "optimal", GRB.TIME_LIMIT: "time_limit", GRB.INFEASIBLE: "infeasible",
               GRB.INTERRUPTED: "interrupted", GRB.INF_OR_UNBD: "infeasible"}.get(m.Status, f"gurobi_{m.Status}")
     has = m.SolCount > 0

@@ -28,16 +28,18 @@ def budgets_down(dag: DAG):
         yield budget, exhaustive_optimum(dag, budget)
 
 
-@pytest.mark.parametrize("free_form", ["tight", "paper"])
-def test_milp_equals_exhaustive_search(free_form):
-    for dag in tiny_cases(14, seed=1 if free_form == "tight" else 2):
+@pytest.mark.parametrize("free_form,memory_form", [("tight", "dense"), ("paper", "dense"),
+                                                  ("tight", "recurrence"), ("paper", "recurrence")])
+def test_milp_equals_exhaustive_search(free_form, memory_form):
+    opts = dict(free_form=free_form, memory_form=memory_form, warm_start=False)
+    for dag in tiny_cases(12, seed=len(free_form) + len(memory_form)):
         for budget, best in budgets_down(dag):
             if best is None:
                 with pytest.raises(InfeasibleError) as err:
-                    solve_milp(dag, budget, free_form=free_form)
+                    solve_milp(dag, budget, **opts)
                 assert budget < err.value.least_feasible <= budget + 1, err.value
                 break
-            sched = solve_milp(dag, budget, free_form=free_form)
+            sched = solve_milp(dag, budget, **opts)
             assert sched.cost(dag) == pytest.approx(best), (dag.edges.tolist(), budget)
             assert sched.report["status"] == "optimal"
             assert not check(dag, sched.R, sched.S)
@@ -252,6 +254,21 @@ def test_gurobi_missing_gives_clear_error(monkeypatch):
     dag = random_dag(4, rng)
     with pytest.raises(SolverError, match=r"pip install remc\[gurobi\]"):
         solve_milp(dag, checkpoint_all(dag).peak(dag), solver="gurobi")
+
+
+def test_gurobi_backend_when_installed():
+    pytest.importorskip("gurobipy")
+    rng = np.random.default_rng(19)
+    dag = training_graph(5, rng, skips=((0, 4),))
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    ref = solve_milp(dag, budget)
+    sched = solve_milp(dag, budget, solver="gurobi")
+    assert sched.cost(dag) == pytest.approx(ref.cost(dag)) and sched.report["solver"] == "gurobi"
+    big = training_graph(30, rng)
+    try:
+        solve_milp(big, checkpoint_all(big).peak(big) - 1, solver="gurobi", time_limit=5)
+    except SolverError as err:  # the pip licence is limited to 2000 variables and constraints
+        assert "size-limited" in str(err)
 
 
 def test_unknown_solver():
