@@ -41,7 +41,7 @@ def test_strategy_runs_and_matches(name: str, strategy: str) -> None:
     if solver and base.dag.n > LP_UNITS:
         pytest.skip(f"the LP relaxation of {base.dag.n} units does not finish in the test's time on 2 cores "
                     "(see BENCHMARKS.md: the MILP returns its incumbent, approx fails)")
-    passes = compile_pipeline(strategy=strategy, **({"time_limit": 90.0} if solver else {}))
+    passes = compile_pipeline(strategy=strategy, **({"time_limit": 20.0} if solver else {}))
     # Solvers get a tight budget; baselines their own default schedule (their budget fit is tested in
     # tests/test_baselines.py), since most cannot reach a budget this tight on these graphs.
     state = State(model=model, graph=base.graph, costs=base.costs, units=base.units, dag=base.dag,
