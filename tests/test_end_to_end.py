@@ -29,6 +29,8 @@ def training_graph(name: str):
     feeds = runtime.random_inputs(model, 0)
     ref = runtime.measure(model, "cpu", feeds=feeds, iters=1, warmup=0, mem_method=None).outputs
     state = run(compile_pipeline()[:3], State(model=model))
+    if state.dag.n > LP_UNITS:  # solvers are skipped on these graphs (see the test)
+        return model, feeds, ref, state, None
     full, least = checkpoint_all(state.dag).peak(state.dag), least_budget_bound(state.dag, time_limit=60)
     return model, feeds, ref, state, int(least + FRACTION * (full - least))
 
