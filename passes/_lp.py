@@ -560,13 +560,143 @@ def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | No
     ``progress(dict)`` is called on every improving solution and at most every ``progress_every``
     seconds from HiGHS' MIP interrupt callback, with the incumbent and dual bound in model units.
     """
+    if integral and time_limit is not None:
+        return _solve_isolated(model, time_limit=time_limit, threads=threads, gap=gap, start=start,
+                               progress=progress, progress_every=progress_every)
+    return _solve_here(model, integral=integral, time_limit=time_limit, threads=threads, gap=gap, start=start,
+                       progress=progress, progress_every=progress_every)
+
+
+def _solve_here(model: CheckmateModel, *, integral: bool, time_limit: float | None, threads: int | None,
+                gap: float, start: np.ndarray | None, progress, progress_every: float,
+                on_incumbent=None) -> SolveResult:
+    """``solve_highs`` in this process (``on_incumbent(x, objective)`` on every improving MIP solution)."""
     h, clock = _load_highs(model, integral, threads, gap)
     if start is not None and integral:
         h.setSolution(model.num_col, np.arange(model.num_col, dtype=np.int32), np.asarray(start, dtype=float))
     failed: list[BaseException] = []
     if progress is not None and integral:
         _subscribe_progress(h, progress, progress_every, failed)
+    if on_incumbent is not None and integral:
+        h.cbMipImprovingSolution.subscribe(
+            lambda e: on_incumbent(np.array(e.data_out.mip_solution, dtype=float), e.data_out.objective_function_value))
     return _run_highs(h, clock, integral, time_limit, failed)
+
+
+HARD_STOP_GRACE = 5.0
+"""Seconds past the time limit (plus 5% of it) after which a MILP solve's process is killed."""
+
+
+def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | None, gap: float,
+                    start: np.ndarray | None, progress, progress_every: float) -> SolveResult:
+    """The MILP in a child process (``python -m remc.passes._highs_worker``), stopped for certain at the
+    time limit.
+
+    HiGHS checks its time limit and interrupt callbacks in the MIP search, but not inside every step:
+    its MIP presolve on dense budget rows, and the dual simplex of the root LP (a separate LP solver
+    inside the MIP that the user callbacks do not reach), ran minutes past a 20 s limit on small zoo
+    graphs. The child sends every improving solution and progress report as it goes; if it has not
+    returned HARD_STOP_GRACE seconds (plus 5%) after the limit, it is killed and the best solution it
+    sent is the result, with status "time_limit".
+    """
+    import pickle
+    import queue
+    import subprocess
+    import threading
+
+    t0 = time.perf_counter()
+    rfd, wfd = os.pipe()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        proc = subprocess.Popen([sys.executable, "-m", "remc.passes._highs_worker", str(wfd)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(wfd,), env=env)
+    finally:
+        os.close(wfd)
+    inbox: queue.Queue = queue.Queue()
+
+    def read() -> None:
+        with os.fdopen(rfd, "rb") as f:
+            while True:
+                try:
+                    inbox.put(pickle.load(f))
+                except Exception:  # EOF: the child ended or was killed
+                    inbox.put(("eof", None))
+                    return
+
+    reader = threading.Thread(target=read, daemon=True, name="remc-highs-reader")
+    reader.start()
+    opts = dict(threads=threads, gap=gap, start=start, progress_every=progress_every,
+                deadline=time.time() + time_limit, want_progress=progress is not None)
+    try:
+        pickle.dump((model, opts), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
+        proc.stdin.close()
+    except OSError:  # the child died at start; its end of the pipe says why (an "error" message) or EOF
+        pass
+    hard = t0 + time_limit * 1.05 + HARD_STOP_GRACE
+    best_x, best_obj, bound, result, error = None, math.inf, -math.inf, None, None
+    try:
+        while result is None and error is None:
+            left = hard - time.perf_counter()
+            if left <= 0:
+                break
+            try:
+                kind, payload = inbox.get(timeout=min(left, 0.5))
+            except queue.Empty:
+                continue
+            if kind == "incumbent":
+                x, obj = payload
+                if obj < best_obj:
+                    best_x, best_obj = x, obj
+            elif kind == "progress":
+                if math.isfinite(payload["bound"]):
+                    bound = max(bound, payload["bound"])
+                progress(payload)
+            elif kind == "result":
+                result = payload
+            elif kind == "error":
+                error = payload
+            else:  # eof
+                error = f"the solver process ended without a result (exit code {proc.wait(5)})"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(5)
+    if result is not None:
+        return result
+    if error is not None:
+        raise RuntimeError(f"HiGHS failed in its solver process: {error}")
+    return SolveResult("time_limit", best_x, best_obj if best_x is not None else math.inf, bound,
+                       time.perf_counter() - t0, 0)
+
+
+def isolated_main(fd: int) -> None:
+    """Body of the child process of ``_solve_isolated``: read (model, options) from stdin, solve, and write
+    pickled (kind, payload) messages to file descriptor ``fd``."""
+    import pickle
+
+    out = os.fdopen(fd, "wb")
+
+    def send(msg) -> None:
+        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
+        out.flush()
+
+    try:
+        model, opts = pickle.load(sys.stdin.buffer)
+        progress = (lambda d: send(("progress", d))) if opts["want_progress"] else None
+        res = _solve_here(model, integral=True, time_limit=max(opts["deadline"] - time.time(), 1e-3),
+                          threads=opts["threads"], gap=opts["gap"], start=opts["start"], progress=progress,
+                          progress_every=opts["progress_every"], on_incumbent=lambda x, obj: send(("incumbent", (x, obj))))
+        send(("result", res))
+    except BaseException as e:  # reported to the parent, which raises
+        try:
+            send(("error", f"{type(e).__name__}: {e}"))
+        except Exception:
+            pass
+    finally:
+        try:
+            out.close()
+        except Exception:
+            pass
 
 
 class LpSession:

@@ -5,8 +5,9 @@ A unit is a list of ONNX nodes in execution order (one node each at fine granula
 
 - M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which belong
   to the constant overhead (paper eq. U_init: inputs, parameters and the outputs kept for the optimizer).
-- W_v (workspace): the most bytes of v's internal values (read only inside v) and dead outputs (read by
-  nobody) alive at once while v runs; they exist only while v runs.
+- W_v (workspace): the most bytes of v's internal values (read only inside v), dead outputs (read by
+  nobody) and the running node's kernel scratch (``kernel_scratch``) alive at once while v runs; they
+  exist only while v runs.
 - C_v: the sum of its nodes' costs.
 
 Backward units are those the loss does not depend on: the forward pass is the set of ancestors of the
@@ -50,14 +51,34 @@ def forward_nodes(graph: Graph) -> set[Node]:
     return seen
 
 
+def kernel_scratch(node: Node, device: str = "cpu") -> int:
+    """Bytes a kernel allocates for itself while ``node`` runs on ``device``, beyond its outputs.
+
+    CUDA: a Conv or ConvTranspose whose kernel is computed (not a parameter), which is how the weight
+    gradient is built (passes/grad/rules_nn.py: the kernel is the whole output-gradient map), gets
+    bytes(X) + bytes(kernel) + bytes(Y). cuDNN's heuristic choice for such a convolution asks for a
+    workspace of that order even with ``cudnn_conv_use_max_workspace=0``: on an H200 with
+    onnxruntime-gpu 1.31.1 the requests were X + kernel (ResNet50 b32, layer4.0/downsample dW,
+    38.5 MB) and X + kernel + Y (U-Net b4 416x608, decoder/conv4 dW, 259 MB). Convolutions with
+    parameter kernels, and everything on CPU, get 0 (their scratch is small against the activations;
+    see BENCHMARKS.md for measured against predicted peaks).
+    """
+    if device.split(":")[0] != "cuda" or node.op_type not in ("Conv", "ConvTranspose"):
+        return 0
+    if len(node.inputs) < 2 or node.inputs[1] is None or node.inputs[1].producer is None:
+        return 0
+    return node.inputs[0].nbytes + node.inputs[1].nbytes + sum(v.nbytes for v in node.outputs)
+
+
 def fine_units(graph: Graph) -> list[list[Node]]:
     """One unit per node, in graph order."""
     return [[n] for n in graph.nodes]
 
 
 def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
-              granularity: str = "fine") -> DAG:
-    """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node).
+              granularity: str = "fine", device: str = "cpu") -> DAG:
+    """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node), for running on
+    ``device`` (its kernel scratch is part of W_v).
 
     ``units`` must list every node once, each unit in execution order, the units in a topological order.
     """
@@ -80,7 +101,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
                     edges.add((j, k))
         mem[k] = sum(v.nbytes for n in unit for v in n.outputs
                      if v not in kept and any(unit_of[u.node] != k for u in v.uses))
-        work[k] = _workspace(unit, k, unit_of, kept)
+        work[k] = _workspace(unit, k, unit_of, kept, device)
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
     return DAG(
@@ -89,7 +110,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
         ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),
         members=tuple(tuple(n.name for n in u) for u in units),
-        meta={"graph": graph.name, "granularity": granularity},
+        meta={"graph": graph.name, "granularity": granularity, "device": device},
     )
 
 
@@ -97,8 +118,8 @@ def _unit_name(unit: list[Node]) -> str:
     return unit[0].name if len(unit) == 1 else f"{unit[0].name}(+{len(unit) - 1})"
 
 
-def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Value]) -> int:
-    """Peak bytes of internal and dead values while the unit's nodes run in order."""
+def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Value], device: str) -> int:
+    """Peak bytes of internal and dead values, and kernel scratch, while the unit's nodes run in order."""
     position = {n: i for i, n in enumerate(unit)}
     live = peak = 0
     ends: dict[int, int] = {}
@@ -109,6 +130,6 @@ def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Val
             live += v.nbytes
             last = max((position[u.node] for u in v.uses), default=i)
             ends[last] = ends.get(last, 0) + v.nbytes
-        peak = max(peak, live)
+        peak = max(peak, live + kernel_scratch(n, device))
         live -= ends.pop(i, 0)
     return peak

@@ -143,7 +143,7 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--granularity", choices=("fine", "coarse"), default="coarse",
                    help="schedule ONNX nodes (fine) or coarsened units (coarse, default)")
     p.add_argument("--cost", choices=("flops", "profile"), default="flops", help="cost model for C_v")
-    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device to profile costs on")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device the plan is for: costs are profiled on it, and its kernel scratch is modeled")
 
 
 def _solver_opts(p: argparse.ArgumentParser) -> None:

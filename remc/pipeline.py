@@ -84,6 +84,8 @@ class UnitsPass(Pass):
     name: ClassVar[str] = "units"
     granularity: str = "fine"
     """'fine' (one unit per ONNX node) or 'coarse' (passes/coarsen.py groups nodes into units)."""
+    device: str = "cpu"
+    """The device the plan is for: its kernel scratch is part of each unit's workspace."""
 
     def apply(self, state: State) -> None:
         from .passes.dagbuild import build_dag, fine_units
@@ -95,7 +97,7 @@ class UnitsPass(Pass):
         else:
             raise RemcError(f"unknown granularity {self.granularity!r}: use fine or coarse")
         state.units, state.granularity = units, self.granularity
-        state.dag = build_dag(state.graph, state.costs, units, granularity=self.granularity)
+        state.dag = build_dag(state.graph, state.costs, units, granularity=self.granularity, device=self.device)
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,7 @@ def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granulari
     return [
         ImportPass(batch=batch),                               # ONNX -> IR, shapes inferred, batch bound
         CostsPass(method=cost, device=device),                 # C_v per ONNX node (FLOPs or profiled)
-        UnitsPass(granularity=granularity),                    # scheduling units and the DAG
+        UnitsPass(granularity=granularity, device=device),     # scheduling units and the DAG
         SchedulePass(strategy=strategy, **solver),             # R, S: the strategy's schedule
         PlanPass(),                                            # Algorithm 1 + early deallocation
         LowerPass(),                                           # plan order -> ONNX node list

@@ -138,3 +138,29 @@ def test_maxbatch_cli_paper_vgg16() -> None:
         reps[strategy] = json.loads(res.stdout)
         assert reps[strategy]["peak"] <= 16 * 10**9 and reps[strategy]["cost"] <= reps[strategy]["cost_limit"]
     assert reps["lin-greedy"]["batch"] > reps["checkpoint-all"]["batch"] > 100
+
+
+def test_cuda_conv_weight_gradient_scratch_is_workspace() -> None:
+    """For CUDA, a unit holding a weight-gradient Conv (computed kernel) gets that node's cuDNN scratch
+    (X + kernel + Y bytes) in W_v; on CPU the same graph has no kernel scratch."""
+    from remc import zoo
+    from remc.passes.dagbuild import kernel_scratch
+    from remc.pipeline import State, compile_pipeline, run
+
+    model = zoo.export("vgg16", 2, train=True, **{k: v for k, v in zoo.small_config("vgg16").items() if k != "batch"})
+    cpu = run(compile_pipeline(device="cpu")[:3], State(model=model))
+    cuda = run(compile_pipeline(device="cuda")[:3], State(model=model))
+    assert cpu.dag.names == cuda.dag.names and (cpu.dag.mem == cuda.dag.mem).all()
+    seen = 0
+    for k, unit in enumerate(cuda.units):
+        scratch = [kernel_scratch(n, "cuda") for n in unit]
+        assert all(kernel_scratch(n, "cpu") == 0 for n in unit)
+        for n, b in zip(unit, scratch):
+            if b:
+                seen += 1
+                assert n.op_type == "Conv" and n.inputs[1].producer is not None
+                assert b == n.inputs[0].nbytes + n.inputs[1].nbytes + n.outputs[0].nbytes
+        assert cuda.dag.workspace[k] >= max(scratch, default=0)
+        if not any(scratch):
+            assert cuda.dag.workspace[k] == cpu.dag.workspace[k]
+    assert seen >= 13  # one weight-gradient Conv per convolution layer of VGG16

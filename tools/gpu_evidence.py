@@ -62,7 +62,7 @@ def compile_at(train, budget: int | None, strategy: str, time_limit: float, midp
     least-budget bound to the checkpoint-all peak and baselines their own default schedule (as in
     tests/test_end_to_end.py)."""
     solver = strategy in ("checkmate", "approx")
-    passes = compile_pipeline(strategy=strategy, **({"time_limit": time_limit} if solver else {}))
+    passes = compile_pipeline(strategy=strategy, device=DEVICE[0], **({"time_limit": time_limit} if solver else {}))
     state = run(passes[:3], State(model=train))
     full = checkpoint_all(state.dag).peak(state.dag)
     if midpoint:
@@ -76,7 +76,7 @@ def compile_at(train, budget: int | None, strategy: str, time_limit: float, midp
 def evidence(name: str, limit_fraction: float, headroom: float, time_limit: float, iters: int) -> dict[str, Any]:
     batch, kw = SIZES[name]
     train = zoo.export(name, batch, train=True, **kw)
-    base = run(compile_pipeline()[:3], State(model=train))
+    base = run(compile_pipeline(device=DEVICE[0])[:3], State(model=train))
     full = int(checkpoint_all(base.dag).peak(base.dag))
     feeds = runtime.random_inputs(train, 0)
     ref = runtime.measure(train, DEVICE[0], feeds=feeds, iters=iters)
@@ -84,7 +84,7 @@ def evidence(name: str, limit_fraction: float, headroom: float, time_limit: floa
     # unmodified graph needs. remc's budget is that limit in remc's accounting: divided by the unmodified
     # graph's measured/predicted ratio (kernel scratch, 256-byte rounding) and by ``headroom`` for what a
     # rematerialized graph adds (arena fragmentation from more allocations and frees).
-    least = least_budget_bound(base.dag, time_limit=time_limit)
+    least = least_budget_bound(base.dag, time_limit=min(time_limit, 30.0))  # informational only
     limit = int(limit_fraction * ref.measured_peak)
     calibration = ref.peak_with_constants / full
     budget = int((limit + ref.peak_with_constants - ref.measured_peak) / calibration / headroom)
