@@ -59,9 +59,12 @@ def kernel_scratch(node: Node, device: str = "cpu") -> int:
     bytes(X) + bytes(kernel) + bytes(Y). cuDNN's heuristic choice for such a convolution asks for a
     workspace of that order even with ``cudnn_conv_use_max_workspace=0``: on an H200 with
     onnxruntime-gpu 1.31.1 the requests were X + kernel (ResNet50 b32, layer4.0/downsample dW,
-    38.5 MB) and X + kernel + Y (U-Net b4 416x608, decoder/conv4 dW, 259 MB). Convolutions with
-    parameter kernels, and everything on CPU, get 0 (their scratch is small against the activations;
-    see BENCHMARKS.md for measured against predicted peaks).
+    38.5 MB) and X + kernel + Y (U-Net b4 416x608, decoder/conv4 dW, 259 MB). Other convolutions get
+    0 on CUDA (cuDNN's workspace for parameter kernels is small against the activations).
+
+    CPU: 0. Not modeled: MLAS' convolution working buffer (up to min(threads, N * group) column
+    buffers of (C/group) * prod(kernel) * prod(output spatial) floats, by thread count and shape) and
+    ConvTranspose's column buffer ((C_out/group) * prod(kernel) * prod(input spatial) elements).
     """
     if device.split(":")[0] != "cuda" or node.op_type not in ("Conv", "ConvTranspose"):
         return 0

@@ -15,7 +15,7 @@ def gib(n: float | None) -> str:
 def evidence_table(ev: dict) -> str:
     un = ev["unmodified"]
     lines = [f"**{ev['model']}** batch {ev['batch']} {ev['config']}: gpu_mem_limit {gib(ev['gpu_mem_limit'])}, "
-             f"remc budget {gib(ev['budget'])} (calibration measured/predicted {ev['calibration']:.3f}). "
+             f"remc budget {gib(ev['budget'])} (unmodified graph measured/predicted {ev['calibration']:.3f}). "
              f"Unmodified graph: predicted {gib(ev['predicted_checkpoint_all_peak'])}, measured "
              f"{gib(un['measured_peak'])}, {1e3 * un['median_seconds']:.1f} ms; under the limit: "
              f"{un['under_limit'][:90]}",

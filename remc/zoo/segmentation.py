@@ -6,8 +6,9 @@ Layout NCHW; logits [N, classes, H, W] at the input resolution. Differences from
 - U-Net and SegNet end at half resolution there; with ``full_resolution`` (default) a final nearest
   2x Resize of the logits brings them to H x W (``full_resolution=False`` keeps keras' H/2 x W/2).
 - FCN8's last 16x16/8 transposed conv is cropped by 4 on each side (ONNX pads) to exactly H x W;
-  Keras leaves it uncropped (H+8 x W+8). Its 4x4/2 transposed convs are cropped at the bottom/right
-  as keras' ``crop`` does.
+  Keras leaves it uncropped (H+8 x W+8). Its 4x4/2 transposed convs are cropped by 1 on each side
+  (same size as keras' ``crop`` at the bottom/right): onnxruntime-gpu's CUDA provider does not take a
+  ConvTranspose with asymmetric pads, and the graph must run with every node on CUDA.
 - keras' ZeroPadding2D + 'valid' 3x3 conv is one Conv with pads 1.
 SegNet here is keras_segmentation's: 2x nearest upsampling (UpSampling2D, here Resize) in the decoder,
 not the original paper's MaxUnpool with pooling indices, and its decoder convs have BN but no ReLU.
@@ -101,7 +102,7 @@ def build_fcn8(batch: int, b: GraphBuilder, *, height: int = 416, width: int = 6
     skips = (("upscore2", "score_pool4", "fuse_pool4", pools[3], _ch(512, width_mult)),
              ("upscore_pool4", "score_pool3", "fuse_pool3", pools[2], _ch(256, width_mult)))
     for up, score, fuse, pool, cp in skips:
-        x = b.conv_transpose(x, up, num_classes, num_classes, 4, 2, (0, 0, 2, 2))
+        x = b.conv_transpose(x, up, num_classes, num_classes, 4, 2, (1, 1, 1, 1))
         s = b.conv(pool, score, cp, num_classes, 1, gain=1.0)
         x = b.node("Add", [x, s], fuse)
     b.conv_transpose(x, "upscore8", num_classes, num_classes, 16, 8, (4, 4, 4, 4), out="logits")

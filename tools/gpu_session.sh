@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# On the GPU test machine (../shared/gpu/README.md): install onnxruntime-gpu from the five pieces in
+# /tmp/ortgpu-pieces, the wheels in .whl/ (lark, highspy for Python 3.12) and remc, then run "$@" with
+# them on PYTHONPATH. Run from the repository root.
+set -euo pipefail
+name=$(cat .ortgpu/name)
+cat /tmp/ortgpu-pieces/p[0-4] > "/tmp/$name"
+echo "$(cat .ortgpu/sha256)  /tmp/$name" | sha256sum -c - >/dev/null
+python3 -m pip install -q --no-deps --no-index --target /tmp/ortgpu "/tmp/$name"
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/remcsite .
+export PYTHONPATH=/tmp/ortgpu:/tmp/site:/tmp/remcsite
+export REPO="$PWD"
+cd /tmp  # ./remc in the checkout would shadow the installed package
+"$@"
