@@ -57,8 +57,10 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     ``eps_list`` (and ``eps``) and keeps the cheapest schedule; when the single ``eps`` yields nothing within
     budget, the list is tried as well (the report's ``eps_fallback`` says so). ``rounding``:
     "deterministic" (S* > tau for tau in ``thresholds``, default 0.5 and up to ``max_thresholds`` distinct
-    values of S*) or "randomized" (``samples`` Bernoulli draws with ``seed``). ``time_limit`` and
-    ``threads`` apply to each LP solve. The report's ``lp_bound`` is the LP objective at the true budget,
+    values of S*) or "randomized" (``samples`` Bernoulli draws with ``seed``). ``time_limit`` (seconds)
+    bounds the whole call: the eps search stops at it with the best schedule found so far (the report's
+    ``eps_tried`` shows where), and a SolverError is raised when it passes before any schedule fits.
+    ``threads`` applies to each LP solve. The report's ``lp_bound`` is the LP objective at the true budget,
     a lower bound on the optimal cost.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
@@ -68,11 +70,11 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
         raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
     t0 = time.perf_counter()
     if budget < simple_lower_bound(dag):
-        _raise(dag, budget, "no schedule can fit", threads)
-    lp = _Relaxation(dag, budget, free_form, threads, time_limit)
+        _raise(dag, budget, "no schedule can fit", threads, time_limit)
+    lp = _Relaxation(dag, budget, free_form, threads, None if time_limit is None else t0 + time_limit)
     exact = lp.at(budget)
     if exact is None:
-        _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads)
+        _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads, lp.left())
     rng = np.random.default_rng(seed)
     searched = eps is None or eps_search
     tries = sorted(set(eps_list) | ({eps} if eps is not None else set())) if searched else [eps]
@@ -85,7 +87,11 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
         best, tried = more, tried + extra
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
-        _raise(dag, budget, f"LP rounding found no schedule within budget (eps tried: {eps_txt})", threads)
+        if lp.out_of_time():
+            raise SolverError(f"approx: the time limit of {time_limit:g} s passed before LP rounding found a "
+                              f"schedule within {budget} bytes (eps tried: {eps_txt})")
+        _raise(dag, budget, f"LP rounding found no schedule within budget (eps tried: {eps_txt})", threads,
+               lp.left())
     sched = Schedule(best.R, best.S, strategy="approx")
     gap = (best.cost - exact.objective) / best.cost if best.cost > 0 else 0.0
     sched.report = dict(status="feasible", objective=best.cost, bound=exact.objective, lp_bound=exact.objective,
@@ -102,7 +108,16 @@ def _search(dag: DAG, budget: int, eps_list: list[float], relax: "_Relaxation", 
     """The cheapest candidate over ``eps_list`` and a per-eps log of what was tried."""
     best, log = None, []
     for e in eps_list:
-        lp = relax.at(int(math.floor((1 - e) * budget)))
+        if relax.out_of_time():
+            log.append(dict(eps=e, lp="time limit", candidates=0, feasible=0, best=None))
+            continue
+        try:
+            lp = relax.at(int(math.floor((1 - e) * budget)))
+        except SolverError:
+            if not relax.out_of_time():
+                raise
+            log.append(dict(eps=e, lp="time limit", candidates=0, feasible=0, best=None))
+            continue
         if lp is None:
             log.append(dict(eps=e, lp="infeasible", candidates=0, feasible=0, best=None))
             continue
@@ -159,10 +174,11 @@ class _Relaxation:
     The usefulness rows are left out: they tighten the LP a little but double its solve time."""
 
     def __init__(self, dag: DAG, budget: int, free_form: str, threads: int | None,
-                 time_limit: float | None) -> None:
+                 deadline: float | None) -> None:
         self.model = build_model(dag, budget, free_form=free_form, usefulness=False)
         self.session = LpSession(self.model, threads=threads)
-        self.time_limit = time_limit
+        self.deadline = deadline
+        """time.perf_counter() value after which no LP is started (None: no limit)."""
         self.constant = int(dag.constant)
         self._cache: dict[int, _LpSolution | None] = {}
 
@@ -175,7 +191,9 @@ class _Relaxation:
     def _solve(self, budget: int) -> _LpSolution | None:
         if budget < self.constant:
             return None
-        res = self.session.solve(budget, time_limit=self.time_limit)
+        if self.out_of_time():
+            raise SolverError("the LP relaxation was not started: the time limit has passed")
+        res = self.session.solve(budget, time_limit=self.left())
         if res.status == "infeasible":
             return None
         if res.status != "optimal" or res.x is None:
@@ -185,7 +203,15 @@ class _Relaxation:
         return _LpSolution(m.values(res.x, m.s), res.objective * m.cost_unit, sizes)
 
 
-def _raise(dag: DAG, budget: int, why: str, threads: int | None) -> None:
-    lb = least_budget_bound(dag, threads=threads)
+    def left(self) -> float | None:
+        """Seconds to the deadline (None: no limit)."""
+        return None if self.deadline is None else max(self.deadline - time.perf_counter(), 0.0)
+
+    def out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
+def _raise(dag: DAG, budget: int, why: str, threads: int | None, time_limit: float | None = None) -> None:
+    lb = least_budget_bound(dag, threads=threads, time_limit=None if time_limit is None else max(time_limit, 5.0))
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound)", lb)

@@ -54,13 +54,14 @@ def forward_nodes(graph: Graph) -> set[Node]:
 def kernel_scratch(node: Node, device: str = "cpu") -> int:
     """Bytes a kernel allocates for itself while ``node`` runs on ``device``, beyond its outputs.
 
-    CUDA: a Conv or ConvTranspose whose kernel is computed (not a parameter), which is how the weight
-    gradient is built (passes/grad/rules_nn.py: the kernel is the whole output-gradient map), gets
-    bytes(X) + bytes(kernel) + bytes(Y). cuDNN's heuristic choice for such a convolution asks for a
-    workspace of that order even with ``cudnn_conv_use_max_workspace=0``: on an H200 with
-    onnxruntime-gpu 1.31.1 the requests were X + kernel (ResNet50 b32, layer4.0/downsample dW,
-    38.5 MB) and X + kernel + Y (U-Net b4 416x608, decoder/conv4 dW, 259 MB). Other convolutions get
-    0 on CUDA (cuDNN's workspace for parameter kernels is small against the activations).
+    CUDA: a ConvTranspose (the input gradient of a Conv), and a Conv whose kernel is computed (not a
+    parameter: the weight gradient, passes/grad/rules_nn.py, whose kernel is the whole output-gradient
+    map), get bytes(X) + bytes(kernel) + bytes(Y). Observed on an H100/H200 with onnxruntime-gpu 1.31.1,
+    ``cudnn_conv_algo_search=HEURISTIC`` and ``cudnn_conv_use_max_workspace=0`` (single requests when
+    plans ran out of memory): X + kernel for ResNet50 b32's layer4.0/downsample weight gradient
+    (38.5 MB), X + kernel + Y for U-Net b4 416x608's decoder/conv4 weight gradient (259 MB), X + Y for
+    ResNet50 b32's layer2.0/downsample input gradient (ConvTranspose, 154 MB). Convolutions with
+    parameter kernels get 0 on CUDA (none ran out of memory at one).
 
     CPU: 0. Not modeled: MLAS' convolution working buffer (up to min(threads, N * group) column
     buffers of (C/group) * prod(kernel) * prod(output spatial) floats, by thread count and shape) and
@@ -68,7 +69,9 @@ def kernel_scratch(node: Node, device: str = "cpu") -> int:
     """
     if device.split(":")[0] != "cuda" or node.op_type not in ("Conv", "ConvTranspose"):
         return 0
-    if len(node.inputs) < 2 or node.inputs[1] is None or node.inputs[1].producer is None:
+    if len(node.inputs) < 2 or node.inputs[1] is None:
+        return 0
+    if node.op_type == "Conv" and node.inputs[1].producer is None:
         return 0
     return node.inputs[0].nbytes + node.inputs[1].nbytes + sum(v.nbytes for v in node.outputs)
 

@@ -24,6 +24,9 @@ from ._lp import (CheckmateModel, SolveResult, build_model, clean, least_budget_
 SOLVERS = ("highs", "gurobi")
 WARM_EPS = (0.0, 0.05, 0.1)
 """Budget allowances of the LP-rounding warm start."""
+WARM_SHARE = 0.8
+"""Share of the MILP's time limit the LP-rounding warm start may use (on graphs whose root LP does not
+finish in time, the warm start is the schedule the MILP returns)."""
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
 
@@ -129,10 +132,14 @@ def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float |
     """LP rounding at eps in WARM_EPS, deterministic, else randomized; None when nothing fits in time."""
     from .approx import solve_approx
 
+    deadline = None if time_limit is None else time.perf_counter() + WARM_SHARE * time_limit
     for rounding in ("deterministic", "randomized"):
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            break
         try:
             return solve_approx(dag, budget, eps_search=True, eps_list=WARM_EPS, rounding=rounding, samples=20,
-                                threads=threads, time_limit=time_limit)
+                                threads=threads, time_limit=left)
         except (InfeasibleError, SolverError):  # nothing fits (or an LP ran out of time)
             continue
     return None
