@@ -12,7 +12,7 @@ import numpy as np
 
 from ...errors import RemcError
 from ...ir.dag import DAG
-from ...ir.schedule import Schedule, pin_no_recompute, solve_r
+from ...ir.schedule import Schedule, solve_rs
 
 
 def forward_units(dag: DAG) -> np.ndarray:
@@ -119,26 +119,9 @@ def late_backward_uses(dag: DAG, v: int, after: int) -> np.ndarray:
     return users[(users > after) & dag.backward[users]]
 
 
-def solve_r_keeping_no_recompute(dag: DAG, S: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(R, S) with R the least for S, S grown until no no-recompute unit is computed twice.
-
-    Pinning a no-recompute unit to its last use is not enough: a user recomputed later (say in the
-    backward) needs it again. Each such unit stays resident through the last stage that would recompute
-    it; growing S only removes needs, so this settles in a few rounds.
-    """
-    S = pin_no_recompute(dag, S)
-    while True:
-        R = solve_r(dag, S)
-        again = np.flatnonzero((R.sum(axis=0) > 1) & dag.no_recompute)
-        if len(again) == 0:
-            return R, S
-        for i in again.tolist():
-            S[i + 1:int(np.flatnonzero(R[:, i])[-1]) + 1, i] = True
-
-
 def finish(dag: DAG, S: np.ndarray, strategy: str, report: dict) -> Schedule:
     """Keep no-recompute units, solve the least R for S, and fill in cost, peak and recomputations."""
-    R, S = solve_r_keeping_no_recompute(dag, S)
+    R, S = solve_rs(dag, S)
     sched = Schedule(R, S, strategy=strategy)
     cost = sched.cost(dag)
     sched.report = {"status": "heuristic", **report, "cost": cost, "peak": sched.peak(dag),

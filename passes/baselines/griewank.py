@@ -19,9 +19,9 @@ from math import comb
 import numpy as np
 
 from ...ir.dag import DAG
-from ...ir.schedule import Schedule
+from ...ir.schedule import Schedule, solve_rs
 from .common import (finish, forward_units, forward_window_end, keep_until_last_use,
-                     late_backward_uses, require_linear, solve_r_keeping_no_recompute, unit_names)
+                     late_backward_uses, require_linear, unit_names)
 from .search import Candidate, cheapest, peak_lower_bound
 
 
@@ -210,7 +210,7 @@ def griewank_family(dag: DAG, max_slots: int | None = None) -> list[Candidate]:
 
 def _cost(dag: DAG, S: np.ndarray) -> float:
     """The exact cost of the least R for S."""
-    return float(solve_r_keeping_no_recompute(dag, S)[0].sum(axis=0) @ dag.cost)
+    return float(solve_rs(dag, S)[0].sum(axis=0) @ dag.cost)
 
 
 def griewank(dag: DAG, budget: int | None = None, *, slots: int | None = None,
