@@ -588,3 +588,16 @@ def test_float64_double_check_of_conv_weight_formula_by_numpy():
                 ref[o, :, i, j] = np.einsum("ncpq,npq->c", patch, dy[:, o])
     np.testing.assert_allclose(gw, ref, rtol=1e-3, atol=1e-5)
 
+
+
+def test_conv_input_gradient_has_symmetric_conv_transpose_pads():
+    """onnxruntime's CUDA provider leaves a ConvTranspose with asymmetric pads to the CPU, so the input
+    gradient of an asymmetrically padded Conv uses symmetric pads and a Slice (values: the FD tests above)."""
+    x, w = f32(1, 2, 9, 9), f32(2, 2, 3, 3)
+    train = build_training_graph(one_op("Conv", {"x": x, "w": w}, pads=[2, 1, 0, 2]), "mse")
+    cts = [n for n in train.graph.node if n.op_type == "ConvTranspose"]
+    assert cts
+    for n in cts:
+        pads = next(list(a.ints) for a in n.attribute if a.name == "pads")
+        assert pads[:2] == pads[2:], pads
+    assert any(n.op_type == "Slice" for n in train.graph.node)

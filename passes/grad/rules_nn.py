@@ -3,7 +3,8 @@
 Formulas (checked by finite differences on ONNX Runtime CPU, tests/test_grad.py):
 
 - Conv: dX = ConvTranspose(dY, W) with the forward's strides, pads, dilations and group, and
-  output_padding restoring the input size; dW = Conv(X', dY') with strides and dilations swapped, where
+  output_padding restoring the input size (asymmetric pads: the smaller pad on both sides, then a Slice,
+  since onnxruntime's CUDA provider leaves a ConvTranspose with asymmetric pads to the CPU); dW = Conv(X', dY') with strides and dilations swapped, where
   X' puts channels first (per group: [C/g, g*N, ...]) and dY' is dY with N and M swapped, sliced to the
   kernel size and transposed back; dB = ReduceSum(dY).
 - ConvTranspose is Conv's adjoint: dX = Conv(dY, W, same geometry); dW is Conv's dW with dY as input.
@@ -85,8 +86,14 @@ def conv_grad(ctx: RuleContext, dys: list) -> list:
     out = [None] * len(ctx.x)
     if ctx.need(0):
         opad = [xs[2 + i] - ((ys[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - pb[i] - pe[i]) for i in range(n)]
-        out[0] = ctx.op("ConvTranspose", dy, w, strides=s, dilations=d, pads=pb + pe, group=g, kernel_shape=k,
+        # Symmetric pads, then a Slice for the rest: onnxruntime's CUDA provider does not take a
+        # ConvTranspose with asymmetric pads (it would leave the node to the CPU).
+        m = [min(a, b) for a, b in zip(pb, pe)]
+        out[0] = ctx.op("ConvTranspose", dy, w, strides=s, dilations=d, pads=m + m, group=g, kernel_shape=k,
                         output_padding=opad if any(opad) else None)
+        if m != list(pb) or m != list(pe):
+            lo = [a - b for a, b in zip(pb, m)]
+            out[0] = ctx.em.slice(out[0], lo, [lo[i] + xs[2 + i] for i in range(n)], list(range(2, 2 + n)))
     if ctx.need(1):
         out[1] = conv_weight_grad(ctx.em, x, dy, xs, ys, k, s, d, pb, pe, g)
     if len(ctx.x) > 2 and ctx.need(2):
