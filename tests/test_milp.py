@@ -314,3 +314,29 @@ def test_over_budget_solution_is_resolved_not_returned(monkeypatch):
     assert sched.peak(dag) <= budget and not check(dag, sched.R, sched.S)
     assert sched.report["budget_retries"] >= 1
     assert sched.cost(dag) >= exact.cost(dag) - 1e-9
+
+
+def test_time_limit_holds_where_highs_overruns_it():
+    """HiGHS 1.16 stayed in its MIP presolve for minutes under a 20 s limit on the dense-row model of the
+    small U-Net (1.5M nonzeros); the child process is killed past the limit and the incumbent returned."""
+    import time
+
+    from remc import zoo
+    from remc.passes._lp import HARD_STOP_GRACE
+    from remc.pipeline import State, compile_pipeline, run
+
+    cfg = dict(zoo.small_config("unet"))
+    state = run(compile_pipeline()[:3], State(model=zoo.export("unet", cfg.pop("batch"), train=True, **cfg)))
+    dag = state.dag
+    full = checkpoint_all(dag).peak(dag)
+    least = least_budget_bound(dag, time_limit=60)
+    budget = int(least + 0.5 * (full - least))
+    from remc.passes.approx import solve_approx
+    inc = solve_approx(dag, budget)
+    limit = 3.0
+    t0 = time.perf_counter()
+    sched = solve_milp(dag, budget, time_limit=limit, memory_form="dense", incumbent=inc, warm_start=False)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < limit * 1.05 + HARD_STOP_GRACE + 5.0, elapsed
+    assert not check(dag, sched.R, sched.S) and sched.peak(dag) <= budget
+    assert sched.cost(dag) <= inc.cost(dag) + 1e-9
