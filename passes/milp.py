@@ -65,7 +65,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
     if budget < simple_lower_bound(dag):
         _raise_infeasible(dag, budget, threads, time_limit)
     start_time = time.perf_counter()
-    seed, seed_note = _pick_incumbent(dag, budget, incumbent, warm_start, threads, time_limit)
+    seed, seed_note, lp_bound = _pick_incumbent(dag, budget, incumbent, warm_start, threads, time_limit)
     model_budget, retries, valid_bound = budget, 0, None
     while True:
         model = build_model(dag, model_budget, free_form=free_form,
@@ -78,7 +78,8 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
         opts = dict(time_limit=left, threads=threads, gap=gap, start=start, progress=cb)
         res = _solve_gurobi(model, **opts) if solver == "gurobi" else solve_highs(model, integral=True, **opts)
         if valid_bound is None:  # the model at the true budget is a relaxation: its bound holds
-            valid_bound = res.bound * model.cost_unit
+            # so does the warm start's LP relaxation objective (where HiGHS' root LP did not finish)
+            valid_bound = max(res.bound * model.cost_unit, lp_bound)
         if res.status == "infeasible" and seed is None:
             if retries == 0:
                 _raise_infeasible(dag, budget, threads, time_limit)
@@ -109,15 +110,18 @@ class _OverBudget(Exception):
 
 
 def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_start: bool, threads: int | None,
-                    time_limit: float | None) -> tuple[Schedule | None, str]:
-    """The cheapest of ``incumbent``, checkpoint-all and LP rounding that is correct and fits, cleaned."""
-    best, note = None, "none"
+                    time_limit: float | None) -> tuple[Schedule | None, str, float]:
+    """The cheapest of ``incumbent``, checkpoint-all and LP rounding that is correct and fits, cleaned; and
+    the LP relaxation's objective at ``budget`` when LP rounding solved it (a lower bound), else -inf."""
+    best, note, lp_bound = None, "none", -math.inf
     cands = [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))]
     if warm_start and cands[1][1].peak(dag) > budget:
         cands.append(("lp-rounding", _lp_rounding(dag, budget, threads, time_limit)))
     for name, cand in cands:
         if cand is None:
             continue
+        if name == "lp-rounding" and math.isfinite(cand.report.get("lp_bound", -math.inf)):
+            lp_bound = float(cand.report["lp_bound"])
         if check(dag, cand.R, cand.S) or memory_profile(dag, cand.R, cand.S).max() > budget:
             if name == "given":
                 note = "given incumbent rejected (incorrect or over budget)"
@@ -127,7 +131,7 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
         if best is None or cost < best.cost(dag):
             best = Schedule(R, S, strategy=cand.strategy)
             note = f"{name} ({cand.strategy or 'unnamed'}, cost {cost:g})"
-    return best, note
+    return best, note, lp_bound
 
 
 def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float | None) -> Schedule | None:
