@@ -62,11 +62,12 @@ EXACT_LIMIT = 1e4
 4e5; with 1e3 or 1e4 it agreed with itself and with rounding."""
 FLOAT_SCALE = 1e3
 """With a float unit, the largest M_k or W_k becomes this."""
-DENSE_LIMIT = 64_000_000
-"""Most nonzeros the dense memory rows may have under memory_form="auto" (about 8 GB resident while HiGHS
-solves). HiGHS' dual simplex solves the dense LP far faster: paper-size ResNet50 (515 units, 51M nonzeros)
-in 70 s where the recurrence LP (3M nonzeros) had not finished after 120 s; MobileNetV2 (390 units, 25M)
-in 24 s. GPT-2 (724 units) would need 178M nonzeros and 18 GB and did not finish in 200 s."""
+DENSE_LIMIT = 80_000_000
+"""Most nonzeros the dense memory rows may have under memory_form="auto", by the estimate of
+``_dense_nonzeros`` (an upper bound: paper-size ResNet50 is estimated at 68M and has 51M, about 6.5 GB
+resident while HiGHS solves). HiGHS' dual simplex solves the dense LP far faster: ResNet50 (515 units)
+in 70 s where the recurrence LP (2-3M nonzeros) had not finished after 150 s; MobileNetV2 (390 units,
+25M) in 24 s. GPT-2 (724 units) would need 178M nonzeros and 18 GB and did not finish in 200 s."""
 COST_EPS = 1e-6
 """Costs below this fraction of the largest are 0 in the model: HiGHS returned invalid dual bounds with
 costs spanning 1e-12..1 (VGG16 with FLOP costs, where a ReLU costs 4e-12 of a convolution). The model
