@@ -22,10 +22,6 @@ from ._lp import (CheckmateModel, SolveResult, build_model, clean, least_budget_
                   solve_highs)
 
 SOLVERS = ("highs", "gurobi")
-WARM_EPS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
-"""Budget allowances of the LP-rounding warm start: approx's whole list (passes/approx.py, EPS_LIST). With
-only 0-0.1, SegNet at 0.6 of its peak got no warm start and HiGHS found no schedule in 60 s, while
-approx's eps 0.2-0.5 found one in 6 s."""
 WARM_SHARE = 0.8
 """Share of the MILP's time limit the LP-rounding warm start may use (on graphs whose root LP does not
 finish in time, the warm start is the schedule the MILP returns)."""
@@ -42,7 +38,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
     ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
     ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
     is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py at
-    eps in WARM_EPS, deterministic, else randomized), which HiGHS' own heuristics often do not match on
+    over approx's eps list, deterministic, else randomized), which HiGHS' own heuristics often do not match on
     training graphs. ``progress``
     receives dicts (incumbent, bound, gap, elapsed) in cost units while the solver runs. ``free_form``
     ("tight" or "paper", eq. 6c as printed) and ``memory_form`` ("auto", "dense" or "recurrence") choose
@@ -135,7 +131,7 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
 
 
 def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float | None) -> Schedule | None:
-    """LP rounding at eps in WARM_EPS, deterministic, else randomized; None when nothing fits in time."""
+    """LP rounding at over approx's eps list, deterministic, else randomized; None when nothing fits in time."""
     from .approx import solve_approx
 
     deadline = None if time_limit is None else time.perf_counter() + WARM_SHARE * time_limit
@@ -144,7 +140,7 @@ def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float |
         if left is not None and left <= 0:
             break
         try:
-            return solve_approx(dag, budget, eps_search=True, eps_list=WARM_EPS, rounding=rounding, samples=20,
+            return solve_approx(dag, budget, eps_search=True, rounding=rounding, samples=20,
                                 threads=threads, time_limit=left)
         except (InfeasibleError, SolverError):  # nothing fits (or an LP ran out of time)
             continue

@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--graph", required=True, help="the training graph the plan was made for")
     chk.add_argument("--batch", type=int)
     chk.add_argument("--budget", type=_size, help="check against this budget instead of the plan's")
+    chk.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                     help="the device the plan was compiled for (its kernel scratch is part of the workspace)")
     chk.set_defaults(func=cmd_plan_check)
 
     o = sub.add_parser("opt", help="run passes on a textual input and print the textual output (for tests)")
@@ -274,7 +276,7 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
     from .passes.validate import validate
     plan = parse_plan(_read_text(args.file))
-    dag = dag_for_plan(plan, args.graph, args.batch)
+    dag = dag_for_plan(plan, args.graph, args.batch, args.device)
     sim = validate(plan, dag, budget=args.budget or plan.budget)
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
           f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "
@@ -282,17 +284,17 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def dag_for_plan(plan: Any, graph_path: str, batch: int | None) -> Any:
+def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str = "cpu") -> Any:
     """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs.
 
     Memory and dependencies come from the graph alone; costs are the plan's (they are not a safety property
     and may come from a profile the checker cannot repeat).
     """
     from .ir.onnx_io import import_model
-    return dag_for_graph(plan, import_model(graph_path, batch=batch))
+    return dag_for_graph(plan, import_model(graph_path, batch=batch), device)
 
 
-def dag_for_graph(plan: Any, graph: Any) -> Any:
+def dag_for_graph(plan: Any, graph: Any, device: str = "cpu") -> Any:
     """See dag_for_plan."""
     from .errors import PlanError
     from .passes.dagbuild import build_dag
@@ -309,7 +311,7 @@ def dag_for_graph(plan: Any, graph: Any) -> Any:
     extra = [n.name for n in graph.nodes if n not in covered]
     if extra:
         raise PlanError(f"the plan does not cover node {extra[0]!r} of graph {graph.name!r} ({len(extra)} nodes)")
-    return build_dag(graph, costs, units, granularity=plan.granularity)
+    return build_dag(graph, costs, units, granularity=plan.granularity, device=device)
 
 
 def _read_text(path: str) -> str:

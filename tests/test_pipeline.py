@@ -165,3 +165,19 @@ def test_cuda_conv_weight_gradient_scratch_is_workspace() -> None:
             assert cuda.dag.workspace[k] == cpu.dag.workspace[k]
     assert seen >= 25  # a weight-gradient Conv per convolution of VGG16, an input-gradient ConvTranspose
     # per convolution but the first
+
+
+def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
+    """A plan compiled for CUDA (with kernel scratch in its workspace) checks with --device cuda."""
+    def remc(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=600)
+
+    train, out, plan = tmp_path / "t.onnx", tmp_path / "o.onnx", tmp_path / "o.plan"
+    assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
+    res = remc("compile", str(train), "--budget", "2MiB", "--device", "cuda", "-o", str(out), "--plan", str(plan),
+               "--strategy", "lin-greedy")
+    assert res.returncode == 0, res.stderr
+    ok = remc("plan", "check", str(plan), "--graph", str(train), "--device", "cuda")
+    assert ok.returncode == 0, ok.stderr
+    bad = remc("plan", "check", str(plan), "--graph", str(train))
+    assert bad.returncode == 1 and "does not belong to this graph" in bad.stderr
