@@ -15,9 +15,15 @@ CUDA with its loss and gradient norm compared, every strategy's lowered graph at
 checkpoint-all peak is compared with the original on CUDA, and the executed order from ORT's profiler is
 checked against the plan's order.
 
-    python tools/gpu_evidence.py --out results/gpu.json [--models resnet50,unet] [--quick]
+    python tools/gpu_evidence.py --out results/gpu.json [--models resnet50,unet]
 
 Writes one JSON file; ``tools/gpu_table.py`` turns it into the BENCHMARKS.md tables.
+
+Device time is scarce, so the work splits in two stages: ``--stage plan`` (any machine, no GPU) solves
+every strategy at the budget that ``GPU_MEM_LIMIT`` implies and writes the plans (plan IR text, with the
+solver's report) and their metadata to ``--plans``; ``--stage run`` (the GPU machine) rebuilds each
+training graph, re-validates every plan against it with the independent simulator, lowers and runs it.
+``--stage all`` (default) does both in one process, with the limit measured from the unmodified graph.
 """
 from __future__ import annotations
 
@@ -33,10 +39,14 @@ import numpy as np
 
 from remc import runtime, zoo
 from remc.errors import RemcError
+from remc.cli import dag_for_graph
 from remc.ir.onnx_io import import_model
+from remc.ir.plan import parse_plan, print_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes._lp import least_budget_bound
+from remc.passes.lower import lower
 from remc.passes.strategies import BASELINE_NAMES
+from remc.passes.validate import validate
 from remc.pipeline import State, compile_pipeline, run
 
 SIZES = {
@@ -45,6 +55,10 @@ SIZES = {
     "unet": (4, {"height": 416, "width": 608}),
 }
 LIMIT_FRACTION = {"resnet50": 0.75, "unet": 0.85}
+GPU_MEM_LIMIT = {"resnet50": 2238848064, "unet": 2359656140}
+"""``gpu_mem_limit`` bytes for the two-stage run: LIMIT_FRACTION of the unmodified graph's arena peak as
+measured on the H100 (results/gpu_h100_b_*.json: 2985130752 and 2776066048 bytes); the run stage measures
+the unmodified graph again and reports its peak beside the limit."""
 """Default gpu_mem_limit per model, as a fraction of the unmodified graph's arena peak. U-Net at 0.75
 left no strategy a schedule at coarse granularity (results/gpu_h100_b_unet.json: baselines reach 1.93 GB
 at best against a 1.78 GiB budget)."""
@@ -61,120 +75,189 @@ def cuda_match(out: dict, ref: dict) -> tuple[bool, str]:
     return runtime.compare_outputs(out, ref, rtol=runtime.CUDA_RTOL, atol=runtime.CUDA_RTOL * scale)
 
 
-def compile_at(train, budget: int | None, strategy: str, time_limit: float, midpoint: bool = False):
-    """Compile a ModelProto at ``budget``; with ``midpoint``, solvers get the budget half way from the
-    least-budget bound to the checkpoint-all peak and baselines their own default schedule (as in
-    tests/test_end_to_end.py)."""
+def build(name: str, small: bool = False):
+    """The training graph of a zoo model at its GPU size (``SIZES``) or its test size."""
+    if small:
+        cfg = dict(zoo.small_config(name))
+        return zoo.export(name, cfg.pop("batch", 1), train=True, **cfg)
+    batch, kw = SIZES[name]
+    return zoo.export(name, batch, train=True, **kw)
+
+
+def solve_plan(train, budget: int | None, strategy: str, time_limit: float, midpoint: bool = False) -> dict:
+    """Schedule a ModelProto at ``budget`` and return the plan (IR text) with the solve's report. With
+    ``midpoint``, solvers get the budget half way from the least-budget bound to the checkpoint-all peak
+    and baselines their own default schedule (as in tests/test_end_to_end.py)."""
     solver = strategy in ("checkmate", "approx")
     passes = compile_pipeline(strategy=strategy, device=DEVICE[0], **({"time_limit": time_limit} if solver else {}))
+    t0 = time.perf_counter()
     state = run(passes[:3], State(model=train))
-    full = checkpoint_all(state.dag).peak(state.dag)
     if midpoint:
+        full = checkpoint_all(state.dag).peak(state.dag)
         least = least_budget_bound(state.dag, time_limit=time_limit)
         budget = int(least + 0.5 * (full - least)) if solver else None
     state.budget = budget
-    run(passes[3:], state)
-    return state, full
+    run(passes[3:5], state)  # schedule, plan (validated by the simulator)
+    return {"plan": print_plan(state.plan), "solve_seconds": time.perf_counter() - t0,
+            "status": state.schedule.report.get("status"), "gap": state.schedule.report.get("gap"),
+            "predicted_peak": state.sim.peak, "predicted_overhead": state.sim.cost / state.dag.total_cost,
+            "units": state.dag.n}
 
 
-def evidence(name: str, limit_fraction: float | None, headroom: float, time_limit: float, iters: int,
-             save: Any = lambda out: None) -> dict[str, Any]:
-    """The GPU evidence for one model; ``save(partial)`` after every strategy (a killed run keeps its rows)."""
+def lower_plan(train, text: str):
+    """Re-validate a plan against the training graph (the simulator, at the plan's budget) and lower it."""
+    plan = parse_plan(text)
+    graph = import_model(train)
+    sim = validate(plan, dag_for_graph(plan, graph, DEVICE[0]), budget=plan.budget)
+    return lower(graph, plan), sim
+
+
+def attempt(row: dict, fn: Any) -> None:
+    """Run ``fn()``; a failure becomes the row's error (one strategy's failure must not lose the rest)."""
+    try:
+        fn()
+    except RemcError as e:
+        row["error"] = str(e)
+    except Exception as e:
+        row["error"] = f"{type(e).__name__}: {e}"
+        row["traceback"] = traceback.format_exc()[-2000:]
+
+
+def input_bytes(train) -> int:
+    return sum(a.nbytes for a in runtime.random_inputs(train, 0).values())
+
+
+def plan_model(name: str, limit: int, headroom: float, time_limit: float, save: Any = lambda out: None) -> dict:
+    """Stage 1 for one model: every strategy's plan at the budget that ``limit`` implies.
+
+    The limit caps ONNX Runtime's arena (initializers included on CUDA, graph inputs not: they are bound
+    from caller buffers). remc's budget is that limit in remc's accounting (plus the inputs), divided by
+    ``headroom`` for what the model leaves out (arena fragmentation, 256-byte rounding). No calibration by
+    the unmodified graph's measured/predicted ratio: a plan's ratio differs from it (ResNet50: 0.80
+    unmodified, 0.86-0.95 for plans), and a plan at a budget inflated by it ran out of memory.
+    """
     batch, kw = SIZES[name]
-    train = zoo.export(name, batch, train=True, **kw)
+    train = build(name)
     base = run(compile_pipeline(device=DEVICE[0])[:3], State(model=train))
-    full = int(checkpoint_all(base.dag).peak(base.dag))
+    budget = int((limit + input_bytes(train)) / headroom)
+    out: dict[str, Any] = {
+        "model": name, "batch": batch, "config": kw, "gpu_mem_limit": limit, "headroom": headroom,
+        "budget": budget, "predicted_checkpoint_all_peak": int(checkpoint_all(base.dag).peak(base.dag)),
+        "least_budget_bound": least_budget_bound(base.dag, time_limit=min(time_limit, 30.0)),  # informational
+        "strategies": []}
+    for strategy in STRATEGIES:
+        row: dict[str, Any] = {"strategy": strategy}
+        attempt(row, lambda: row.update(solve_plan(train, budget, strategy, time_limit)))
+        out["strategies"].append(row)
+        save(out)
+        print(json.dumps({k: v for k, v in row.items() if k != "plan"}, default=float), flush=True)
+    return out
+
+
+def run_model(planned: dict, iters: int, save: Any = lambda out: None) -> dict:
+    """Stage 2 for one model: the unmodified graph with and without the limit, then every plan."""
+    name, limit = planned["model"], planned["gpu_mem_limit"]
+    train = build(name)
     feeds = runtime.random_inputs(train, 0)
     ref = runtime.measure(train, DEVICE[0], feeds=feeds, iters=iters)
-    # The limit caps ONNX Runtime's arena (initializers included on CUDA, graph inputs not: they are
-    # bound from caller buffers) below what the unmodified graph needs. remc's budget is that limit in
-    # remc's accounting (plus the inputs), divided by ``headroom`` for what the model leaves out (arena
-    # fragmentation, 256-byte rounding). No calibration by the unmodified graph's measured/predicted
-    # ratio: a plan's ratio differs from it (ResNet50: 0.80 unmodified, 0.86-0.95 for plans), and a
-    # plan at a budget inflated by it ran out of memory.
-    least = least_budget_bound(base.dag, time_limit=min(time_limit, 30.0))  # informational only
-    limit = int((limit_fraction or LIMIT_FRACTION[name]) * ref.measured_peak)
-    calibration = ref.peak_with_constants / full
-    budget = int((limit + ref.peak_with_constants - ref.measured_peak) / headroom)
-    out: dict[str, Any] = {"model": name, "batch": batch, "config": kw, "predicted_checkpoint_all_peak": full,
-                           "least_budget_bound": least,
-                           "gpu_mem_limit": limit, "calibration": calibration, "budget": budget, "unmodified": {
-                               "measured_peak": ref.peak_with_constants, "arena_peak": ref.measured_peak,
-                               "median_seconds": ref.median_seconds, "input_bytes": ref.input_bytes}}
+    out = {k: v for k, v in planned.items() if k != "strategies"}
+    out["calibration"] = ref.peak_with_constants / planned["predicted_checkpoint_all_peak"]
+    out["unmodified"] = {"measured_peak": ref.peak_with_constants, "arena_peak": ref.measured_peak,
+                         "median_seconds": ref.median_seconds, "input_bytes": ref.input_bytes,
+                         "limit_fraction": limit / ref.measured_peak}
     try:
         runtime.measure(train, DEVICE[0], feeds=feeds, iters=1, mem_method=None, mem_limit=limit)
         out["unmodified"]["under_limit"] = "ran (unexpected)"
     except RemcError as e:
         out["unmodified"]["under_limit"] = f"failed: {e}"
     rows = out["strategies"] = []
-    for strategy in STRATEGIES:
-        row: dict[str, Any] = {"strategy": strategy}
-        try:
-            t0 = time.perf_counter()
-            state, _ = compile_at(train, budget, strategy, time_limit)
-            row.update(solve_seconds=time.perf_counter() - t0, status=state.schedule.report.get("status"),
-                       gap=state.schedule.report.get("gap"), predicted_peak=state.sim.peak,
-                       predicted_overhead=state.sim.cost / state.dag.total_cost, units=state.dag.n)
-            res = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_limit=limit)
-            cg = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=iters, mem_method=None,
-                                 mem_limit=limit, cuda_graph=True) if DEVICE[0] == "cuda" else res
-            ok, worst = cuda_match(res.outputs, ref.outputs)
-            row.update(measured_peak=res.peak_with_constants, arena_peak=res.measured_peak, median_seconds=res.median_seconds,
-                       median_seconds_cuda_graph=cg.median_seconds,
-                       measured_overhead=res.median_seconds / ref.median_seconds, outputs_match=ok, worst=worst)
-        except RemcError as e:
-            row["error"] = str(e)
-        except Exception as e:  # keep going: one strategy's failure must not lose the others' numbers
-            row["error"] = f"{type(e).__name__}: {e}"
-            row["traceback"] = traceback.format_exc()[-2000:]
+    for planned_row in planned["strategies"]:
+        row = {k: v for k, v in planned_row.items() if k != "plan"}
         rows.append(row)
+        if "plan" in planned_row:
+            def measure_plan() -> None:
+                lowered, sim = lower_plan(train, planned_row["plan"])
+                if sim.peak != row["predicted_peak"]:
+                    raise RemcError(f"re-validated peak {sim.peak} differs from the plan stage's {row['predicted_peak']}")
+                res = runtime.measure(lowered, DEVICE[0], feeds=feeds, iters=iters, mem_limit=limit)
+                cg = runtime.measure(lowered, DEVICE[0], feeds=feeds, iters=iters, mem_method=None,
+                                     mem_limit=limit, cuda_graph=True) if DEVICE[0] == "cuda" else res
+                ok, worst = cuda_match(res.outputs, ref.outputs)
+                row.update(measured_peak=res.peak_with_constants, arena_peak=res.measured_peak,
+                           median_seconds=res.median_seconds, median_seconds_cuda_graph=cg.median_seconds,
+                           measured_overhead=res.median_seconds / ref.median_seconds, outputs_match=ok,
+                           worst=worst)
+            attempt(row, measure_plan)
         save(out)
         print(json.dumps(row, default=float), flush=True)
     return out
 
 
-def small_checks(time_limit: float, rows: list, save: Any, models: list[str]) -> list[dict[str, Any]]:
-    """Every small zoo training graph: CPU vs CUDA loss and gradient norm; every strategy on CUDA."""
+def plan_small(models: list[str], time_limit: float, save: Any = lambda rows: None) -> list[dict]:
+    """Stage 1 of the small checks: every strategy's plan for every small zoo training graph."""
+    rows = []
     for name in models:
-        cfg = dict(zoo.small_config(name))
-        batch = cfg.pop("batch", 1)
-        train = zoo.export(name, batch, train=True, **cfg)
+        train = build(name, small=True)
+        row: dict[str, Any] = {"model": name, "strategies": {}}
+        for strategy in ("checkmate", "approx") + BASELINE_NAMES:
+            r = row["strategies"][strategy] = {}
+            attempt(r, lambda: r.update(solve_plan(train, None, strategy, time_limit, midpoint=True)))
+        rows.append(row)
+        save(rows)
+        print(json.dumps({"model": name, "planned": [s for s, r in row["strategies"].items() if "plan" in r]}))
+    return rows
+
+
+def run_small(planned: list[dict], save: Any = lambda rows: None) -> list[dict]:
+    """Stage 2 of the small checks: CPU vs CUDA loss and gradient norm; every plan on CUDA against the
+    unmodified graph on CUDA, and the executed order (ORT's profiler) against the plan's."""
+    rows: list[dict] = []
+    for p in planned:
+        name = p["model"]
+        train = build(name, small=True)
         feeds = runtime.random_inputs(train, 0)
         cpu = runtime.measure(train, "cpu", feeds=feeds, iters=1, mem_method=None).outputs
         try:
             gpu = runtime.measure(train, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
         except RemcError as e:  # keep going with the other models
             rows.append({"model": name, "error": str(e)})
-            save()
+            save(rows)
             continue
         grads = [k for k in cpu if k.startswith("grad.")]
-        gnorm = lambda o: float(np.sqrt(sum(float(np.sum(o[k].astype(np.float64) ** 2)) for k in grads)))
+        gnorm = lambda o: float(np.sqrt(sum(float(np.sum(o[k].astype(np.float64) ** 2)) for k in grads)))  # noqa: E731
         row: dict[str, Any] = {"model": name, "loss_cpu": float(cpu["loss"]), "loss_cuda": float(gpu["loss"]),
                                "grad_norm_cpu": gnorm(cpu), "grad_norm_cuda": gnorm(gpu), "strategies": {}}
-        for strategy in ("checkmate", "approx") + BASELINE_NAMES:
-            try:
-                state, _ = compile_at(train, None, strategy, time_limit, midpoint=True)
-                low = runtime.measure(state.lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
+        for strategy, pr in p["strategies"].items():
+            r = row["strategies"][strategy] = {k: v for k, v in pr.items() if k in ("error", "status")}
+            if "plan" not in pr:
+                continue
+
+            def check(pr: dict = pr, r: dict = r) -> None:
+                lowered, _ = lower_plan(train, pr["plan"])
+                low = runtime.measure(lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
                 ok, worst = cuda_match(low, gpu)
-                order = runtime.executed_order(state.lowered, DEVICE[0], feeds=feeds)
-                in_order = order == runtime.ort_execution_order(state.lowered)
-                row["strategies"][strategy] = {"outputs_match": ok, "worst": worst, "order_matches_plan": in_order}
-            except RemcError as e:
-                row["strategies"][strategy] = {"error": str(e)}
+                order = runtime.executed_order(lowered, DEVICE[0], feeds=feeds)
+                r.update(outputs_match=ok, worst=worst, order_matches_plan=order == runtime.ort_execution_order(lowered))
+            attempt(r, check)
         rows.append(row)
-        save()
+        save(rows)
         print(json.dumps(row, default=float), flush=True)
     return rows
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--stage", choices=("all", "plan", "run"), default="all",
+                    help="plan: solve and write plans to --plans (no GPU); run: run the plans in --plans; "
+                         "all: both, with the limit measured from the unmodified graph")
+    ap.add_argument("--plans", default=".gpuplans", help="folder of the plan stage's output")
     ap.add_argument("--models", default="resnet50,unet")
     ap.add_argument("--limit-fraction", type=float, default=None,
-                    help="gpu_mem_limit as a fraction of the unmodified graph's measured arena peak "
-                         "(default: LIMIT_FRACTION per model)")
-    ap.add_argument("--headroom", type=float, default=1.1,
-                    help="remc's budget is the limit in its accounting divided by this")
+                    help="stage all: gpu_mem_limit as a fraction of the unmodified graph's measured arena "
+                         "peak (default: LIMIT_FRACTION per model)")
+    ap.add_argument("--headroom", default="1.1",
+                    help="remc's budget is the limit in its accounting divided by this (a comma list: one "
+                         "set of plans per value)")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--skip-small", action="store_true")
@@ -188,26 +271,54 @@ def main() -> None:
         for name in SIZES:
             cfg = dict(zoo.small_config(name))
             SIZES[name] = (cfg.pop("batch"), cfg)
+    models = list(filter(None, args.models.split(",")))
+    small_models = [] if args.skip_small else list(filter(None, args.small_models.split(",")))
+    headrooms = [float(h) for h in args.headroom.split(",")]
+    plans = Path(args.plans)
+    if args.stage == "plan":
+        plans.mkdir(parents=True, exist_ok=True)
+        if small_models:
+            plan_small(small_models, min(args.time_limit, 30.0),
+                       lambda rows: _write(plans / "small.json", rows))
+        for name in models:
+            for h in headrooms:
+                plan_model(name, GPU_MEM_LIMIT[name], h, args.time_limit,
+                           lambda out, name=name, h=h: _write(plans / f"{name}@{h}.json", out))
+        return
     if args.device == "cuda":
         runtime.require_cuda()
     import onnxruntime as ort
-    result: dict[str, Any] = {"onnxruntime": ort.__version__, "host": platform.node(), "evidence": []}
+    result: dict[str, Any] = {"onnxruntime": ort.__version__, "host": platform.node(), "stage": args.stage,
+                              "evidence": []}
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save = lambda: out.write_text(json.dumps(result, indent=1, default=float))  # noqa: E731
-    if not args.skip_small:
+    save = lambda: _write(out, result)  # noqa: E731
+    if small_models:
+        if args.stage == "run":
+            planned = [r for r in json.loads((plans / "small.json").read_text()) if r["model"] in small_models]
+        else:
+            planned = plan_small(small_models, min(args.time_limit, 30.0))
         result["small"] = []
-        small_checks(min(args.time_limit, 30.0), result["small"], save, args.small_models.split(","))
-    for name in filter(None, args.models.split(",")):
-        done = list(result["evidence"])
-
-        def save_partial(partial: dict[str, Any]) -> None:
-            result["evidence"] = done + [partial]
+        run_small(planned, lambda rows: (result.__setitem__("small", rows), save()))
+    for name in models:
+        for h in headrooms:
+            if args.stage == "run":
+                planned = json.loads((plans / f"{name}@{h}.json").read_text())
+            else:
+                ref = runtime.measure(build(name), DEVICE[0], iters=1)
+                limit = int((args.limit_fraction or LIMIT_FRACTION[name]) * ref.measured_peak)
+                planned = plan_model(name, limit, h, args.time_limit)
+            done = list(result["evidence"])
+            result["evidence"] = done + [run_model(planned, args.iters, lambda partial, done=done: (
+                result.__setitem__("evidence", done + [partial]), save()))]
             save()
 
-        result["evidence"] = done + [evidence(name, args.limit_fraction, args.headroom, args.time_limit,
-                                              args.iters, save_partial)]
-        save()
+
+def _write(path: Path, data: Any) -> None:
+    """Write JSON through a temporary name (a killed run leaves the last complete file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(data, indent=1, default=float))
+    tmp.replace(path)
 
 
 if __name__ == "__main__":
