@@ -12,6 +12,7 @@ every printed plan)::
     plan "mlp"                      # graph name
     strategy "checkpoint-all"
     granularity "fine"
+    device "cuda"                   # the device whose kernel scratch W_v includes (omitted: "cpu")
     budget 6442450944               # 6.0 GiB   (or: budget none)
     constant 1024                   # 1.0 KiB   (inputs, parameters, kept outputs)
     report status="optimal"         # solver report, key=value (string, number, true/false/none)
@@ -104,6 +105,9 @@ class Plan:
     stages: list[list[Stmt]]
     report: dict = field(default_factory=dict)
     """Solver report (status, objective, bound, gap, seconds, ...): str, int, float, bool or None values."""
+    device: str = "cpu"
+    """The device the plan was made for: its kernel scratch is part of the units' workspace, so checking
+    the plan against its graph needs the same device (``ir/dag.py``'s DAG from ``build_dag(device=...)``)."""
 
     def statements(self) -> Iterator[tuple[int, int, Stmt]]:
         """(stage, index, statement) for every statement, 0-based, in program order."""
@@ -194,6 +198,7 @@ def _header_lines(plan: Plan) -> list[str]:
     budget = "none" if plan.budget is None else str(plan.budget)
     rows = [(f"plan {quote(plan.graph)}", None), (f"strategy {quote(plan.strategy)}", None),
             (f"granularity {quote(plan.granularity)}", None),
+            *([(f"device {quote(plan.device)}", None)] if plan.device != "cpu" else []),
             (f"budget {budget}", None if plan.budget is None else human_bytes(plan.budget)),
             (f"constant {plan.constant}", human_bytes(plan.constant))]
     for key, value in plan.report.items():
@@ -358,13 +363,14 @@ class _Builder:
         graph = json.loads(parts["plan_line"][0].children[0])
         strategy = json.loads(parts["strategy_line"][0].children[0])
         granularity = json.loads(parts["granularity_line"][0].children[0])
+        device = json.loads(parts["device_line"][0].children[0]) if "device_line" in parts else "cpu"
         btok = parts["budget_line"][0].children[0]
         budget = None if btok.type == "NONE" else self.nat(btok, "the budget")
         constant = self.nat(parts["constant_line"][0].children[0], "the constant overhead")
         report = self.report(parts.get("report_line", []))
         units = self.units(parts["units"][0])
         stages = self.stages(parts.get("stage", []), {u.name for u in units})
-        return Plan(graph, budget, constant, strategy, granularity, units, stages, report)
+        return Plan(graph, budget, constant, strategy, granularity, units, stages, report, device)
 
     def report(self, rows: list[Tree]) -> dict:
         out: dict = {}

@@ -47,7 +47,8 @@ def generate_plan(dag: DAG, schedule: Schedule, *, early_free: bool = True, grap
         stages = _hoist(dag, stages)
     report = {str(k): plain_value(str(k), v) for k, v in schedule.report.items() if _scalar(v)}
     return Plan(graph=graph_name, budget=budget, constant=int(dag.constant), strategy=schedule.strategy,
-                granularity=granularity, units=unit_table(dag), stages=stages, report=report)
+                granularity=granularity, units=unit_table(dag), stages=stages, report=report,
+                device=dag.meta.get("device", "cpu") if dag.meta else "cpu")
 
 
 def _in_edges(dag: DAG) -> tuple[np.ndarray, ...]:

@@ -69,8 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--graph", required=True, help="the training graph the plan was made for")
     chk.add_argument("--batch", type=int)
     chk.add_argument("--budget", type=_size, help="check against this budget instead of the plan's")
-    chk.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
-                     help="the device the plan was compiled for (its kernel scratch is part of the workspace)")
+    chk.add_argument("--device", choices=("cpu", "cuda"),
+                     help="check as if the plan were compiled for this device (default: the plan's own "
+                          "'device' line; its kernel scratch is part of the workspace)")
     chk.set_defaults(func=cmd_plan_check)
 
     o = sub.add_parser("opt", help="run passes on a textual input and print the textual output (for tests)")
@@ -276,7 +277,7 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
     from .passes.validate import validate
     plan = parse_plan(_read_text(args.file))
-    dag = dag_for_plan(plan, args.graph, args.batch, args.device)
+    dag = dag_for_plan(plan, args.graph, args.batch, args.device or plan.device)
     sim = validate(plan, dag, budget=args.budget or plan.budget)
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
           f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "

@@ -168,7 +168,8 @@ def test_cuda_conv_weight_gradient_scratch_is_workspace() -> None:
 
 
 def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
-    """A plan compiled for CUDA (with kernel scratch in its workspace) checks with --device cuda."""
+    """A plan compiled for CUDA (with kernel scratch in its workspace) records its device, and checks
+    against its graph without a flag; checked as a CPU plan, its workspace does not match."""
     def remc(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=600)
 
@@ -177,7 +178,8 @@ def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
     res = remc("compile", str(train), "--budget", "2MiB", "--device", "cuda", "-o", str(out), "--plan", str(plan),
                "--strategy", "lin-greedy")
     assert res.returncode == 0, res.stderr
-    ok = remc("plan", "check", str(plan), "--graph", str(train), "--device", "cuda")
+    assert '\ndevice "cuda"' in plan.read_text()
+    ok = remc("plan", "check", str(plan), "--graph", str(train))
     assert ok.returncode == 0, ok.stderr
-    bad = remc("plan", "check", str(plan), "--graph", str(train))
+    bad = remc("plan", "check", str(plan), "--graph", str(train), "--device", "cpu")
     assert bad.returncode == 1 and "does not belong to this graph" in bad.stderr

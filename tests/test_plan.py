@@ -1,6 +1,7 @@
 """Plan IR text (printer, parser, located errors) and plan generation from schedules (Algorithm 1)."""
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 import re
@@ -296,3 +297,13 @@ def test_module_docstring_example_parses() -> None:
     plan = parse_plan(example)
     assert [u.name for u in plan.units] == ["fc1", "relu"] and plan.budget == 6 << 30
     assert plan.stages == [[Compute(0, "fc1")], [Compute(1, "relu"), Deallocate(0)]]
+
+
+def test_device_line_round_trips_and_defaults_to_cpu() -> None:
+    """A CUDA plan prints a ``device`` line and reads back the same; a plan without one is a CPU plan."""
+    units = (Unit("a", ("a",), 1, 0, 1.0),)
+    cuda = Plan("g", None, 0, "s", "fine", units, [[Compute(0, "a")]], {}, "cuda")
+    text = print_plan(cuda)
+    assert 'device "cuda"' in text and parse_plan(text) == cuda and print_plan(parse_plan(text)) == text
+    cpu = dataclasses.replace(cuda, device="cpu")
+    assert "device" not in print_plan(cpu) and parse_plan(print_plan(cpu)).device == "cpu"
