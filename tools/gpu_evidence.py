@@ -108,7 +108,7 @@ def lower_plan(train, text: str):
     """Re-validate a plan against the training graph (the simulator, at the plan's budget) and lower it."""
     plan = parse_plan(text)
     graph = import_model(train)
-    sim = validate(plan, dag_for_graph(plan, graph, plan.device), budget=plan.budget)
+    sim = validate(plan, dag_for_graph(plan, graph, DEVICE[0]), budget=plan.budget)  # the plan stage used DEVICE too
     return lower(graph, plan), sim
 
 
