@@ -3,11 +3,15 @@
 # /tmp/ortgpu-pieces, the wheels in .whl/ (lark, highspy for Python 3.12) and remc, then run "$@" with
 # them on PYTHONPATH. Run from the repository root.
 set -euo pipefail
-name=$(cat .ortgpu/name)
-cat /tmp/ortgpu-pieces/p[0-4] > "/tmp/$name"
-echo "$(cat .ortgpu/sha256)  /tmp/$name" | sha256sum -c - >/dev/null
-python3 -m pip install -q --no-deps --no-index --target /tmp/ortgpu "/tmp/$name"
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+# A warm machine keeps /tmp between calls: install onnxruntime-gpu and the wheels only once.
+if [ ! -d /tmp/ortgpu/onnxruntime ]; then
+  name=$(cat .ortgpu/name)
+  cat /tmp/ortgpu-pieces/p[0-4] > "/tmp/$name"
+  echo "$(cat .ortgpu/sha256)  /tmp/$name" | sha256sum -c - >/dev/null
+  python3 -m pip install -q --no-deps --no-index --target /tmp/ortgpu "/tmp/$name"
+  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl
+fi
+rm -rf /tmp/remcsite  # remc itself: always the checkout of this call
 python3 -m pip install -q --no-deps --no-build-isolation --no-index --target /tmp/remcsite .
 export PYTHONPATH=/tmp/ortgpu:/tmp/site:/tmp/remcsite
 export REPO="$PWD"
