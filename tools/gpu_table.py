@@ -14,8 +14,10 @@ def gib(n: float | None) -> str:
 
 def evidence_table(ev: dict) -> str:
     un = ev["unmodified"]
-    lines = [f"**{ev['model']}** batch {ev['batch']} {ev['config']}: gpu_mem_limit {gib(ev['gpu_mem_limit'])}, "
-             f"remc budget {gib(ev['budget'])} (unmodified graph measured/predicted {ev['calibration']:.3f}). "
+    frac = f" ({un['limit_fraction']:.3f} of the unmodified graph's arena peak)" if "limit_fraction" in un else ""
+    lines = [f"**{ev['model']}** batch {ev['batch']} {ev['config']}: gpu_mem_limit {gib(ev['gpu_mem_limit'])}{frac}, "
+             f"remc budget {gib(ev['budget'])}{' (headroom ' + str(ev['headroom']) + ')' if 'headroom' in ev else ''} "
+             f"(unmodified graph measured/predicted {ev['calibration']:.3f}). "
              f"Unmodified graph: predicted {gib(ev['predicted_checkpoint_all_peak'])}, measured "
              f"{gib(un['measured_peak'])}, {1e3 * un['median_seconds']:.1f} ms; under the limit: "
              f"{un['under_limit'][:90]}",
@@ -23,7 +25,7 @@ def evidence_table(ev: dict) -> str:
              "measured overhead | ms (CUDA graph) | outputs |", "|---|---|---|---|---|---|---|---|---|"]
     for r in ev["strategies"]:
         if "measured_peak" not in r:
-            what = r.get("error", "")
+            what = r.get("error", "").replace("|", "/")
             lines.append(f"| {r['strategy']} | {r.get('status', '—')} | {gib(r.get('predicted_peak'))} | "
                          f"{'did not run: ' + what[:110] if 'predicted_peak' in r else what[:110]} | | | | | |")
             continue
