@@ -72,6 +72,11 @@ COST_EPS = 1e-6
 """Costs below this fraction of the largest are 0 in the model: HiGHS returned invalid dual bounds with
 costs spanning 1e-12..1 (VGG16 with FLOP costs, where a ReLU costs 4e-12 of a convolution). The model
 costs are then <= the true ones, so the model's dual bound stays a valid lower bound."""
+LP_PRESOLVE = "off"
+"""HiGHS' presolve for LP relaxations (not the MILP). Off: HiGHS then holds duals of the original LP when a
+time limit stops the dual simplex, which give a proven bound (``safe_dual_bound``); with presolve on it
+has none. Also faster on the zoo's dense LPs (2 threads, side by side, machine shared): VGG19 0.8 2.0 ->
+0.7 s, MobileNet 14.0 -> 8.3 s, U-Net 1.5 -> 0.6 s."""
 FLOAT_SLACK = 1e-12
 """With a float unit, the model budget is raised by this fraction, so that floating-point rounding of the
 coefficients cannot exclude a schedule that fits: the model stays a relaxation and its bound valid."""
@@ -581,7 +586,7 @@ def _solve_here(model: CheckmateModel, *, integral: bool, time_limit: float | No
     if on_incumbent is not None and integral:
         h.cbMipImprovingSolution.subscribe(
             lambda e: on_incumbent(np.array(e.data_out.mip_solution, dtype=float), e.data_out.objective_function_value))
-    return _run_highs(h, clock, integral, time_limit, failed)
+    return _run_highs(h, clock, integral, time_limit, failed, model)
 
 
 HARD_STOP_GRACE = 5.0
@@ -721,7 +726,7 @@ class LpSession:
         if len(self._cols):
             k = len(self._cols)
             h.changeColsBounds(k, self._cols.astype(np.int32), np.zeros(k), np.full(k, room))
-        return _run_highs(h, self._clock, False, time_limit, [])
+        return _run_highs(h, self._clock, False, time_limit, [], self.model)
 
 
 def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap: float):
@@ -737,6 +742,8 @@ def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap:
     h.silent()
     h.setOptionValue("threads", want)
     h.setOptionValue("mip_rel_gap", float(gap))
+    if not integral:
+        h.setOptionValue("presolve", LP_PRESOLVE)
     A = model.A
     kind = model.integral.astype(np.int32) if integral else np.zeros(model.num_col, np.int32)
     status = h.passModel(model.num_col, model.num_row, int(A.nnz), 1, 1, 0.0, model.col_cost, model.col_lower,
@@ -751,8 +758,12 @@ def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap:
 
 
 def _run_highs(h, clock: "_Deadline", integral: bool, time_limit: float | None,
-               failed: list[BaseException]) -> SolveResult:
-    """Run ``h`` (within ``time_limit`` seconds of this call) and read its result."""
+               failed: list[BaseException], model: CheckmateModel | None = None) -> SolveResult:
+    """Run ``h`` (within ``time_limit`` seconds of this call) and read its result.
+
+    For an LP the bound is ``safe_dual_bound`` of HiGHS' row duals whenever it has a dual vector for the
+    original LP (at the optimum, and at a time limit when presolve is off), else -inf (``model`` needed).
+    """
     h.setOptionValue("time_limit", math.inf if time_limit is None else h.getRunTime() + float(time_limit))
     clock.start(time_limit)
     before = h.getRunTime()
@@ -767,8 +778,56 @@ def _run_highs(h, clock: "_Deadline", integral: bool, time_limit: float | None,
     has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
     x = np.asarray(h.getSolution().col_value) if has_x else None
     obj = info.objective_function_value if has_x else math.inf
-    bound = info.mip_dual_bound if integral else (obj if st == "optimal" else -math.inf)
+    if integral:
+        bound = info.mip_dual_bound
+    else:
+        bound = _lp_bound(h, model) if model is not None else (obj if st == "optimal" else -math.inf)
     return SolveResult(st, x, obj, bound, h.getRunTime() - before, int(info.mip_node_count) if integral else 0)
+
+
+def _lp_bound(h, model: CheckmateModel) -> float:
+    """``safe_dual_bound`` of the row duals HiGHS holds for ``model``'s LP, or -inf when it holds none."""
+    sol = h.getSolution()
+    if not sol.dual_valid:
+        return -math.inf
+    y = np.asarray(sol.row_dual, dtype=float)
+    if len(y) != model.num_row or not np.isfinite(y).all():
+        return -math.inf
+    return safe_dual_bound(model, y)
+
+
+BOUND_SLACK = 1e-9
+"""Relative slack taken off ``safe_dual_bound`` for floating-point rounding in its sums."""
+
+
+def safe_dual_bound(model: CheckmateModel, row_dual: np.ndarray) -> float:
+    """A lower bound on the LP relaxation of ``model`` (model cost units) from any row dual vector y.
+
+    For every x in the LP's box l <= x <= u with row_lower <= A x <= row_upper:
+    c'x = y'Ax + (c - A'y)'x >= sum_i y_i (row_lower_i if y_i > 0 else row_upper_i)
+    + sum_j min(d_j l_j, d_j u_j), d = c - A'y. Entries of y whose sign needs an infinite row bound are set
+    to 0 first. The bound holds for any y (an optimal one gives the LP optimum; the duals of an unfinished
+    dual simplex, or of an interior point method, a bound below it), so it needs no dual-feasibility
+    tolerance; it is lowered by BOUND_SLACK of the magnitude of its terms for rounding.
+    Returns -inf when a reduced cost needs an infinite column bound (only the least-budget LP's budget
+    column has one).
+    """
+    y = np.asarray(row_dual, dtype=float).copy()
+    lo, hi = model.row_lower, model.row_upper
+    y[(y > 0) & ~np.isfinite(lo)] = 0.0
+    y[(y < 0) & ~np.isfinite(hi)] = 0.0
+    row = np.zeros_like(y)
+    row[y > 0] = y[y > 0] * lo[y > 0]
+    row[y < 0] = y[y < 0] * hi[y < 0]
+    d = model.col_cost - model.A.T @ y
+    col = np.zeros_like(d)
+    pos, neg = d > 0, d < 0
+    if not (np.isfinite(model.col_lower[pos]).all() and np.isfinite(model.col_upper[neg]).all()):
+        return -math.inf
+    col[pos] = d[pos] * model.col_lower[pos]
+    col[neg] = d[neg] * model.col_upper[neg]
+    total = float(row.sum() + col.sum())
+    return total - BOUND_SLACK * float(np.abs(row).sum() + np.abs(col).sum()) - 1e-12
 
 
 class _Deadline:

@@ -33,7 +33,18 @@ class _LpSolution:
     """float[n, n]: the fractional checkpoint matrix S*."""
     objective: float
     """LP objective in cost units."""
+    bound: float
+    """A proven lower bound on the LP optimum in cost units (``safe_dual_bound``; at most ``objective``)."""
     sizes: dict
+
+
+class LpUnfinished(SolverError):
+    """approx ran out of time before it had a schedule; ``lp_bound`` is the best proven lower bound on the
+    cost at the budget that its LP at the true budget reached (-inf when none)."""
+
+    def __init__(self, message: str, lp_bound: float) -> None:
+        super().__init__(message)
+        self.lp_bound = lp_bound
 
 
 @dataclass
@@ -72,7 +83,10 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     if budget < simple_lower_bound(dag):
         _raise(dag, budget, "no schedule can fit", threads, time_limit)
     lp = _Relaxation(dag, budget, free_form, threads, None if time_limit is None else t0 + time_limit)
-    exact = lp.at(budget)
+    try:
+        exact = lp.at(budget)
+    except _LpStopped as stop:
+        raise LpUnfinished(f"approx: {stop}", stop.bound) from None
     if exact is None:
         _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads, lp.left())
     rng = np.random.default_rng(seed)
@@ -88,13 +102,14 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
         if lp.out_of_time():
-            raise SolverError(f"approx: the time limit of {time_limit:g} s passed before LP rounding found a "
-                              f"schedule within {budget} bytes (eps tried: {eps_txt})")
+            raise LpUnfinished(f"approx: the time limit of {time_limit:g} s passed before LP rounding found a "
+                               f"schedule within {budget} bytes (eps tried: {eps_txt})", exact.bound)
         _raise(dag, budget, f"LP rounding found no schedule within budget (eps tried: {eps_txt})", threads,
                lp.left())
     sched = Schedule(best.R, best.S, strategy="approx")
-    gap = (best.cost - exact.objective) / best.cost if best.cost > 0 else 0.0
-    sched.report = dict(status="feasible", objective=best.cost, bound=exact.objective, lp_bound=exact.objective,
+    gap = (best.cost - exact.bound) / best.cost if best.cost > 0 else 0.0
+    sched.report = dict(status="feasible", objective=best.cost, bound=exact.bound, lp_bound=exact.bound,
+                        lp_objective=exact.objective,
                         gap=max(gap, 0.0), eps=best.eps, rule=best.rule, rounding=rounding, eps_tried=tried,
                         eps_fallback=fallback, candidates=sum(t["candidates"] for t in tried),
                         seconds=time.perf_counter() - t0, peak=int(memory_profile(dag, best.R, best.S).max()),
@@ -196,12 +211,13 @@ class _Relaxation:
         res = self.session.solve(budget, time_limit=self.left())
         if res.status == "infeasible":
             return None
-        if res.status != "optimal" or res.x is None:
-            raise SolverError(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s")
         m = self.model
+        if res.status != "optimal" or res.x is None:
+            raise _LpStopped(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s",
+                             res.bound * m.cost_unit)
         sizes = dict(n_vars=m.num_col, n_cons=m.num_row, n_binaries=0)
-        return _LpSolution(m.values(res.x, m.s), res.objective * m.cost_unit, sizes)
-
+        obj = res.objective * m.cost_unit
+        return _LpSolution(m.values(res.x, m.s), obj, min(res.bound * m.cost_unit, obj), sizes)
 
     def left(self) -> float | None:
         """Seconds to the deadline (None: no limit)."""
@@ -209,6 +225,14 @@ class _Relaxation:
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.perf_counter() >= self.deadline
+
+
+class _LpStopped(SolverError):
+    """An LP that stopped unsolved; ``bound``: its proven lower bound in cost units (-inf when none)."""
+
+    def __init__(self, message: str, bound: float) -> None:
+        super().__init__(message)
+        self.bound = bound
 
 
 def _raise(dag: DAG, budget: int, why: str, threads: int | None, time_limit: float | None = None) -> None:

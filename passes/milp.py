@@ -52,7 +52,9 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
     excess (at most MAX_RETRIES times; ``budget_retries`` in the report).
 
     The report holds status ("optimal", "time_limit", ...), objective and bound (cost units), gap,
-    seconds, n_vars, n_cons, n_binaries, solver. On a time-out the best schedule found is returned with
+    seconds, n_vars, n_cons, n_binaries, solver, bound_source (which proven bound is reported: "solver" (the
+    MILP's dual bound), "lp" (the LP relaxation's, from the warm start) or "sum of costs" (each unit runs at
+    least once)). On a time-out the best schedule found is returned with
     its gap. Raises InfeasibleError (with a proven lower bound on the least feasible budget) when no
     schedule fits, SolverError when the solver stops without any schedule or returns an unusable one.
     """
@@ -74,8 +76,11 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
         opts = dict(time_limit=left, threads=threads, gap=gap, start=start, progress=cb)
         res = _solve_gurobi(model, **opts) if solver == "gurobi" else solve_highs(model, integral=True, **opts)
         if valid_bound is None:  # the model at the true budget is a relaxation: its bound holds
-            # so does the warm start's LP relaxation objective (where HiGHS' root LP did not finish)
-            valid_bound = max(res.bound * model.cost_unit, lp_bound)
+            # so does the warm start's LP bound (where HiGHS' root LP did not finish), and the sum of all
+            # costs (every unit is computed at least once)
+            sources = {"solver": res.bound * model.cost_unit, "lp": lp_bound, "sum of costs": float(dag.cost.sum())}
+            bound_source = max(sources, key=lambda k: sources[k])
+            valid_bound = sources[bound_source]
         if res.status == "infeasible" and seed is None:
             if retries == 0:
                 _raise_infeasible(dag, budget, threads, time_limit)
@@ -95,7 +100,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
                         memory_form="recurrence" if (model.p >= 0).any() else "dense",
                         seconds=time.perf_counter() - start_time, solver_seconds=res.seconds, nodes=res.nodes,
                         budget=int(budget), peak=sched.peak(dag), memory_unit=model.scale.unit,
-                        memory_exact=model.scale.exact, budget_retries=retries)
+                        memory_exact=model.scale.exact, budget_retries=retries, bound_source=bound_source)
     return sched
 
 
@@ -112,12 +117,11 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
     best, note, lp_bound = None, "none", -math.inf
     cands = [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))]
     if warm_start and cands[1][1].peak(dag) > budget:
-        cands.append(("lp-rounding", _lp_rounding(dag, budget, threads, time_limit)))
+        rounded, lp_bound = _lp_rounding(dag, budget, threads, time_limit)
+        cands.append(("lp-rounding", rounded))
     for name, cand in cands:
         if cand is None:
             continue
-        if name == "lp-rounding" and math.isfinite(cand.report.get("lp_bound", -math.inf)):
-            lp_bound = float(cand.report["lp_bound"])
         if check(dag, cand.R, cand.S) or memory_profile(dag, cand.R, cand.S).max() > budget:
             if name == "given":
                 note = "given incumbent rejected (incorrect or over budget)"
@@ -130,21 +134,28 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
     return best, note, lp_bound
 
 
-def _lp_rounding(dag: DAG, budget: int, threads: int | None, time_limit: float | None) -> Schedule | None:
-    """LP rounding at over approx's eps list, deterministic, else randomized; None when nothing fits in time."""
-    from .approx import solve_approx
+def _lp_rounding(dag: DAG, budget: int, threads: int | None,
+                 time_limit: float | None) -> tuple[Schedule | None, float]:
+    """LP rounding over approx's eps list, deterministic, else randomized (None when nothing fits in time),
+    and the best proven lower bound its LP at ``budget`` reached (cost units; -inf when none): the LP
+    optimum, or the bound of an LP stopped at the time limit (``safe_dual_bound``)."""
+    from .approx import LpUnfinished, solve_approx
 
     deadline = None if time_limit is None else time.perf_counter() + WARM_SHARE * time_limit
+    bound = -math.inf
     for rounding in ("deterministic", "randomized"):
         left = None if deadline is None else deadline - time.perf_counter()
         if left is not None and left <= 0:
             break
         try:
-            return solve_approx(dag, budget, eps_search=True, rounding=rounding, samples=20,
-                                threads=threads, time_limit=left)
-        except (InfeasibleError, SolverError):  # nothing fits (or an LP ran out of time)
+            sched = solve_approx(dag, budget, eps_search=True, rounding=rounding, samples=20,
+                                 threads=threads, time_limit=left)
+            return sched, max(bound, float(sched.report.get("lp_bound", -math.inf)))
+        except LpUnfinished as e:  # out of time: keep what its LP proved
+            bound = max(bound, e.lp_bound)
+        except (InfeasibleError, SolverError):  # nothing fits
             continue
-    return None
+    return None, bound
 
 
 def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResult, seed: Schedule | None,

@@ -117,3 +117,42 @@ def test_bad_rounding_name():
     dag = random_dag(3, np.random.default_rng(27))
     with pytest.raises(ValueError, match="rounding"):
         solve_approx(dag, 10**6, rounding="greedy")
+
+
+def test_safe_dual_bound_is_below_the_lp_for_any_duals():
+    """safe_dual_bound is a lower bound for every dual vector, and the LP optimum at the optimal duals."""
+    from remc.passes._lp import LpSession, build_model, safe_dual_bound
+
+    rng = np.random.default_rng(5)
+    for k in range(6):
+        dag = training_graph(4 + k % 3, rng, skips=((0, 2),) if k % 2 else (), workspace=k % 2 == 0)
+        budget = int(0.8 * checkpoint_all(dag).peak(dag))
+        model = build_model(dag, budget, usefulness=False, memory_form="dense" if k % 2 else "recurrence")
+        session = LpSession(model)
+        res = session.solve(budget)
+        if res.status != "optimal":
+            continue
+        y = np.asarray(session._h.getSolution().row_dual)
+        assert res.bound == pytest.approx(res.objective, rel=1e-7, abs=1e-9)
+        assert res.bound <= res.objective + 1e-12
+        for scale in (0.0, 0.5, 1.5, -1.0):
+            assert safe_dual_bound(model, scale * y) <= res.objective + 1e-9
+        for _ in range(5):
+            noisy = y + rng.normal(0, 0.1, len(y))
+            assert safe_dual_bound(model, noisy) <= res.objective + 1e-9
+
+
+def test_lp_stopped_at_its_time_limit_still_gives_a_valid_bound():
+    """With presolve off, a dual simplex stopped by the time limit leaves duals: their bound is finite and
+    below the LP optimum."""
+    from remc.passes._lp import LpSession, build_model
+
+    dag = training_graph(40, np.random.default_rng(3), skips=((2, 9), (12, 30)), workspace=True)
+    budget = int(0.7 * checkpoint_all(dag).peak(dag))
+    model = build_model(dag, budget, usefulness=False, memory_form="dense")
+    stopped = LpSession(model).solve(budget, time_limit=1e-6)
+    full = LpSession(model).solve(budget)
+    assert stopped.status == "time_limit" and full.status == "optimal"
+    assert np.isfinite(stopped.bound)
+    assert stopped.bound <= full.objective + 1e-9
+    assert full.bound == pytest.approx(full.objective, rel=1e-7)
