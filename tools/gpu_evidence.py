@@ -234,7 +234,8 @@ def run_small(planned: list[dict], save: Any = lambda rows: None) -> list[dict]:
         grads = [k for k in cpu if k.startswith("grad.")]
         gnorm = lambda o: float(np.sqrt(sum(float(np.sum(o[k].astype(np.float64) ** 2)) for k in grads)))  # noqa: E731
         row: dict[str, Any] = {"model": name, "loss_cpu": float(cpu["loss"]), "loss_cuda": float(gpu["loss"]),
-                               "grad_norm_cpu": gnorm(cpu), "grad_norm_cuda": gnorm(gpu), "strategies": {}}
+                               "grad_norm_cpu": gnorm(cpu), "grad_norm_cuda": gnorm(gpu),
+                               "cpu_vs_cuda": worst_outputs(cpu, gpu), "strategies": {}}
         for strategy, pr in p["strategies"].items():
             r = row["strategies"][strategy] = {k: v for k, v in pr.items() if k in ("error", "status")}
             if "plan" not in pr:
@@ -251,6 +252,17 @@ def run_small(planned: list[dict], save: Any = lambda rows: None) -> list[dict]:
         save(rows)
         print(json.dumps(row, default=float), flush=True)
     return rows
+
+
+def worst_outputs(a: dict, b: dict, k: int = 6) -> list[tuple[str, float, str]]:
+    """The k outputs that differ most between two runs: (name, relative L2 difference, shape)."""
+    diffs = []
+    for name in a:
+        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        if x.dtype.kind != "f" or not x.size:
+            continue
+        diffs.append((name, float(np.linalg.norm(x - y) / max(np.linalg.norm(x), 1e-30)), str(x.shape)))
+    return sorted(diffs, key=lambda d: -d[1])[:k]
 
 
 def main() -> None:
