@@ -5,9 +5,10 @@ A unit is a list of ONNX nodes in execution order (one node each at fine granula
 
 - M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which belong
   to the constant overhead (paper eq. U_init: inputs, parameters and the outputs kept for the optimizer).
-- W_v (workspace): the most bytes of v's internal values (read only inside v), dead outputs (read by
-  nobody) and the running node's kernel scratch (``kernel_scratch``) alive at once while v runs; they
-  exist only while v runs.
+- W_v (workspace): what v needs beyond M_v while it runs: the most bytes, over v's nodes in order, of
+  its internal values (read only inside v), dead outputs (read by nobody), outputs produced so far and the
+  running node's kernel scratch (``kernel_scratch``) alive at once, less M_v (at least 0). The schedule
+  holds M_v + W_v while v runs and M_v afterwards, so M_v + W_v is v's exact peak over its inputs.
 - C_v: the sum of its nodes' costs.
 
 Backward units are those the loss does not depend on: the forward pass is the set of ancestors of the
@@ -125,17 +126,25 @@ def _unit_name(unit: list[Node]) -> str:
 
 
 def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Value], device: str) -> int:
-    """Peak bytes of internal and dead values, and kernel scratch, while the unit's nodes run in order."""
+    """Bytes the unit needs while it runs beyond its M_v: the peak, over its nodes in order, of internal and
+    dead values alive, outputs produced so far and the node's kernel scratch, less M_v (at least 0).
+
+    The schedule counts M_v + W_v for the whole time the unit runs; an output not yet produced takes no
+    memory, so counting all of M_v from the start and the internal peak on top would overestimate.
+    """
     position = {n: i for i, n in enumerate(unit)}
-    live = peak = 0
+    live = produced = peak = 0
     ends: dict[int, int] = {}
     for i, n in enumerate(unit):
         for v in n.outputs:
-            if v in kept or any(unit_of[u.node] != k for u in v.uses):
-                continue  # counted in M_v or the constant
+            if v in kept:
+                continue  # constant overhead
+            if any(unit_of[u.node] != k for u in v.uses):
+                produced += v.nbytes  # part of M_v from now on
+                continue
             live += v.nbytes
             last = max((position[u.node] for u in v.uses), default=i)
             ends[last] = ends.get(last, 0) + v.nbytes
-        peak = max(peak, live + kernel_scratch(n, device))
+        peak = max(peak, produced + live + kernel_scratch(n, device))
         live -= ends.pop(i, 0)
-    return peak
+    return max(0, peak - produced)
