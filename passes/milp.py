@@ -97,7 +97,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
             retries += 1
             model_budget -= over.peak - budget + math.ceil(model.scale.unit)
     sched.report.update(_sizes(model), solver=solver, incumbent=seed_note, free_form=free_form,
-                        memory_form="recurrence" if (model.p >= 0).any() else "dense",
+                        memory_form=_form(model),
                         seconds=time.perf_counter() - start_time, solver_seconds=res.seconds, nodes=res.nodes,
                         budget=int(budget), peak=sched.peak(dag), memory_unit=model.scale.unit,
                         memory_exact=model.scale.exact, budget_retries=retries, bound_source=bound_source)
@@ -187,6 +187,12 @@ def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResul
         gap = (cost - bound) / cost if cost > 0 else 0.0
     sched.report = dict(status=status, objective=cost, bound=bound, gap=gap)
     return sched
+
+
+def _form(model: CheckmateModel) -> str:
+    if model.anchor is not None:
+        return "segmented"
+    return "recurrence" if (model.p >= 0).any() else "dense"
 
 
 def _sizes(model: CheckmateModel) -> dict:
