@@ -3,7 +3,7 @@
 The LP is the MILP model of ``passes/_lp.py`` with integrality off, solved at the reduced budget
 (1 - eps) * budget. Its checkpoint matrix S* is rounded (deterministically over a set of thresholds, or
 by Bernoulli sampling), no-recompute units are pinned, R is solved optimally for the rounded S (both
-correction loops of Algorithm 2, ``solve_r``; a no-recompute unit's checkpoints after a gap are dropped
+correction loops of Algorithm 2, ``solve_rs``; a no-recompute unit's checkpoints after a gap are dropped
 first, since rejoining them would recompute it), and useless entries are dropped (``clean``, which never
 raises memory or cost). Each candidate is checked against the true budget in exact bytes; the cheapest
 that fits is returned. The LP at the true budget is also solved: its objective is a lower bound on the
@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
-from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_r
+from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_rs
 from ._lp import LpSession, build_model, clean, least_budget_bound, simple_lower_bound
 
 EPS_LIST = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
@@ -169,7 +169,9 @@ def _candidates(dag: DAG, budget: int, draws: list[tuple[str, np.ndarray]], eps:
         if key in seen:
             continue
         seen.add(key)
-        R, S = clean(dag, solve_r(dag, S), S)
+        # solve_rs, not solve_r: a recomputed reader of a no-recompute unit past the unit's pinned
+        # range needs the unit kept longer (else every such candidate would fail the check).
+        R, S = clean(dag, *solve_rs(dag, S))
         if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:
             continue
         out.append(_Candidate(R, S, float(R.sum(axis=0) @ dag.cost), eps, rule))

@@ -7,7 +7,10 @@ from typing import Any
 from .errors import RemcError
 
 
-def _dag_at(model: str, batch: int, cost: str, granularity: str) -> Any:
+def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = None) -> Any:
+    """The compile state (import, costs, units) of ``model`` at ``batch``; with ``like`` (the state at
+    another batch), the same units as ``like``'s: coarsening weighs memory, so it may group nodes
+    differently at another batch size, and scaling memory between two batches needs the same units."""
     from . import zoo
     from .pipeline import State, compile_pipeline, run
     if model in zoo.list_models() and not Path(model).exists():
@@ -18,7 +21,14 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str) -> Any:
     else:
         source = model
         passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
-    return run(passes[:3], State(model=source)).dag
+    if like is None:
+        return run(passes[:3], State(model=source))
+    from .passes.coarsen import remap_units
+    from .passes.dagbuild import build_dag
+    state = run(passes[:2], State(model=source))
+    state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
+    state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
+    return state
 
 
 def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",
@@ -33,8 +43,8 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     """
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
     from .passes.strategies import solve
-    d1 = _dag_at(model, 1, cost, granularity)
-    d2 = _dag_at(model, 2, cost, granularity)
+    s1 = _dag_at(model, 1, cost, granularity)
+    d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
     dag, const_per_sample = affine(d1, d2, 1, 2)
     kwargs = dict(solver_kwargs or {})
     if strategy in ("checkmate", "approx"):

@@ -285,8 +285,12 @@ def main() -> None:
     ap.add_argument("--out", default="results/gpu.json")
     ap.add_argument("--device", default="cuda", help="'cpu' for a dry run")
     ap.add_argument("--small", action="store_true", help="evidence at the zoo's test sizes (dry runs)")
+    ap.add_argument("--cuda-arena", choices=("env", "provider"), default="env",
+                    help="how the limit is enforced: a process-wide arena reserved as one region with chunks "
+                         "split to the request (env), or the CUDA provider's gpu_mem_limit (provider)")
     args = ap.parse_args()
     DEVICE[0] = args.device
+    runtime.CUDA_ENV_ARENA[0] = args.cuda_arena == "env"
     if args.small:
         for name in SIZES:
             cfg = dict(zoo.small_config(name))
@@ -309,7 +313,7 @@ def main() -> None:
         runtime.require_cuda()
     import onnxruntime as ort
     result: dict[str, Any] = {"onnxruntime": ort.__version__, "host": platform.node(), "stage": args.stage,
-                              "evidence": []}
+                              "cuda_arena": args.cuda_arena, "evidence": []}
     out = Path(args.out)
     save = lambda: _write(out, result)  # noqa: E731
     if small_models:
