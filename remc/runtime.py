@@ -177,35 +177,6 @@ def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool) -> di
     return opts
 
 
-CUDA_ENV_ARENA = [True]
-"""Whether a CUDA ``mem_limit`` is enforced by a process-wide arena (``register_cuda_arena``) rather than
-the provider's own ``gpu_mem_limit`` (whose BFC arena keeps its default of up to 128 MiB of unsplit
-slack per chunk, and grows in separate regions that never coalesce)."""
-_CUDA_ARENA: dict[int, int] = {}
-
-
-def register_cuda_arena(device_id: int, limit: int, provider_options: dict[str, str]) -> None:
-    """Register the process-wide CUDA arena used by sessions made with ``mem_limit`` on CUDA.
-
-    At most ``limit`` bytes, reserved as one region up front where it fits the arena's int field
-    (``initial_chunk_size_bytes`` < 2 GiB; the rest extends as requested), and every chunk split to
-    the request (``max_dead_bytes_per_chunk=0``): freed neighbours coalesce and a large free chunk is
-    not spent whole on a smaller tensor. Registering the same limit again is a no-op.
-    """
-    if _CUDA_ARENA.get(device_id) == limit:
-        return
-    info = ort.OrtMemoryInfo("Cuda", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, device_id, ort.OrtMemType.DEFAULT)
-    cfg = ort.OrtArenaCfg({"max_mem": int(limit), "arena_extend_strategy": 1, "max_dead_bytes_per_chunk": 0,
-                           "initial_chunk_size_bytes": min(int(limit), 2**31 - 1)})
-    try:
-        ort.create_and_register_allocator_v2("CUDAExecutionProvider", info, provider_options, cfg)
-    except Exception as exc:
-        raise RuntimeFailure(f"cannot register a CUDA arena of {limit} bytes on device {device_id}"
-                             f"{' (one of ' + str(_CUDA_ARENA[device_id]) + ' bytes is registered in this process)' if device_id in _CUDA_ARENA else ''}: "
-                             f"{str(exc).splitlines()[0][:300]}") from exc
-    _CUDA_ARENA[device_id] = limit
-
-
 def register_cpu_arena(limit: int) -> None:
     """Register the process-wide CPU arena used by sessions made with ``mem_limit`` on CPU.
 
@@ -234,17 +205,15 @@ def load_model(model: ModelLike) -> onnx.ModelProto:
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
                  mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
-                 log_level: int = 3, cuda_env_arena: bool | None = None) -> ort.InferenceSession:
+                 log_level: int = 3) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
     mem_pattern`` and ``enable_mem_reuse=mem_reuse`` (both off: see the module docstring); on CUDA
     ``session.disable_cpu_ep_fallback=1`` and provider options
     ``cudnn_conv_algo_search=HEURISTIC``, ``cudnn_conv_use_max_workspace=0``,
-    ``arena_extend_strategy=kSameAsRequested``, ``enable_cuda_graph`` (then run it with ``Runner``,
-    which binds inputs/outputs at fixed device addresses); a CUDA ``mem_limit`` registers a limited
-    CUDA arena (``register_cuda_arena``, with ``session.use_env_allocators=1``) or, with
-    ``cuda_env_arena=False`` (or ``CUDA_ENV_ARENA`` off), sets ``gpu_mem_limit``. On CPU a
+    ``arena_extend_strategy=kSameAsRequested``, ``gpu_mem_limit=mem_limit``, ``enable_cuda_graph``
+    (then run it with ``Runner``, which binds inputs/outputs at fixed device addresses). On CPU a
     ``mem_limit`` registers a limited CPU arena (``register_cpu_arena``) and sets
     ``session.use_env_allocators=1``. ``prepack=False`` sets ``session.disable_prepacking=1`` (no packed
     weight copies in the arena, slower MatMul/Gemm). ``profile`` writes ORT's profile JSON under ``profile_prefix``
@@ -269,12 +238,7 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     if kind == "cuda":
         require_cuda()
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-        if mem_limit is not None and (CUDA_ENV_ARENA[0] if cuda_env_arena is None else cuda_env_arena):
-            register_cuda_arena(device_id, mem_limit, _cuda_options(device_id, None, False))
-            so.add_session_config_entry("session.use_env_allocators", "1")
-            providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, None, cuda_graph))]
-        else:
-            providers = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph))]
+        providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph))]
     else:
         if cuda_graph:
             raise ValueError("cuda_graph needs device 'cuda'")
@@ -714,8 +678,7 @@ def profiler_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, 
 
 def _fits(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], limit: int) -> bool:
     try:
-        # Each probe has its own limit: the provider's gpu_mem_limit on CUDA (an env arena is per process).
-        sess = make_session(model, device, mem_limit=limit, log_level=4, cuda_env_arena=False)
+        sess = make_session(model, device, mem_limit=limit, log_level=4)
         Runner(sess, feeds, device, mem_limit=limit)()
         return True
     except OutOfMemory:
