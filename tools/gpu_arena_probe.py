@@ -8,6 +8,8 @@ in one must not hide the others), and records what ran and the measured peak:
 
 - ``provider``: the provider's ``gpu_mem_limit`` with ``kSameAsRequested`` (remc's sessions so far);
 - ``provider-pow2``: the same with ``kNextPowerOfTwo`` (large regions, so more coalescing);
+- ``unlimited``: no limit at all: the measured peak is then the bytes in use, without the arena's
+  growth failing (the plan's need, to set against what the limited arena could not hand out);
 - ``env``/``env-nochunk`` (results/gpu_h100_c_arena_probe.json only, code removed since): a process-wide
   arena registered with ``create_and_register_allocator_v2`` and ``session.use_env_allocators=1`` (one
   reserved region, chunks always split; without the reserved region): both crashed the process with a
@@ -23,7 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SETTINGS = ("provider", "provider-pow2")
+SETTINGS = ("provider", "provider-pow2", "unlimited")
 
 
 def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[dict]:
@@ -32,7 +34,7 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
     import gpu_evidence as ge
     from remc import runtime
     runtime.require_cuda()
-    planned = json.loads(next(plans.glob(f"{model}@*.json")).read_text())
+    planned = json.loads(sorted(plans.glob(f"{model}@*.json"))[-1].read_text())
     limit = planned["gpu_mem_limit"]
     if setting == "provider-pow2":
         orig = runtime._cuda_options
@@ -52,7 +54,8 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
                "gpu_mem_limit": limit}
         try:
             lowered, _, _ = ge.lower_plan(train, row["plan"])
-            res = runtime.measure(lowered, "cuda", feeds=feeds, iters=2, mem_limit=limit)
+            res = runtime.measure(lowered, "cuda", feeds=feeds, iters=2,
+                                  mem_limit=None if setting == "unlimited" else limit)
             out.update(ran=True, measured_peak=res.peak_with_constants, arena_peak=res.measured_peak,
                        ratio=res.peak_with_constants / row["predicted_peak"])
         except Exception as e:  # noqa: BLE001 - recorded
