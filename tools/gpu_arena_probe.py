@@ -6,8 +6,10 @@ slack is under ``max_dead_bytes_per_chunk`` (128 MiB by default) and under the r
 the plans of ``tools/gpu_evidence.py --stage plan`` under each setting, each in its own process (a crash
 in one must not hide the others), and records what ran and the measured peak:
 
-- ``provider``: the provider's ``gpu_mem_limit`` with ``kSameAsRequested`` (remc's sessions so far);
-- ``provider-pow2``: the same with ``kNextPowerOfTwo`` (large regions, so more coalescing);
+- ``provider``: the provider's ``gpu_mem_limit`` with remc's default growth (``runtime.CUDA_ARENA_EXTEND``,
+  ``kNextPowerOfTwo`` now; results/gpu_h100_c_arena_probe.json and the first part of
+  results/gpu_h100_e_arena_probe.json were made when it was ``kSameAsRequested``);
+- ``provider-same`` / ``provider-pow2``: the same with ``kSameAsRequested`` / ``kNextPowerOfTwo``;
 - ``unlimited``: no limit at all: the measured peak is then the bytes in use, without the arena's
   growth failing (the plan's need, to set against what the limited arena could not hand out);
 - ``env``/``env-nochunk`` (results/gpu_h100_c_arena_probe.json only, code removed since): a process-wide
@@ -25,7 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-SETTINGS = ("provider", "provider-pow2", "unlimited")
+SETTINGS = ("provider", "provider-same", "provider-pow2", "unlimited")
 
 
 def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[dict]:
@@ -36,14 +38,8 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
     runtime.require_cuda()
     planned = json.loads(sorted(plans.glob(f"{model}@*.json"))[-1].read_text())
     limit = planned["gpu_mem_limit"]
-    if setting == "provider-pow2":
-        orig = runtime._cuda_options
-
-        def pow2(device_id, mem_limit, cuda_graph):  # noqa: ANN001
-            opts = orig(device_id, mem_limit, cuda_graph)
-            opts["arena_extend_strategy"] = "kNextPowerOfTwo"
-            return opts
-        runtime._cuda_options = pow2
+    if setting in ("provider-same", "provider-pow2"):
+        runtime.CUDA_ARENA_EXTEND = "kSameAsRequested" if setting == "provider-same" else "kNextPowerOfTwo"
     train = ge.build(model)
     feeds = runtime.random_inputs(train, 0)
     rows = []
