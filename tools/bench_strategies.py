@@ -61,7 +61,10 @@ def table(result: dict) -> str:
         for f in fr:
             r = next(x for x in result["rows"] if x["fraction"] == f and x["strategy"] == strategy)
             if "overhead" not in r:
-                cells.append(r["status"])
+                # approx raises InfeasibleError (with a proven lower bound) when rounding finds nothing,
+                # which is not a proof that the budget is too small: say which it was
+                rounding = "rounding found no schedule" in r.get("error", "")
+                cells.append("rounding found none" if rounding else r["status"])
                 continue
             cell = f"{r['overhead']:.3f} ({r['seconds']:.1f} s)"
             if strategy == "checkmate":
@@ -80,7 +83,13 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", default="results/strategies.json")
+    ap.add_argument("--render", nargs="+", metavar="JSON", help="print the tables of earlier runs and exit")
     args = ap.parse_args()
+    if args.render:
+        for path in args.render:
+            for r in json.loads(Path(path).read_text()):
+                print(f"<!-- {path} -->\n{table(r)}\n")
+        return
     fractions = [float(x) for x in args.fractions.split(",")]
     results = []
     out = Path(args.out)
