@@ -41,10 +41,12 @@ def small_table(rows: list[dict]) -> str:
              "plan order |", "|---|---|---|---|---|---|"]
     for r in rows:
         ok = [k for k, v in r["strategies"].items() if v.get("outputs_match") and v.get("order_matches_plan")]
-        na = [k for k, v in r["strategies"].items() if "error" in v]
+        na = [k for k, v in r["strategies"].items() if "linear forward graph" in v.get("error", "")]
+        none = [k for k, v in r["strategies"].items() if "error" in v and k not in na]
         lines.append(f"| {r['model']} | {r['loss_cpu']:.6f} | {r['loss_cuda']:.6f} | {r['grad_norm_cpu']:.5g} | "
                      f"{r['grad_norm_cuda']:.5g} | {len(ok)} of {len(r['strategies'])}"
-                     f"{' (not applicable: ' + ', '.join(na) + ')' if na else ''} |")
+                     f"{' (not applicable: ' + ', '.join(na) + ')' if na else ''}"
+                     f"{' (no plan: ' + ', '.join(none) + ')' if none else ''} |")
     return "\n".join(lines)
 
 
