@@ -281,6 +281,8 @@ def main() -> None:
     ap.add_argument("--headroom", default=str(HEADROOM),
                     help="remc's budget is the limit in its accounting divided by this (a comma list: one "
                          "set of plans per value)")
+    ap.add_argument("--gpu-mem-limit", action="append", default=[], metavar="MODEL=BYTES",
+                    help="stage plan: the limit for a model instead of GPU_MEM_LIMIT's")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--skip-small", action="store_true")
@@ -298,6 +300,9 @@ def main() -> None:
     small_models = [] if args.skip_small else list(filter(None, args.small_models.split(",")))
     headrooms = [float(h) for h in args.headroom.split(",")]
     plans = Path(args.plans)
+    for item in args.gpu_mem_limit:
+        model, _, size = item.partition("=")
+        GPU_MEM_LIMIT[model] = int(size)
     if args.stage == "plan":
         plans.mkdir(parents=True, exist_ok=True)
         if small_models:
