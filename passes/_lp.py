@@ -68,11 +68,6 @@ DENSE_LIMIT = 80_000_000
 resident while HiGHS solves). HiGHS' dual simplex solves the dense LP far faster: ResNet50 (515 units)
 in 70 s where the recurrence LP (2-3M nonzeros) had not finished after 150 s; MobileNetV2 (390 units,
 25M) in 24 s. GPT-2 (724 units) would need 178M nonzeros and 18 GB and did not finish in 200 s."""
-SEGMENT = 16
-"""Positions per segment of the segmented memory form (``_rows_memory_segmented``). Measured (1 thread,
-presolve off, machine shared): VGG16 at 0.8 0.6 s (dense 0.8 s, recurrence 2.1 s); MobileNetV2 at 0.8 not
-done in 240 s (dense 110 s, recurrence not done in 240 s); GPT-2 at 0.8 not done in 500 s. So "auto" does
-not choose it."""
 COST_EPS = 1e-6
 """Costs below this fraction of the largest are 0 in the model: HiGHS returned invalid dual bounds with
 costs spanning 1e-12..1 (VGG16 with FLOP costs, where a ReLU costs 4e-12 of a convolution). The model
@@ -193,15 +188,11 @@ class CheckmateModel:
     budget_col: int = -1
     """Column of the budget variable in the least-budget LP, else -1."""
     budget_rows: np.ndarray | None = None
-    """Rows whose upper bound is the model budget (dense and segmented forms)."""
-    anchor: np.ndarray | None = None
-    """int64[n, n]: column of Q[t, k] = U[t, k] (bytes in use before unit k's workspace) at the anchor
-    positions of the segmented form, -1 elsewhere (None in the other forms)."""
+    """Rows whose upper bound is the model budget (dense form)."""
 
     def budget_cols(self) -> np.ndarray:
-        """Columns whose upper bound is the model budget (P in the recurrence form, Q anchors)."""
-        cols = self.p[self.p >= 0]
-        return cols if self.anchor is None else np.concatenate([cols, self.anchor[self.anchor >= 0]])
+        """Columns whose upper bound is the model budget (P, recurrence form)."""
+        return self.p[self.p >= 0]
 
     @property
     def num_col(self) -> int:
@@ -234,9 +225,6 @@ class CheckmateModel:
         used = (memory_profile(self.dag, R, S) - self.dag.constant) / self.scale.unit
         m = self.p >= 0
         x[self.p[m]] = used[m]
-        if self.anchor is not None:
-            m = self.anchor >= 0
-            x[self.anchor[m]] = (used - np.asarray(R, float) * self.dag.workspace[None, :] / self.scale.unit)[m]
         if self.budget_col >= 0:
             x[self.budget_col] = used[self.r >= 0].max(initial=0.0)
         return x
@@ -305,24 +293,22 @@ class _Rows:
 
 
 def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper_6b: bool = False,
-                usefulness: bool = True, memory_form: str = "auto", segment: int | None = None) -> CheckmateModel:
+                usefulness: bool = True, memory_form: str = "auto") -> CheckmateModel:
     """Eq. (9) for ``dag`` at ``budget`` bytes.
 
     budget None builds the least-budget LP instead: the objective is a budget column B (in model
     units above the constant) bounding every budget row, and the cost terms are dropped.
     ``free_form``: "paper" (6c aggregated, binary FREE) or "tight" (disaggregated, continuous FREE).
     ``memory_form``: "recurrence" (P columns and eq. 2-3 rows), "dense" (U substituted: one budget row
-    per (t, k) over R, S and FREE), "segmented" (dense rows within runs of ``segment`` positions, default
-    SEGMENT, chained through U columns at the runs' first positions; not faster than the other two in the
-    measurements so far, see SEGMENT) or "auto" (dense
+    per (t, k) over R, S and FREE) or "auto" (dense
     unless its matrix would exceed DENSE_LIMIT nonzeros). Dense rows are knapsack rows over binaries,
     which HiGHS' cuts and heuristics use far better: VGG16 at n = 75 went from a 5.8% gap after 120 s
     to proven optimal in 110 s, and its LP solves 1.3-4x faster despite 5-8x the nonzeros.
     ``paper_6b`` adds the redundant (6b) rows. ``usefulness`` adds the rows that hold for clean
     schedules (see ``_rows_usefulness``).
     """
-    if memory_form not in ("auto", "dense", "recurrence", "segmented"):
-        raise ValueError(f"memory_form must be 'auto', 'dense', 'recurrence' or 'segmented', got {memory_form!r}")
+    if memory_form not in ("auto", "dense", "recurrence"):
+        raise ValueError(f"memory_form must be 'auto', 'dense' or 'recurrence', got {memory_form!r}")
     if free_form not in ("paper", "tight"):
         raise ValueError(f"free_form must be 'paper' or 'tight', got {free_form!r}")
     n, E = dag.n, dag.edges
@@ -350,11 +336,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     if memory_form == "auto":
         memory_form = "dense" if _dense_nonzeros(r_ok, s_ok, free_ok, dag.edges) <= DENSE_LIMIT else "recurrence"
     dense = memory_form == "dense"
-    segmented = memory_form == "segmented"
-    p = cols.add(r_ok & (memory_form == "recurrence"), lo=0.0, hi=ub, integral=False)
-    anchor = None
-    if segmented:
-        anchor = cols.add(_anchors(r_ok, segment or SEGMENT), lo=0.0, hi=ub, integral=False)
+    p = cols.add(r_ok & (not dense), lo=0.0, hi=ub, integral=False)
     budget_rows = None
     bcol = -1
     if budget is None:
@@ -365,17 +347,10 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     _rows_free(rows, dag, r, s, free, free_form, paper_6b)
     if usefulness:
         _rows_usefulness(rows, dag, r, s)
-    if dense or segmented:
-        if dense:
-            budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub)
-        else:
-            budget_rows = _rows_memory_segmented(rows, dag, r, s, free, anchor, mem, work, 0.0 if bcol >= 0 else ub)
+    if dense:
+        budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub)
         if bcol >= 0:
             rows.term(budget_rows, bcol, -1.0)
-            ac = anchor[anchor >= 0] if segmented else np.zeros(0, np.int64)
-            ids = rows.new(len(ac), -np.inf, 0.0)
-            rows.term(ids, ac, 1.0)
-            rows.term(ids, bcol, -1.0)
     else:
         _rows_memory(rows, dag, r, s, free, p, mem, work)
     if bcol >= 0 and not dense:
@@ -386,7 +361,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     return CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), cat(cols.lo), cat(cols.hi),
-                          cat(cols.int), A, lo, hi, bcol, budget_rows, anchor)
+                          cat(cols.int), A, lo, hi, bcol, budget_rows)
 
 
 def _rows_dependencies(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray) -> None:
@@ -527,70 +502,6 @@ def _rows_memory_dense(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free
             fe = np.flatnonzero(free[t] >= 0)
             q, f = np.nonzero(E[fe, 1][None, :] < pos[:, None])
             rows.term(ids[q], free[t, fe[f]], -mem[E[fe[f], 0]])
-    return np.concatenate(out) if out else np.zeros(0, np.int64)
-
-
-def _anchors(r_ok: np.ndarray, segment: int) -> np.ndarray:
-    """bool[n, n]: every ``segment``-th position of each stage (positions: R[t, k] not fixed to 0), the first
-    one included."""
-    rank = np.cumsum(r_ok, axis=1) - 1
-    return r_ok & (rank % segment == 0)
-
-
-def _rows_memory_segmented(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.ndarray,
-                           anchor: np.ndarray, mem: np.ndarray, work: np.ndarray, budget: float) -> np.ndarray:
-    """Dense rows within segments of positions, chained through anchor columns Q[t, a] = U[t, a].
-
-    With Q the bytes in use at a position before its workspace (eq. 2-3: U), for the anchors a0 < a1 < ...
-    of stage t: Q[t, a0] = sum_i M_i S[t, i] + M_a0 R[t, a0] (no FREE precedes the first position), and
-    Q[t, a] = Q[t, a'] + sum_{a' < j <= a} M_j R[t, j] - sum_{(i, k): a' <= k < a} M_i FREE[t, (i, k)].
-    The budget row of position k after anchor a (a <= k < next anchor) is
-    Q[t, a] + sum_{a < j <= k} M_j R[t, j] - sum_{(i, k'): a <= k' < k} M_i FREE[t, (i, k')] + W_k R[t, k]
-    <= budget: the dense row with the terms before a replaced by Q[t, a]. Returns the budget rows.
-    """
-    n, E = dag.n, dag.edges
-    out = []
-    for t in range(n):
-        pos = np.flatnonzero(r[t] >= 0)
-        anc = np.flatnonzero(anchor[t, pos] >= 0)  # indices into pos
-        seg = np.cumsum(anchor[t, pos] >= 0) - 1  # segment of each position
-        start = pos[anc][seg]  # anchor position of each position's segment
-        # chain rows: Q[a0] - sum_i M_i S - M_a0 R[a0] = 0; Q[a] - Q[a'] - sum R - ... + sum FREE = 0
-        ids = rows.new(len(anc), 0.0, 0.0)
-        qa = anchor[t, pos[anc]]
-        rows.term(ids, qa, 1.0)
-        rows.term(ids[1:], qa[:-1], -1.0)
-        si = np.flatnonzero(s[t] >= 0)
-        rows.term(np.full(len(si), ids[0]), s[t, si], -mem[si])
-        # R[t, j] enters the chain row of the anchor that ends its segment... for j in (a', a]: j is either
-        # the anchor a itself or a non-anchor of the previous segment
-        is_anchor = anchor[t, pos] >= 0
-        seg_end_row = np.empty(len(pos), dtype=np.int64)  # chain row that includes R[t, pos[q]]
-        seg_end_row[is_anchor] = ids[seg[is_anchor]]
-        nxt = seg + 1
-        has_next = nxt < len(anc)
-        na = ~is_anchor
-        rows.term(seg_end_row[is_anchor], r[t, pos[is_anchor]], -mem[pos[is_anchor]])
-        rows.term(ids[nxt[na & has_next]], r[t, pos[na & has_next]], -mem[pos[na & has_next]])
-        # budget rows, one per position
-        bid = rows.new(len(pos), -np.inf, budget)
-        out.append(bid)
-        rows.term(bid, anchor[t, start], 1.0)
-        rows.term(bid, r[t, pos], work[pos])
-        q, j = np.nonzero((pos[None, :] <= pos[:, None]) & (pos[None, :] > start[:, None]))
-        rows.term(bid[q], r[t, pos[j]], mem[pos[j]])
-        if len(E):
-            fe = np.flatnonzero(free[t] >= 0)
-            k_of = E[fe, 1]
-            # FREE (i, k') in budget row of k when start(k) <= k' < k
-            q, f = np.nonzero((k_of[None, :] < pos[:, None]) & (k_of[None, :] >= start[:, None]))
-            rows.term(bid[q], free[t, fe[f]], -mem[E[fe[f], 0]])
-            # and in the chain row of anchor a when a' <= k' < a: k' lies in the segment before a
-            seg_of = np.full(n, -1, dtype=np.int64)
-            seg_of[pos] = seg
-            sk = seg_of[k_of]
-            ok = (sk >= 0) & (sk + 1 < len(anc))
-            rows.term(ids[sk[ok] + 1], free[t, fe[ok]], mem[E[fe[ok], 0]])
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 

@@ -32,7 +32,7 @@ import networkx as nx
 import numpy as np
 
 from ..ir.graph import Graph, Node
-from .dagbuild import RANDOM_OPS, forward_nodes
+from .dagbuild import RANDOM_OPS, forward_nodes, unit_peak
 
 ANCHORS = frozenset({"Conv", "ConvTranspose", "Gemm", "MatMul", "MaxPool", "AveragePool", "GlobalAveragePool",
                      "Concat", "Resize", "Gather", "Split", "LayerNormalization", "BatchNormalization",
@@ -115,39 +115,19 @@ def _cheap_merge(unit: list[Node], joining: list[Node], units: list[list[Node]],
 
 def need(members: list[Node], units: list[list[Node]], unit_of: dict[Node, int], kept: set) -> int:
     """Bytes a unit of ``members`` needs while it runs: the whole outputs of every unit it reads (as they
-    are now in ``unit_of``; nodes not in it yet count as outside) plus its own peak (passes/dagbuild.py:
+    are now in ``unit_of``; nodes not in it yet count as outside) plus its own peak (``unit_peak``:
     M_v + W_v, without kernel scratch)."""
     inside = set(members)
     preds = {unit_of[v.producer] for n in members for v in n.inputs
              if v is not None and v.producer is not None and v.producer not in inside and v.producer in unit_of}
     read = sum(_outputs_bytes(units[k], unit_of, k, kept) for k in preds)
-    return read + _peak(members, inside, kept)
+    return read + unit_peak(members, kept)[0]
 
 
 def _outputs_bytes(unit: list[Node], unit_of: dict[Node, int], k: int, kept: set) -> int:
     """M of a unit under construction: outputs read by a node not (yet) in unit ``k``."""
     return sum(v.nbytes for n in unit for v in n.outputs
                if v not in kept and any(unit_of.get(u.node) != k for u in v.uses))
-
-
-def _peak(members: list[Node], inside: set[Node], kept: set) -> int:
-    """Most bytes the members' own values hold at once while they run in order (outputs read outside stay)."""
-    position = {n: i for i, n in enumerate(members)}
-    live = peak = 0
-    ends: dict[int, int] = {}
-    for i, n in enumerate(members):
-        for v in n.outputs:
-            if v in kept:
-                continue
-            live += v.nbytes
-            if v.uses and all(u.node in inside for u in v.uses):
-                last = max(position[u.node] for u in v.uses)
-                ends[last] = ends.get(last, 0) + v.nbytes
-            elif not v.uses:
-                ends[i] = ends.get(i, 0) + v.nbytes
-        peak = max(peak, live)
-        live -= ends.pop(i, 0)
-    return peak
 
 
 class FineProfile:

@@ -106,9 +106,10 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
                     if j > k:
                         raise ValueError(f"unit order is not topological: {n.name!r} reads {v.name!r}")
                     edges.add((j, k))
-        mem[k] = sum(v.nbytes for n in unit for v in n.outputs
-                     if v not in kept and any(unit_of[u.node] != k for u in v.uses))
-        work[k] = _workspace(unit, k, unit_of, kept, device)
+        # M_v + W_v is the unit's peak; an output not yet produced takes no memory, so W_v is not the
+        # internal peak on top of all of M_v
+        peak, mem[k] = unit_peak(unit, kept, device)
+        work[k] = max(0, peak - mem[k])
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
     return DAG(
@@ -125,21 +126,20 @@ def _unit_name(unit: list[Node]) -> str:
     return unit[0].name if len(unit) == 1 else f"{unit[0].name}(+{len(unit) - 1})"
 
 
-def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Value], device: str) -> int:
-    """Bytes the unit needs while it runs beyond its M_v: the peak, over its nodes in order, of internal and
-    dead values alive, outputs produced so far and the node's kernel scratch, less M_v (at least 0).
-
-    The schedule counts M_v + W_v for the whole time the unit runs; an output not yet produced takes no
-    memory, so counting all of M_v from the start and the internal peak on top would overestimate.
-    """
+def unit_peak(unit: list[Node], kept: set[Value], device: str = "cpu") -> tuple[int, int]:
+    """(peak, outputs): the most bytes the unit's own values hold at once while its nodes run in order
+    (internal and dead values until their last use, outputs read outside the unit from when they are
+    produced) plus the running node's kernel scratch; and the bytes of those outputs (M_v). Kept values
+    are constant overhead and not counted."""
+    inside = set(unit)
     position = {n: i for i, n in enumerate(unit)}
     live = produced = peak = 0
     ends: dict[int, int] = {}
     for i, n in enumerate(unit):
         for v in n.outputs:
             if v in kept:
-                continue  # constant overhead
-            if any(unit_of[u.node] != k for u in v.uses):
+                continue
+            if any(u.node not in inside for u in v.uses):
                 produced += v.nbytes  # part of M_v from now on
                 continue
             live += v.nbytes
@@ -147,4 +147,4 @@ def _workspace(unit: list[Node], k: int, unit_of: dict[Node, int], kept: set[Val
             ends[last] = ends.get(last, 0) + v.nbytes
         peak = max(peak, produced + live + kernel_scratch(n, device))
         live -= ends.pop(i, 0)
-    return max(0, peak - produced)
+    return peak, produced

@@ -37,8 +37,8 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
 
     ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
     ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
-    is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py at
-    over approx's eps list, deterministic, else randomized), which HiGHS' own heuristics often do not match on
+    is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py over
+    its eps list, by thresholds and by sampling), which HiGHS' own heuristics often do not match on
     training graphs. ``progress``
     receives dicts (incumbent, bound, gap, elapsed) in cost units while the solver runs. ``free_form``
     ("tight" or "paper", eq. 6c as printed) and ``memory_form`` ("auto", "dense" or "recurrence") choose
@@ -97,7 +97,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
             retries += 1
             model_budget -= over.peak - budget + math.ceil(model.scale.unit)
     sched.report.update(_sizes(model), solver=solver, incumbent=seed_note, free_form=free_form,
-                        memory_form=_form(model),
+                        memory_form="recurrence" if (model.p >= 0).any() else "dense",
                         seconds=time.perf_counter() - start_time, solver_seconds=res.seconds, nodes=res.nodes,
                         budget=int(budget), peak=sched.peak(dag), memory_unit=model.scale.unit,
                         memory_exact=model.scale.exact, budget_retries=retries, bound_source=bound_source)
@@ -136,26 +136,20 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
 
 def _lp_rounding(dag: DAG, budget: int, threads: int | None,
                  time_limit: float | None) -> tuple[Schedule | None, float]:
-    """LP rounding over approx's eps list, deterministic, else randomized (None when nothing fits in time),
-    and the best proven lower bound its LP at ``budget`` reached (cost units; -inf when none): the LP
-    optimum, or the bound of an LP stopped at the time limit (``safe_dual_bound``)."""
+    """LP rounding (approx over its eps list, thresholds and samples; None when nothing fits in time), and
+    the best proven lower bound its LP at ``budget`` reached (cost units; -inf when none): the LP optimum,
+    or the bound of an LP stopped at the time limit (``safe_dual_bound``)."""
     from .approx import LpUnfinished, solve_approx
 
-    deadline = None if time_limit is None else time.perf_counter() + WARM_SHARE * time_limit
-    bound = -math.inf
-    for rounding in ("deterministic", "randomized"):
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is not None and left <= 0:
-            break
-        try:
-            sched = solve_approx(dag, budget, eps_search=True, rounding=rounding, samples=20,
-                                 threads=threads, time_limit=left)
-            return sched, max(bound, float(sched.report.get("lp_bound", -math.inf)))
-        except LpUnfinished as e:  # out of time: keep what its LP proved
-            bound = max(bound, e.lp_bound)
-        except (InfeasibleError, SolverError):  # nothing fits
-            continue
-    return None, bound
+    left = None if time_limit is None else WARM_SHARE * time_limit
+    try:
+        sched = solve_approx(dag, budget, eps_search=True, rounding="both", samples=20, threads=threads,
+                             time_limit=left)
+        return sched, float(sched.report.get("lp_bound", -math.inf))
+    except LpUnfinished as e:  # out of time: keep what its LP proved
+        return None, e.lp_bound
+    except (InfeasibleError, SolverError):  # nothing fits
+        return None, -math.inf
 
 
 def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResult, seed: Schedule | None,
@@ -187,12 +181,6 @@ def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResul
         gap = (cost - bound) / cost if cost > 0 else 0.0
     sched.report = dict(status=status, objective=cost, bound=bound, gap=gap)
     return sched
-
-
-def _form(model: CheckmateModel) -> str:
-    if model.anchor is not None:
-        return "segmented"
-    return "recurrence" if (model.p >= 0).any() else "dense"
 
 
 def _sizes(model: CheckmateModel) -> dict:

@@ -277,7 +277,7 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
     from .passes.validate import validate
     plan = parse_plan(_read_text(args.file))
-    dag = dag_for_plan(plan, args.graph, args.batch, args.device or plan.device)
+    dag = dag_for_plan(plan, args.graph, args.batch, args.device)
     sim = validate(plan, dag, budget=args.budget or plan.budget)
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
           f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "
@@ -285,8 +285,9 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str = "cpu") -> Any:
-    """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs.
+def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str | None = None) -> Any:
+    """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs, for
+    ``device`` (default: the plan's own), whose kernel scratch is part of the workspace.
 
     Memory and dependencies come from the graph alone; costs are the plan's (they are not a safety property
     and may come from a profile the checker cannot repeat).
@@ -295,7 +296,7 @@ def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str = "c
     return dag_for_graph(plan, import_model(graph_path, batch=batch), device)
 
 
-def dag_for_graph(plan: Any, graph: Any, device: str = "cpu") -> Any:
+def dag_for_graph(plan: Any, graph: Any, device: str | None = None) -> Any:
     """See dag_for_plan."""
     from .errors import PlanError
     from .passes.dagbuild import build_dag
@@ -312,7 +313,7 @@ def dag_for_graph(plan: Any, graph: Any, device: str = "cpu") -> Any:
     extra = [n.name for n in graph.nodes if n not in covered]
     if extra:
         raise PlanError(f"the plan does not cover node {extra[0]!r} of graph {graph.name!r} ({len(extra)} nodes)")
-    return build_dag(graph, costs, units, granularity=plan.granularity, device=device)
+    return build_dag(graph, costs, units, granularity=plan.granularity, device=device or plan.device)
 
 
 def _read_text(path: str) -> str:

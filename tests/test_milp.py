@@ -29,12 +29,8 @@ def budgets_down(dag: DAG):
 
 
 @pytest.mark.parametrize("free_form,memory_form", [("tight", "dense"), ("paper", "dense"),
-                                                  ("tight", "recurrence"), ("paper", "recurrence"),
-                                                  ("tight", "segmented"), ("paper", "segmented")])
-def test_milp_equals_exhaustive_search(free_form, memory_form, monkeypatch):
-    import remc.passes._lp as lp
-
-    monkeypatch.setattr(lp, "SEGMENT", 2)  # several segments per stage on these tiny graphs
+                                                  ("tight", "recurrence"), ("paper", "recurrence")])
+def test_milp_equals_exhaustive_search(free_form, memory_form):
     opts = dict(free_form=free_form, memory_form=memory_form, warm_start=False)
     for dag in tiny_cases(12, seed=len(free_form) + len(memory_form)):
         for budget, best in budgets_down(dag):
@@ -198,13 +194,13 @@ def _close_parents(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     return R
 
 
-@pytest.mark.parametrize("memory_form", ["dense", "recurrence", "segmented"])
+@pytest.mark.parametrize("memory_form", ["dense", "recurrence"])
 def test_model_accepts_every_clean_feasible_schedule(memory_form):
     """The model's variable fixing keeps every cleaned schedule (columns exist, rows hold)."""
     rng = np.random.default_rng(12)
     dag = training_graph(5, rng, skips=((0, 4),), workspace=True, dropout=(2,))
     budget = checkpoint_all(dag).peak(dag)
-    model = build_model(dag, budget, memory_form=memory_form, segment=3)
+    model = build_model(dag, budget, memory_form=memory_form)
     n = dag.n
     for _ in range(30):
         S = pin_no_recompute(dag, np.tril(rng.random((n, n)) < 0.4, -1))
@@ -348,15 +344,15 @@ def test_time_limit_holds_where_highs_overruns_it():
 
 
 def test_memory_forms_give_the_same_lp():
-    """The three memory forms are one relaxation: equal LP optima, at a budget and for the least budget."""
+    """The two memory forms are one relaxation: equal LP optima, at a budget and for the least budget."""
     from remc.passes._lp import solve_highs
 
     rng = np.random.default_rng(31)
     dag = training_graph(6, rng, skips=((1, 4),), workspace=True)
     for budget in (int(0.75 * checkpoint_all(dag).peak(dag)), None):
         objs = []
-        for form in ("dense", "recurrence", "segmented"):
-            res = solve_highs(build_model(dag, budget, usefulness=False, memory_form=form, segment=2), integral=False)
+        for form in ("dense", "recurrence"):
+            res = solve_highs(build_model(dag, budget, usefulness=False, memory_form=form), integral=False)
             assert res.status == "optimal"
             objs.append(res.objective)
-        assert objs == pytest.approx([objs[0]] * 3, rel=1e-6, abs=1e-9)
+        assert objs == pytest.approx([objs[0]] * 2, rel=1e-6, abs=1e-9)
