@@ -49,7 +49,7 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
         out = {"setting": setting, "model": model, "strategy": row["strategy"], "predicted_peak": row["predicted_peak"],
                "gpu_mem_limit": limit}
         try:
-            lowered, _, _ = ge.lower_plan(train, row["plan"])
+            lowered, _ = ge.lower_plan(train, row["plan"])
             res = runtime.measure(lowered, "cuda", feeds=feeds, iters=2,
                                   mem_limit=None if setting == "unlimited" else limit)
             out.update(ran=True, measured_peak=res.peak_with_constants, arena_peak=res.measured_peak,

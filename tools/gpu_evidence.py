@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from remc import runtime, zoo
-from remc.errors import PlanError, RemcError
+from remc.errors import RemcError
 from remc.cli import dag_for_graph
 from remc.ir.onnx_io import import_model
 from remc.ir.plan import parse_plan, print_plan
@@ -46,7 +46,7 @@ from remc.ir.schedule import checkpoint_all
 from remc.passes._lp import least_budget_bound
 from remc.passes.lower import lower
 from remc.passes.strategies import BASELINE_NAMES
-from remc.passes.validate import simulate, validate
+from remc.passes.validate import validate
 from remc.pipeline import State, compile_pipeline, run
 
 SIZES = {
@@ -108,19 +108,13 @@ def solve_plan(train, budget: int | None, strategy: str, time_limit: float, midp
 
 
 def lower_plan(train, text: str):
-    """Re-validate a plan against the training graph (the simulator, at the plan's budget) and lower it."""
+    """Re-validate a plan against the training graph (the independent simulator, at the plan's budget) and
+    lower it. The plan stage and this run must use the same commit (``tools/gpu_session.sh``'s REMC_SRC):
+    a plan whose unit table this checkout accounts differently is rejected."""
     plan = parse_plan(text)
     graph = import_model(train)
-    try:
-        sim = validate(plan, dag_for_graph(plan, graph, DEVICE[0]), budget=plan.budget)  # the plan stage used DEVICE too
-        how = "against the graph"
-    except PlanError as e:
-        # The plan stage validated it against the graph at its commit; when this checkout accounts unit
-        # memory differently, replay the plan on its own unit table: registers and the peak (dependencies
-        # were checked against the graph in the plan stage). The row records which check ran.
-        sim = simulate(plan, budget=plan.budget)
-        how = f"on the plan's unit table ({str(e).splitlines()[0][:200]})"
-    return lower(graph, plan), sim, how
+    sim = validate(plan, dag_for_graph(plan, graph, DEVICE[0]), budget=plan.budget)  # the plan stage used DEVICE too
+    return lower(graph, plan), sim
 
 
 def attempt(row: dict, fn: Any) -> None:
@@ -187,7 +181,7 @@ def run_model(planned: dict, iters: int, save: Any = lambda out: None) -> dict:
         rows.append(row)
         if "plan" in planned_row:
             def measure_plan() -> None:
-                lowered, sim, row["revalidated"] = lower_plan(train, planned_row["plan"])
+                lowered, sim = lower_plan(train, planned_row["plan"])
                 if sim.peak != row["predicted_peak"]:
                     raise RemcError(f"re-validated peak {sim.peak} differs from the plan stage's {row['predicted_peak']}")
                 res = runtime.measure(lowered, DEVICE[0], feeds=feeds, iters=iters, mem_limit=limit)
@@ -245,7 +239,7 @@ def run_small(planned: list[dict], save: Any = lambda rows: None) -> list[dict]:
                 continue
 
             def check(pr: dict = pr, r: dict = r) -> None:
-                lowered, _, r["revalidated"] = lower_plan(train, pr["plan"])
+                lowered, _ = lower_plan(train, pr["plan"])
                 low = runtime.measure(lowered, DEVICE[0], feeds=feeds, iters=1, mem_method=None).outputs
                 ok, worst = cuda_match(low, gpu)
                 order = runtime.executed_order(lowered, DEVICE[0], feeds=feeds)
