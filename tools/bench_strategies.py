@@ -4,7 +4,7 @@ side in one run: overhead (cost / checkpoint-all cost), peak, solve time, and th
 Paper sizes with shape-only weights (nothing is run, nothing allocated), FLOP costs, coarse units.
 
     python tools/bench_strategies.py --out results/strategies.json [--models vgg16,vgg19] \
-        [--fractions 0.9,0.8,0.6,0.4] [--time-limit 60] [--threads 2]
+        [--fractions 0.9,0.8,0.6,0.4] [--strategies checkmate,approx] [--time-limit 60] [--threads 2]
 
 Prints Markdown tables (the ones in BENCHMARKS.md) and writes every number to the JSON file.
 """
@@ -23,7 +23,8 @@ from remc.passes.strategies import STRATEGIES, solve
 from remc.pipeline import State, compile_pipeline, run
 
 
-def bench_model(name: str, fractions: list[float], time_limit: float, threads: int | None) -> dict:
+def bench_model(name: str, fractions: list[float], time_limit: float, threads: int | None,
+                strategies: list[str] = list(STRATEGIES)) -> dict:
     cfg = dict(zoo.paper_config(name))
     batch = cfg.pop("batch")
     state = run(compile_pipeline()[:3], State(model=zoo.export(name, batch, train=True, weights="shape-only", **cfg)))
@@ -32,7 +33,7 @@ def bench_model(name: str, fractions: list[float], time_limit: float, threads: i
     rows = []
     for f in fractions:
         budget = int(f * full)
-        for strategy in STRATEGIES:
+        for strategy in strategies:
             opts = {"time_limit": time_limit, "threads": threads} if strategy in ("checkmate", "approx") else {}
             t0 = time.perf_counter()
             row = {"model": name, "fraction": f, "budget": budget, "strategy": strategy}
@@ -56,10 +57,13 @@ def table(result: dict) -> str:
     lines = [f"**{result['model']}** (batch {result['batch']}, {result['units']} units, checkpoint-all peak "
              f"{result['checkpoint_all_peak'] / 2**30:.1f} GiB): overhead (solve seconds)",
              "", "| strategy | " + " | ".join(f"{f:g}×" for f in fr) + " |", "|---|" + "---|" * len(fr)]
-    for strategy in STRATEGIES:
+    for strategy in [s for s in STRATEGIES if any(x["strategy"] == s for x in result["rows"])]:
         cells = []
         for f in fr:
-            r = next(x for x in result["rows"] if x["fraction"] == f and x["strategy"] == strategy)
+            r = next((x for x in result["rows"] if x["fraction"] == f and x["strategy"] == strategy), None)
+            if r is None:
+                cells.append("not run")
+                continue
             if "overhead" not in r:
                 # approx raises InfeasibleError (with a proven lower bound) when rounding finds nothing,
                 # which is not a proof that the budget is too small: say which it was
@@ -82,6 +86,7 @@ def main() -> None:
     ap.add_argument("--fractions", default="0.9,0.8,0.6,0.4")
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--strategies", default=",".join(STRATEGIES), help="comma-separated; default: all")
     ap.add_argument("--out", default="results/strategies.json")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="print the tables of earlier runs and exit")
     args = ap.parse_args()
@@ -91,11 +96,15 @@ def main() -> None:
                 print(f"<!-- {path} -->\n{table(r)}\n")
         return
     fractions = [float(x) for x in args.fractions.split(",")]
+    strategies = args.strategies.split(",")
+    unknown = sorted(set(strategies) - set(STRATEGIES))
+    if unknown:
+        ap.error(f"unknown strategies {unknown}; choose from {', '.join(STRATEGIES)}")
     results = []
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     for name in args.models.split(","):
-        results.append(bench_model(name, fractions, args.time_limit, args.threads))
+        results.append(bench_model(name, fractions, args.time_limit, args.threads, strategies))
         out.write_text(json.dumps(results, indent=1, default=float))
     for r in results:
         print()
