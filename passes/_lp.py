@@ -155,8 +155,10 @@ def clean(dag: DAG, R: np.ndarray, S: np.ndarray) -> tuple[np.ndarray, np.ndarra
     for t in range(n - 1, -1, -1):
         keep = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
         R[t, :t] &= ~S[t, :t]
-        for i in range(t - 1, -1, -1):
-            if not keep[i] and not R[t, succs[i]].any():
+        row = R[t]
+        # only entries that are set can be dropped: visit those, in reverse topological order
+        for i in np.flatnonzero((R[t, :t] | S[t, :t]) & ~keep[:t])[::-1].tolist():
+            if not row[succs[i]].any():
                 R[t, i] = False
                 S[t, i] = False
     return R, S
