@@ -38,7 +38,7 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
     ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
     ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
     is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py over
-    its eps list, by thresholds and by sampling), which HiGHS' own heuristics often do not match on
+    its eps list, by thresholds and by sampling, then its local search), which HiGHS' own heuristics often do not match on
     training graphs. ``progress``
     receives dicts (incumbent, bound, gap, elapsed) in cost units while the solver runs. ``free_form``
     ("tight" or "paper", eq. 6c as printed) and ``memory_form`` ("auto", "dense" or "recurrence") choose

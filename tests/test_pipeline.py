@@ -183,3 +183,22 @@ def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
     assert ok.returncode == 0, ok.stderr
     bad = remc("plan", "check", str(plan), "--graph", str(train), "--device", "cpu")
     assert bad.returncode == 1 and "does not belong to this graph" in bad.stderr
+
+
+def test_solve_approx_with_and_without_refine(tmp_path: Path) -> None:
+    from _milp_dags import training_graph
+    from remc.ir.schedule import checkpoint_all
+
+    dag = training_graph(12, np.random.default_rng(36), skips=((0, 11), (3, 8)), workspace=True)
+    budget = int(0.7 * checkpoint_all(dag).peak(dag))
+    path = tmp_path / "g.json"
+    save_nodelink(dag, path)
+    reps = {}
+    for flags in ((), ("--no-refine",)):
+        res = remc("solve", str(path), "--budget", str(budget), "--strategy", "approx", "--json", *flags)
+        assert res.returncode == 0, res.stderr
+        reps[flags] = json.loads(res.stdout)
+    refined, plain = reps[()], reps[("--no-refine",)]
+    assert plain["cost"] == pytest.approx(plain["rounded_cost"]) and "refined" not in plain["rule"]
+    assert refined["rounded_cost"] == pytest.approx(plain["cost"]) and "refined" in refined["rule"]
+    assert refined["cost"] <= plain["cost"] and max(refined["peak"], plain["peak"]) <= budget
