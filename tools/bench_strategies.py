@@ -42,6 +42,11 @@ def bench_model(name: str, fractions: list[float], time_limit: float, threads: i
                 rep = s.report
                 row.update(status=rep.get("status", "heuristic"), overhead=s.cost(dag) / dag.total_cost,
                            peak=s.peak(dag), bound=rep.get("bound", rep.get("lp_bound")), gap=rep.get("gap"))
+                if strategy == "approx":  # Algorithm 2 alone, before the local search
+                    rc = rep.get("rounded_cost")
+                    row.update(rounded_overhead=None if rc is None else rc / dag.total_cost, rule=rep.get("rule"))
+                if strategy == "checkmate":
+                    row.update(incumbent=rep.get("incumbent"))
             except InfeasibleError as e:
                 row.update(status="over budget", error=str(e)[:300], least=e.least_feasible)
             except RemcError as e:
@@ -71,6 +76,9 @@ def table(result: dict) -> str:
                 cells.append("rounding found none" if rounding else r["status"])
                 continue
             cell = f"{r['overhead']:.3f} ({r['seconds']:.1f} s)"
+            if strategy == "approx" and "rounded_overhead" in r:
+                ro = r["rounded_overhead"]
+                cell += f" [rounding {ro:.3f}]" if ro is not None else " [rounding: none]"
             if strategy == "checkmate":
                 gap = r.get("gap")
                 cell += " opt" if r["status"] == "optimal" else f" gap {100 * gap:.1f}%" if gap is not None and \
