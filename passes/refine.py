@@ -80,45 +80,48 @@ class Refiner:
 
     def repair(self, p: Point) -> Point | None:
         """``p`` changed until its peak fits the budget; None when no move helps (or the search stops)."""
-        dag = self.dag
-        n = dag.n
-        for _ in range(4 * n):  # each step removes bytes over budget; this only bounds pathological runs
+        for _ in range(4 * self.dag.n):  # each step removes bytes over budget; this only bounds pathological runs
             if p.peak <= self.budget:
                 return p
-            t = int(np.unravel_index(np.argmax(p.U), p.U.shape)[0])
             ex = self.excess(p.U)
-            best, best_score, tried = None, -1.0, []
-            for S in self._repair_moves(p, t):
-                if self.out_of_budget():
-                    return None
-                q = self.evaluate(S)
-                tried.append(q)
-                ex_q = self.excess(q.U)
-                if ex_q >= ex:
-                    continue
-                score = (ex - ex_q) / max(q.cost - p.cost, self._floor)
-                if score > best_score:
-                    best, best_score = q, score
+            tried: list[Point] = []
+            best = self._least_excess_per_cost(p, ex, self._evaluated(self._repair_moves(p), tried))
             if best is None:  # no single move helps: try each move followed by one at its own peak
-                for q1 in tried:
-                    t1 = int(np.unravel_index(np.argmax(q1.U), q1.U.shape)[0])
-                    for S in self._repair_moves(q1, t1):
-                        if self.out_of_budget():
-                            return None
-                        q = self.evaluate(S)
-                        ex_q = self.excess(q.U)
-                        if ex_q >= ex:
-                            continue
-                        score = (ex - ex_q) / max(q.cost - p.cost, self._floor)
-                        if score > best_score:
-                            best, best_score = q, score
+                pairs = (q for q1 in tried for q in self._evaluated(self._repair_moves(q1)))
+                best = self._least_excess_per_cost(p, ex, pairs)
             if best is None:
                 return None
             p = best
         return p if p.peak <= self.budget else None
 
-    def _repair_moves(self, p: Point, t: int):
+    def _evaluated(self, moves, into: list[Point] | None = None):
+        """Each S of ``moves`` evaluated (also appended to ``into``), until the search must stop."""
+        for S in moves:
+            if self.out_of_budget():
+                return
+            q = self.evaluate(S)
+            if into is not None:
+                into.append(q)
+            yield q
+
+    def _least_excess_per_cost(self, p: Point, ex: int, points) -> Point | None:
+        """Of ``points``, the one removing the most bytes over budget per unit of added cost (None: none
+        removes any)."""
+        best, best_score = None, -1.0
+        for q in points:
+            ex_q = self.excess(q.U)
+            if ex_q >= ex:
+                continue
+            score = (ex - ex_q) / max(q.cost - p.cost, self._floor)
+            if score > best_score:
+                best, best_score = q, score
+        return best
+
+    def _repair_moves(self, p: Point):
+        """Moves at the stage of ``p``'s peak: drop a resident checkpoint's run (or half of it), or keep a unit
+        recomputed there resident instead."""
         dag, S, n = self.dag, p.S, self.dag.n
+        t = int(np.unravel_index(np.argmax(p.U), p.U.shape)[0])
         for i in np.flatnonzero(S[t]):
             if dag.no_recompute[i]:
                 continue
