@@ -88,6 +88,33 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def ratio_table(results: list[dict]) -> str:
+    """approx's cost over checkmate's (the paper's Table 3 measure, per budget and their geometric mean over
+    the budgets where both found a schedule), with and without the local search after rounding."""
+    lines = ["| model | approx / checkmate per budget | geo. mean | rounding alone / checkmate per budget | geo. mean |",
+             "|---|---|---|---|---|"]
+    for res in results:
+        rows = res["rows"]
+        full, alone = [], []
+        for f in sorted({r["fraction"] for r in rows}, reverse=True):
+            cm = next((r for r in rows if r["fraction"] == f and r["strategy"] == "checkmate"), None)
+            ap = next((r for r in rows if r["fraction"] == f and r["strategy"] == "approx"), None)
+            if cm is None or ap is None or "overhead" not in cm or "overhead" not in ap:
+                continue
+            opt = "" if cm["status"] == "optimal" else "*"
+            full.append((f, ap["overhead"] / cm["overhead"], opt))
+            if ap.get("rounded_overhead") is not None:
+                alone.append((f, ap["rounded_overhead"] / cm["overhead"], opt))
+
+        def cells(xs):
+            if not xs:
+                return "—", "—"
+            geo = math.exp(sum(math.log(x) for _, x, _ in xs) / len(xs))
+            return ", ".join(f"{f:g}: {x:.3f}{o}" for f, x, o in xs), f"{geo:.3f}"
+        lines.append(f"| {res['model']} | " + " | ".join(cells(full) + cells(alone)) + " |")
+    return "\n".join(lines) + "\n\n(* checkmate stopped at its time limit, not proven optimal)"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(zoo.list_models()))
@@ -99,9 +126,12 @@ def main() -> None:
     ap.add_argument("--render", nargs="+", metavar="JSON", help="print the tables of earlier runs and exit")
     args = ap.parse_args()
     if args.render:
+        everything = []
         for path in args.render:
             for r in json.loads(Path(path).read_text()):
                 print(f"<!-- {path} -->\n{table(r)}\n")
+                everything.append(r)
+        print(ratio_table(everything))
         return
     fractions = [float(x) for x in args.fractions.split(",")]
     strategies = args.strategies.split(",")
