@@ -2,7 +2,8 @@
 
 Baselines fix S and solve R (passes/baselines.py); 'checkmate' is the MILP (passes/milp.py), seeded with
 the best feasible baseline as its incumbent; 'approx' is LP relaxation + two-phase rounding
-(passes/approx.py). Solvers are imported lazily.
+(passes/approx.py) followed by a local search on the rounded checkpoints (passes/refine.py). Solvers are
+imported lazily.
 """
 from __future__ import annotations
 
