@@ -83,7 +83,8 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
             valid_bound = sources[bound_source]
         if res.status == "infeasible" and seed is None:
             if retries == 0:
-                _raise_infeasible(dag, budget, threads, time_limit)
+                # with memory in exact units the solver proved that nothing fits this budget
+                _raise_infeasible(dag, budget, threads, time_limit, proven=model.scale.exact)
             raise SolverError(f"the MILP at a budget lowered by {budget - model_budget} bytes (to absorb solver "
                               "tolerances) has no solution; no schedule within the exact budget was found")
         try:
@@ -194,8 +195,13 @@ def _scaled_progress(progress: Callable[[dict], None], unit: float) -> Callable[
     return forward
 
 
-def _raise_infeasible(dag: DAG, budget: int, threads: int | None, time_limit: float | None = None) -> None:
+def _raise_infeasible(dag: DAG, budget: int, threads: int | None, time_limit: float | None = None,
+                      proven: bool = False) -> None:
+    """InfeasibleError with a proven lower bound on the least feasible budget; ``proven``: the MILP showed
+    that no schedule fits ``budget`` itself, so the least feasible budget is above it."""
     lb = least_budget_bound(dag, threads=threads, time_limit=time_limit)
+    if proven:
+        lb = max(lb, budget + 1)
     peak = checkpoint_all(dag).peak(dag)
     raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: every schedule "
                           f"needs at least {lb} bytes (proven lower bound); checkpoint-all needs {peak}", lb)

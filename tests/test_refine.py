@@ -136,3 +136,43 @@ def test_vgg16_at_paper_size_within_the_papers_ratio_of_the_optimum():
     assert sched.report["rounded_cost"] > 1.06 * opt.cost(dag)  # what refine is for
     low = solve_approx(dag, int(0.6 * full), threads=1)
     assert low.report["rounded_cost"] is None and low.peak(dag) <= int(0.6 * full)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_training_dags_solvers_pass_the_validator(seed):
+    """210 random training DAGs (test_baselines' generator, which also runs every baseline on 240; a third
+    renumbered so that forward and backward interleave) through approx, and every tenth through checkmate,
+    at 0.85 and 0.7 of the checkpoint-all peak: every schedule becomes a plan that the independent validator
+    (passes/validate.py) replays within budget, at the peak and cost the schedule reports; checkmate is never
+    above approx."""
+    from remc.passes.plangen import generate_plan
+    from remc.passes.validate import validate
+    from test_baselines import random_training_dag, shuffled_order
+
+    rng = np.random.default_rng(100 + seed)
+    solved = 0
+    for k in range(70):
+        dag = random_training_dag(rng)
+        if k % 3 == 0:
+            dag = shuffled_order(dag, rng)
+        for frac in (0.85, 0.7):
+            budget = int(frac * checkpoint_all(dag).peak(dag))
+            solvers = [("approx", lambda: solve_approx(dag, budget, refine_evals=2000))]
+            if k % 10 == 0:
+                solvers.append(("checkmate", lambda: solve_milp(dag, budget, time_limit=60)))
+            costs = {}
+            for name, solve in solvers:
+                try:
+                    sched = solve()
+                except InfeasibleError as err:
+                    if name == "checkmate":  # a proof: the least feasible budget is above this one
+                        assert err.least_feasible > budget
+                    continue
+                sim = validate(generate_plan(dag, sched), dag, budget)
+                assert sim.peak <= budget and sim.peak == sched.peak(dag)
+                assert sim.cost == pytest.approx(sched.cost(dag))
+                costs[name] = sched.cost(dag)
+                solved += 1
+            if "approx" in costs and k % 10 == 0:
+                assert costs["checkmate"] <= costs["approx"] * (1 + 1e-4) + 1e-9
+    assert solved >= 60
