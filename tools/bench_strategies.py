@@ -72,8 +72,9 @@ def table(result: dict) -> str:
             if "overhead" not in r:
                 # approx raises InfeasibleError (with a proven lower bound) when rounding finds nothing,
                 # which is not a proof that the budget is too small: say which it was
-                rounding = "rounding found no schedule" in r.get("error", "")
-                cells.append("rounding found none" if rounding else r["status"])
+                err = r.get("error", "")
+                cells.append("rounding + repair found none" if "rounding and repair found no schedule" in err
+                             else "rounding found none" if "rounding found no schedule" in err else r["status"])
                 continue
             cell = f"{r['overhead']:.3f} ({r['seconds']:.1f} s)"
             if strategy == "approx" and "rounded_overhead" in r:
@@ -125,13 +126,18 @@ def main() -> None:
     ap.add_argument("--out", default="results/strategies.json")
     ap.add_argument("--render", nargs="+", metavar="JSON", help="print the tables of earlier runs and exit")
     args = ap.parse_args()
-    if args.render:
-        everything = []
+    if args.render:  # one table per model: runs that split a model's budgets over files are merged
+        merged: dict[str, dict] = {}
         for path in args.render:
             for r in json.loads(Path(path).read_text()):
-                print(f"<!-- {path} -->\n{table(r)}\n")
-                everything.append(r)
-        print(ratio_table(everything))
+                if r["model"] in merged:
+                    merged[r["model"]]["rows"] += r["rows"]
+                    merged[r["model"]]["files"].append(path)
+                else:
+                    merged[r["model"]] = dict(r, rows=list(r["rows"]), files=[path])
+        for r in merged.values():
+            print(f"<!-- {', '.join(r['files'])} -->\n{table(r)}\n")
+        print(ratio_table(list(merged.values())))
         return
     fractions = [float(x) for x in args.fractions.split(",")]
     strategies = args.strategies.split(",")
