@@ -37,9 +37,9 @@ def solve_milp(dag: DAG, budget: int, *, time_limit: float | None = None, thread
 
     ``time_limit`` (seconds), ``threads`` and ``gap`` (relative MIP gap) are passed to the solver.
     ``incumbent`` (e.g. the best baseline) starts the search when it is correct and fits; checkpoint-all
-    is used when it is cheaper and fits, and with ``warm_start`` so is LP rounding (passes/approx.py over
-    its eps list, by thresholds and by sampling, then its local search), which HiGHS' own heuristics often do not match on
-    training graphs. ``progress``
+    is used when it is cheaper and fits, and with ``warm_start`` so is the approx strategy's schedule (LP
+    rounding and its local search, passes/approx.py, with its default options), which HiGHS' own heuristics
+    often do not match on training graphs. ``progress``
     receives dicts (incumbent, bound, gap, elapsed) in cost units while the solver runs. ``free_form``
     ("tight" or "paper", eq. 6c as printed) and ``memory_form`` ("auto", "dense" or "recurrence") choose
     equivalent formulations (see passes/_lp.py); "auto" is the recurrence here (the LP passes use dense
@@ -137,15 +137,15 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
 
 def _lp_rounding(dag: DAG, budget: int, threads: int | None,
                  time_limit: float | None) -> tuple[Schedule | None, float]:
-    """LP rounding (approx over its eps list, thresholds and samples; None when nothing fits in time), and
-    the best proven lower bound its LP at ``budget`` reached (cost units; -inf when none): the LP optimum,
-    or the bound of an LP stopped at the time limit (``safe_dual_bound``)."""
+    """The approx strategy's schedule with its default options (LP rounding and local search; None when
+    nothing fits in time), so that checkmate starts from what approx returns, and the best proven lower
+    bound its LP at ``budget`` reached (cost units; -inf when none): the LP optimum, or the bound of an LP
+    stopped at the time limit (``safe_dual_bound``)."""
     from .approx import LpUnfinished, solve_approx
 
     left = None if time_limit is None else WARM_SHARE * time_limit
     try:
-        sched = solve_approx(dag, budget, eps_search=True, rounding="both", samples=20, threads=threads,
-                             time_limit=left)
+        sched = solve_approx(dag, budget, threads=threads, time_limit=left)
         return sched, float(sched.report.get("lp_bound", -math.inf))
     except LpUnfinished as e:  # out of time: keep what its LP proved
         return None, e.lp_bound
