@@ -113,8 +113,7 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
         fallback = True
         more, over2, extra = _search(dag, budget, [e for e in eps_list if e != eps], lp, rounding, samples, rng,
                                      thresholds, max_thresholds)
-        best, tried = more, tried + extra
-        over = over2 if over is None or (over2 is not None and over2.cost < over.cost) else over
+        best, over, tried = more, _cheaper(over, over2), tried + extra
     rounded_cost = None if best is None else best.cost
     refined = None
     if refine:
@@ -122,8 +121,7 @@ def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: st
         if time_limit is not None:
             end = min(end, t0 + time_limit)
         refined = _refine(dag, budget, best, over, Refiner(dag, budget, deadline=end, max_evals=refine_evals))
-        if refined.best is not None and (best is None or refined.best.cost < best.cost):
-            best = refined.best
+        best = _cheaper(best, refined.best)
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
         if lp.out_of_time():
@@ -174,14 +172,17 @@ def _search(dag: DAG, budget: int, eps_list: list[float], relax: "_Relaxation", 
         if rounding in ("randomized", "both"):
             draws += [(f"sample {k}", rng.random(lp.S.shape) < lp.S) for k in range(samples)]
         cands, over_e = _candidates(dag, budget, draws, e)
-        if over_e is not None and (over is None or over_e.cost < over.cost):
-            over = over_e
+        over = _cheaper(over, over_e)
         top = min(cands, key=lambda c: c.cost, default=None)
         log.append(dict(eps=e, lp=lp.objective, candidates=len(draws), feasible=len(cands),
                         best=None if top is None else top.cost))
-        if top is not None and (best is None or top.cost < best.cost):
-            best = top
+        best = _cheaper(best, top)
     return best, over, log
+
+
+def _cheaper(a: _Candidate | None, b: _Candidate | None) -> _Candidate | None:
+    """The cheaper of two candidates (either may be None; ``a`` on a tie)."""
+    return b if a is None or (b is not None and b.cost < a.cost) else a
 
 
 def default_thresholds(S: np.ndarray, limit: int) -> list[float]:
@@ -212,8 +213,7 @@ def _candidates(dag: DAG, budget: int, draws: list[tuple[str, np.ndarray]],
             continue
         cand = _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), eps, rule)
         if memory_profile(dag, R, S).max() > budget:
-            if over is None or cand.cost < over.cost:
-                over = cand
+            over = _cheaper(over, cand)
             continue
         out.append(cand)
     return out, over
@@ -244,8 +244,7 @@ def _refine(dag: DAG, budget: int, fits: _Candidate | None, over: _Candidate | N
         p = refiner.improve(start)
         if check(dag, p.R, p.S) or p.peak > budget:  # refine's moves keep both; a failure here is a bug
             raise SolverError(f"approx: local search returned an invalid schedule ({how} from {origin.rule})")
-        if best is None or p.cost < best.cost:
-            best = _Candidate(p.R, p.S, p.cost, origin.eps, f"{origin.rule}, {how}")
+        best = _cheaper(best, _Candidate(p.R, p.S, p.cost, origin.eps, f"{origin.rule}, {how}"))
     return _Refined(best, refiner.evals, time.perf_counter() - t0, refiner.stopped)
 
 

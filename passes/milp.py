@@ -113,13 +113,13 @@ class _OverBudget(Exception):
 
 def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_start: bool, threads: int | None,
                     time_limit: float | None) -> tuple[Schedule | None, str, float]:
-    """The cheapest of ``incumbent``, checkpoint-all and LP rounding that is correct and fits, cleaned; and
-    the LP relaxation's objective at ``budget`` when LP rounding solved it (a lower bound), else -inf."""
+    """The cheapest of ``incumbent``, checkpoint-all and approx's schedule that is correct and fits, cleaned;
+    and the LP relaxation's objective at ``budget`` when approx solved it (a lower bound), else -inf."""
     best, note, lp_bound = None, "none", -math.inf
     cands = [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))]
     if warm_start and cands[1][1].peak(dag) > budget:
-        rounded, lp_bound = _lp_rounding(dag, budget, threads, time_limit)
-        cands.append(("lp-rounding", rounded))
+        seed, lp_bound = _approx_seed(dag, budget, threads, time_limit)
+        cands.append(("approx", seed))
     for name, cand in cands:
         if cand is None:
             continue
@@ -135,7 +135,7 @@ def _pick_incumbent(dag: DAG, budget: int, incumbent: Schedule | None, warm_star
     return best, note, lp_bound
 
 
-def _lp_rounding(dag: DAG, budget: int, threads: int | None,
+def _approx_seed(dag: DAG, budget: int, threads: int | None,
                  time_limit: float | None) -> tuple[Schedule | None, float]:
     """The approx strategy's schedule with its default options (LP rounding and local search; None when
     nothing fits in time), so that checkmate starts from what approx returns, and the best proven lower

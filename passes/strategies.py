@@ -23,14 +23,6 @@ def _bytes(n: int) -> str:
     return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
 
 
-def least_feasible_lower_bound(dag: DAG) -> int:
-    """A proven lower bound on any schedule's peak: every unit runs once with all its inputs resident."""
-    need = dag.constant + dag.mem + dag.workspace
-    for k, p in enumerate(dag.preds):
-        need[k] += int(dag.mem[p].sum())
-    return int(need.max()) if dag.n else dag.constant
-
-
 def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
     """Run strategy ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
     if name not in STRATEGIES:
@@ -55,9 +47,10 @@ def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
     if budget is not None:
         peak = sched.peak(dag)
         if peak > budget:
+            from ._lp import simple_lower_bound
             raise InfeasibleError(
                 f"{name} needs {_bytes(peak)}, above the budget of {_bytes(budget)} "
-                f"(no schedule of this graph can need less than {_bytes(least_feasible_lower_bound(dag))})", peak)
+                f"(no schedule of this graph can need less than {_bytes(simple_lower_bound(dag))})", peak)
     return sched
 
 

@@ -62,7 +62,7 @@ def test_repair_leaves_a_schedule_within_budget_unchanged():
 
 def test_refined_approx_is_never_worse_than_rounding_and_never_below_the_optimum():
     rng = np.random.default_rng(33)
-    checked = rescued = optimal = 0
+    checked = optimal = 0
     for k in range(16):
         dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0, no_recompute=k % 3 == 0)
         for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
@@ -84,13 +84,11 @@ def test_refined_approx_is_never_worse_than_rounding_and_never_below_the_optimum
             assert rep["refined"] and rep["refine_evals"] > 0
             if plain is None:
                 assert rep["rounded_cost"] is None
-                rescued += 1
             else:
                 assert rep["rounded_cost"] == pytest.approx(plain)
                 assert sched.cost(dag) <= plain + 1e-9
             optimal += sched.cost(dag) <= best + 1e-9
             checked += 1
-    print(checked, rescued, optimal)
     assert checked >= 20 and optimal >= 0.8 * checked
 
 
@@ -173,6 +171,6 @@ def test_random_training_dags_solvers_pass_the_validator(seed):
                 assert sim.cost == pytest.approx(sched.cost(dag))
                 costs[name] = sched.cost(dag)
                 solved += 1
-            if "approx" in costs and k % 10 == 0:
-                assert costs["checkmate"] <= costs["approx"] * (1 + 1e-4) + 1e-9
+            if "approx" in costs and k % 10 == 0:  # approx's schedule proves the budget feasible
+                assert "checkmate" in costs and costs["checkmate"] <= costs["approx"] * (1 + 1e-4) + 1e-9
     assert solved >= 60

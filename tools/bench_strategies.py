@@ -24,7 +24,7 @@ from remc.pipeline import State, compile_pipeline, run
 
 
 def bench_model(name: str, fractions: list[float], time_limit: float, threads: int | None,
-                strategies: list[str] = list(STRATEGIES)) -> dict:
+                strategies: tuple[str, ...] | list[str] = STRATEGIES) -> dict:
     cfg = dict(zoo.paper_config(name))
     batch = cfg.pop("batch")
     state = run(compile_pipeline()[:3], State(model=zoo.export(name, batch, train=True, weights="shape-only", **cfg)))
