@@ -13,7 +13,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from ..errors import ModelError
+from .errors import ModelError
 from .dag import DAG
 
 

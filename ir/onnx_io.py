@@ -2,15 +2,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import networkx as nx
 import numpy as np
 import onnx
 from google.protobuf.message import DecodeError
+from onnx import inliner
 
-from ..errors import ModelError
+from .errors import ModelError, UnsupportedOpError
 from .graph import Graph, Node, Use, Value
+from .onnx_types import node_keys
 
 SUPPORTED_DTYPES = {
     onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
@@ -80,19 +83,18 @@ def infer_shapes(model: onnx.ModelProto) -> onnx.ModelProto:
 
 
 def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: int | None = None,
-                 inline_functions: bool = True) -> Graph:
+                 kernelless: Kernelless | None = None) -> Graph:
     """Load, bind the batch dim, infer shapes and build the IR. Raises ModelError on bad input.
 
-    With ``inline_functions``, ops that ONNX Runtime has no kernel for (SoftmaxCrossEntropyLoss on CPU,
+    With ``kernelless`` (the runtime's answer to which nodes it has no kernel for), ops that ONNX Runtime has no kernel for (SoftmaxCrossEntropyLoss on CPU,
     ...) are expanded into their ONNX function bodies first: ONNX Runtime would expand them itself when
     loading and run the body late, out of the file's order, so remc schedules the body instead.
     """
     model = load_model(source)
     _check_supported(model)
     model = bind_batch(model, batch)
-    if inline_functions:
-        from ..runtime import inline_function_ops
-        model = inline_function_ops(model, "cpu")
+    if kernelless is not None:
+        model = inline_function_ops(model, kernelless)
     return build_graph(infer_shapes(model))
 
 
@@ -284,3 +286,59 @@ def write_text_atomic(path: str | os.PathLike, text: str) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+Kernelless = Callable[[onnx.ModelProto], "list[str] | set[str]"]
+"""Names (``node_keys``) of the nodes a runtime has no kernel for (``remc.backends.runtime.kernelless_nodes``)."""
+
+
+def inline_function_ops(model: onnx.ModelProto, kernelless: Kernelless, where: str = "the runtime"
+                        ) -> onnx.ModelProto:
+    """Expand every node ``kernelless`` names into its ONNX function body, in place in the node list,
+    so that a runtime that would expand it itself (late, out of the file's order) runs the file as listed. Body nodes are named
+    ``<node>/<op_type>_<k>``; other nodes are untouched. UnsupportedOpError when such a node has no
+    function body. Uses ``onnx.inliner`` (which also converts the body to the model's opset)."""
+    for _ in range(_MAX_INLINE_DEPTH):  # function bodies may call kernel-less ops themselves
+        todo = set(kernelless(model))
+        if not todo:
+            return model
+        model = _inline_once(model, todo, where)
+    raise ModelError(f"function expansion for {where} does not end after {_MAX_INLINE_DEPTH} levels")
+
+
+_MAX_INLINE_DEPTH = 8
+
+
+def _inline_once(model: onnx.ModelProto, todo: set[str], where: str) -> onnx.ModelProto:
+    keys = node_keys(model)
+    calls = [(k, n) for k, n in zip(keys, model.graph.node) if k in todo]
+    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
+    for k, n in calls:
+        try:
+            schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
+        except onnx.defs.SchemaError:
+            schema = None
+        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+            raise UnsupportedOpError(n.op_type, k, f"kernel in {where} or function body")
+    ids = sorted({(n.domain, n.op_type) for _, n in calls})
+    inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)
+    _name_inlined(model, keys, todo, inlined)
+    return inlined
+
+
+def _name_inlined(model: onnx.ModelProto, keys: list[str], todo: set[str], inlined: onnx.ModelProto) -> None:
+    """Name the body nodes of each inlined call after the call (the inliner leaves them unnamed)."""
+    new = list(inlined.graph.node)
+    j = 0
+    for key, node in zip(keys, model.graph.node):
+        if key not in todo:
+            while new[j].op_type != node.op_type or list(new[j].output) != list(node.output):
+                j += 1  # pragma: no cover - the inliner keeps other nodes in place
+            new[j].name = node.name
+            j += 1
+            continue
+        pending, k = {o for o in node.output if o}, 0
+        while pending:
+            pending -= set(new[j].output)
+            new[j].name = f"{key}/{new[j].op_type}_{k}"
+            j, k = j + 1, k + 1

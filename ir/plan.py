@@ -46,7 +46,7 @@ import numpy as np
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
-from remc.errors import PlanError
+from .errors import PlanError
 
 
 @dataclass(frozen=True, slots=True)

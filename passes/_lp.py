@@ -672,7 +672,7 @@ def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | 
     if result is not None:
         return result
     if error is not None:
-        from ..errors import SolverError
+        from ..ir.errors import SolverError
         raise SolverError(f"HiGHS failed in its solver process: {error}")
     return SolveResult("time_limit", best_x, best_obj if best_x is not None else math.inf, bound,
                        time.perf_counter() - t0, 0)

@@ -39,7 +39,7 @@ from typing import Callable
 
 import numpy as np
 
-from remc.errors import PlanError, RemcError
+from remc.ir.errors import PlanError, RemcError
 from remc.ir.plan import Compute, Plan, human_bytes, quote, where
 
 

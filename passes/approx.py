@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_rs
 from ._lp import LpSession, build_model, clean, least_budget_bound, simple_lower_bound

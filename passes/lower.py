@@ -13,11 +13,14 @@ merge the copies). Optional outputs that nothing reads are dropped from the copi
 """
 from __future__ import annotations
 
+import heapq
+
 import onnx
 
-from ..errors import PlanError
+from ..ir.errors import ModelError, PlanError
 from ..ir.graph import Graph
 from ..ir.onnx_io import export_model
+from ..ir.onnx_types import node_keys
 from ..ir.plan import Compute, Plan
 
 
@@ -45,7 +48,6 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     outputs = {v.name for v in graph.outputs}
     protos = _drop_dead_copies(protos, copies, outputs)
     _drop_dead_optional_outputs(protos, outputs)
-    from ..runtime import order_for_ort
     return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"))
 
 
@@ -103,3 +105,62 @@ def _emit(proto: onnx.NodeProto, k: int, current: dict[str, str]) -> onnx.NodePr
             p.output[i] = fresh
             current[name] = fresh
     return p
+
+
+# ---------------------------------------------------------------------------------------------------
+# ONNX Runtime's execution order (PRIORITY_BASED): the lowered file must list nodes in the order it runs
+# ---------------------------------------------------------------------------------------------------
+
+_HIGH_PRIORITY = ("Shape", "Size")
+
+
+def ort_execution_order(model: onnx.ModelProto) -> list[str]:
+    """The order ONNX Runtime's PRIORITY_BASED execution runs a graph whose nodes all have kernels.
+
+    Kahn's algorithm over node-to-node edges; among ready nodes Shape and Size go first, then the
+    lowest node index (ORT ``PriorityNodeCompare``; node priorities are 0 outside training builds).
+    Constant nodes are left out: ORT turns them into initializers. Names as ``node_keys``.
+    """
+    from remc.passes.costs import node_keys
+    keys = node_keys(model)
+    nodes = [(k, n) for k, n in zip(keys, model.graph.node)
+             if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
+    producer = {o: i for i, (_, n) in enumerate(nodes) for o in n.output if o}
+    succs: list[set[int]] = [set() for _ in nodes]
+    indeg = [0] * len(nodes)
+    for i, (_, n) in enumerate(nodes):
+        preds = {producer[x] for x in n.input if x in producer}
+        for p in preds:
+            succs[p].add(i)
+        indeg[i] = len(preds)
+
+    def prio(i: int) -> tuple[int, int]:
+        return (0 if nodes[i][1].op_type in _HIGH_PRIORITY else 1, i)
+    ready = [prio(i) for i in range(len(nodes)) if indeg[i] == 0]
+    heapq.heapify(ready)
+    order = []
+    while ready:
+        _, i = heapq.heappop(ready)
+        order.append(nodes[i][0])
+        for s in sorted(succs[i]):
+            indeg[s] -= 1
+            if indeg[s] == 0:
+                heapq.heappush(ready, prio(s))
+    if len(order) != len(nodes):
+        raise ModelError("the graph has a cycle")
+    return order
+
+
+def order_for_ort(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy whose node list is ``ort_execution_order`` (Constant nodes first), so the file order is
+    the executed order. It moves only Shape/Size nodes of a topologically sorted graph (they run as soon
+    as their input exists); any other move means the file was not topologically sorted."""
+    from remc.passes.costs import node_keys
+    keys = node_keys(model)
+    by_key = dict(zip(keys, model.graph.node))
+    consts = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(consts + [by_key[k] for k in ort_execution_order(model)])
+    return out

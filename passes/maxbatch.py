@@ -16,7 +16,7 @@ import dataclasses
 import inspect
 from typing import Callable
 
-from ..errors import InfeasibleError, RemcError
+from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, check
 

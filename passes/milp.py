@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile
 from ._lp import (CheckmateModel, SolveResult, build_model, clean, least_budget_bound, simple_lower_bound,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..errors import InfeasibleError, RemcError
+from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, checkpoint_all
 
@@ -19,7 +19,7 @@ STRATEGIES = ("checkmate", "approx") + BASELINE_NAMES
 
 
 def _bytes(n: int) -> str:
-    from ..sizes import format_size
+    from ..ir.sizes import format_size
     return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from remc.errors import PlanError
+from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
 from remc.ir.plan import Compute, Plan, human_bytes, quote, where
 

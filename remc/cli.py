@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from . import __version__
-from .errors import RemcError
-from .sizes import format_size, parse_size
+from .ir.errors import RemcError
+from .ir.sizes import format_size, parse_size
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -297,13 +297,13 @@ def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str | No
     Memory and dependencies come from the graph alone; costs are the plan's (they are not a safety property
     and may come from a profile the checker cannot repeat).
     """
-    from .ir.onnx_io import import_model
+    from .backends.runtime import import_model
     return dag_for_graph(plan, import_model(graph_path, batch=batch), device)
 
 
 def dag_for_graph(plan: Any, graph: Any, device: str | None = None) -> Any:
     """See dag_for_plan."""
-    from .errors import PlanError
+    from .ir.errors import PlanError
     from .passes.dagbuild import build_dag
     by_name = {n.name: n for n in graph.nodes}
     units, costs = [], {}
@@ -344,7 +344,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
     else:
         state.plan = parse_plan(text)
         if args.graph:
-            from .ir.onnx_io import import_model
+            from .backends.runtime import import_model
             graph_text = args.graph.endswith((".txt", ".onnxtxt"))
             state.graph = import_model(_onnx_from_text(_read_text(args.graph)) if graph_text else args.graph)
             state.dag = dag_for_graph(state.plan, state.graph)

@@ -12,8 +12,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .errors import RemcError
-from .sizes import format_size
+from .ir.errors import RemcError
+from .ir.sizes import format_size
 
 
 def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = "checkmate",
@@ -68,7 +68,7 @@ def print_demo(rep: dict[str, Any]) -> None:
 
 
 def demo_command(args: argparse.Namespace) -> int:
-    from .errors import RuntimeFailure
+    from .ir.errors import RuntimeFailure
     rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
                    device=args.device, workdir=args.workdir, batch=args.batch)
     print_demo(rep)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .errors import RemcError
+from .ir.errors import RemcError
 
 
 def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = None) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar
 
 import onnx
 
-from .errors import PlanError, RemcError
+from .ir.errors import PlanError, RemcError
 from .ir.dag import DAG
 from .ir.graph import Graph
 from .ir.plan import Plan
@@ -62,7 +62,7 @@ class ImportPass(Pass):
     """Binds the symbolic batch dimension of the graph inputs."""
 
     def apply(self, state: State) -> None:
-        from .ir.onnx_io import import_model
+        from .backends.runtime import import_model
         state.graph = import_model(state.model, batch=self.batch)
 
 
@@ -75,8 +75,12 @@ class CostsPass(Pass):
     """Device to profile on."""
 
     def apply(self, state: State) -> None:
-        from .passes.costs import node_costs
-        state.costs = node_costs(shaped_model(state.graph), self.method, device=self.device)
+        if self.method == "profile":
+            from .backends.profile import profile_costs
+            state.costs = profile_costs(shaped_model(state.graph), device=self.device)
+        else:
+            from .passes.costs import node_costs
+            state.costs = node_costs(shaped_model(state.graph), self.method)
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,8 @@ import argparse
 import json
 from typing import Any
 
-from .errors import RuntimeFailure
-from .sizes import format_size
+from .ir.errors import RuntimeFailure
+from .ir.sizes import format_size
 
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
@@ -18,7 +18,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     it compares with the predicted peak (constant overhead + live values); ``arena_peak`` is the raw
     high-water mark. The report carries an ``error`` when the outputs differ from the reference.
     """
-    from . import runtime
+    from .backends import runtime
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from remc.errors import PlanError, RemcError
+from remc.ir.errors import PlanError, RemcError
 from remc.ir.plan import Compute, Deallocate, Plan, Unit, parse_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes.alloc import HEURISTICS, Allocation, allocate, check_allocation, format_allocation
@@ -209,7 +209,7 @@ def test_zoo_plans(name: str) -> None:
     """Small zoo training graphs, checkpoint-all and AP sqrt(n) plans: no overlap, at most 10% over the
     live peak (they measure 0-4% when written; online placement alone reaches 30%)."""
     from remc import zoo
-    from remc.ir.onnx_io import import_model
+    from remc.backends.runtime import import_model
     from remc.passes.dagbuild import build_dag, fine_units
     from remc.passes.strategies import solve
 

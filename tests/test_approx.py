@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from remc.errors import InfeasibleError
+from remc.ir.errors import InfeasibleError
 from remc.ir.schedule import check, checkpoint_all
 from remc.passes.approx import default_thresholds, solve_approx
 from remc.passes.milp import solve_milp

@@ -8,7 +8,7 @@ from functools import lru_cache
 import numpy as np
 import pytest
 
-from remc.errors import InfeasibleError, RemcError
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.dag import DAG
 from remc.ir.schedule import check, checkpoint_all, memory_profile
 from remc.passes.baselines import (BASELINES, advances, articulation_candidates, binomial_plan, family,

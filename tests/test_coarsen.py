@@ -9,7 +9,7 @@ import onnx.parser
 import pytest
 
 from remc import zoo
-from remc.ir.onnx_io import import_model
+from remc.backends.runtime import import_model
 from remc.ir.schedule import checkpoint_all
 from remc.passes._lp import simple_lower_bound
 from remc.passes.coarsen import coarse_units, split_lifetimes

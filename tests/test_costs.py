@@ -8,8 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, numpy_helper
 
-from remc import runtime
-from remc.errors import ModelError
+from remc.backends import profile, runtime
+from remc.ir.errors import ModelError
 from remc.passes import costs
 
 
@@ -170,22 +170,22 @@ def test_dynamic_shapes_and_duplicate_names_are_model_errors() -> None:
 
 def test_profile_times_every_node_and_reuses_its_cache(tmp_path, monkeypatch) -> None:
     m = train_model()
-    first = costs.ProfileCosts("cpu", cache_dir=tmp_path, repeats=3, time_cap=0.02)
+    first = profile.ProfileCosts("cpu", cache_dir=tmp_path, repeats=3, time_cap=0.02)
     t1 = first.apply(m)
     assert list(t1) == [n.name for n in m.graph.node]
     assert all(0 < v < 1.0 for v in t1.values())
     cache = json.loads((tmp_path / "profile.json").read_text())["entries"]
-    signatures = {json.dumps(costs.signature(m, n, costs.static_types(m), set(
-        costs._constant_values(m, None))), sort_keys=True) for n in m.graph.node}
+    signatures = {json.dumps(profile.signature(m, n, costs.static_types(m), set(
+        profile._constant_values(m, None))), sort_keys=True) for n in m.graph.node}
     assert len(cache) == len(signatures) < len(m.graph.node)  # equal nodes share one
     assert first.sessions_built == len(cache) + 1  # one per signature, one to compute the indices
 
     def no_sessions(*args, **kwargs):
         raise AssertionError("a cached profile must not build sessions")
     monkeypatch.setattr(runtime, "make_session", no_sessions)
-    second = costs.ProfileCosts("cpu", cache_dir=tmp_path, repeats=3, time_cap=0.02)
+    second = profile.ProfileCosts("cpu", cache_dir=tmp_path, repeats=3, time_cap=0.02)
     assert second.apply(m) == t1 and second.sessions_built == 0
-    assert costs.node_costs(m, "profile", cache_dir=tmp_path) == t1
+    assert profile.profile_costs(m, cache_dir=tmp_path) == t1
 
 
 def test_profile_signatures_separate_shapes_and_share_equal_nodes(tmp_path) -> None:
@@ -197,7 +197,7 @@ g (float[32,64] a, float[64,16] b, float[32,16] c) => (float[32,16] y, float[32,
   w = MatMul(cb, c)
 }
 ''')
-    t = costs.node_costs(m, "profile", cache_dir=tmp_path, repeats=2)
+    t = profile.profile_costs(m, cache_dir=tmp_path, repeats=2)
     assert t["MatMul_0"] == t["MatMul_1"]
     entries = json.loads((tmp_path / "profile.json").read_text())["entries"]
     assert sorted(e["op"] for e in entries.values()) == ["MatMul", "MatMul", "Transpose"]
@@ -205,10 +205,10 @@ g (float[32,64] a, float[64,16] b, float[32,16] c) => (float[32,16] y, float[32,
 
 def test_profile_feeds_the_indices_the_graph_computes(tmp_path) -> None:
     m = train_model()
-    prof = costs.ProfileCosts("cpu", cache_dir=tmp_path)
+    prof = profile.ProfileCosts("cpu", cache_dir=tmp_path)
     types = costs.static_types(m)
-    consts = costs._constant_values(m, None)
-    probes = [costs._Probe("k", n, n.name) for n in m.graph.node if n.op_type == "ScatterElements"]
+    consts = profile._constant_values(m, None)
+    probes = [profile._Probe("k", n, n.name) for n in m.graph.node if n.op_type == "ScatterElements"]
     values = prof._original_values(m, probes, types, consts)
     idx = values["idxf"]
     assert idx.dtype == np.int64 and idx.shape == (8 * 8 * 8 * 8,)
@@ -217,13 +217,13 @@ def test_profile_feeds_the_indices_the_graph_computes(tmp_path) -> None:
 
 
 def test_profile_works_on_shape_only_weights(tmp_path) -> None:
-    t = costs.node_costs(shape_only(train_model()), "profile", cache_dir=tmp_path, repeats=2, time_cap=0.02)
+    t = profile.profile_costs(shape_only(train_model()), cache_dir=tmp_path, repeats=2, time_cap=0.02)
     assert len(t) == 35 and min(t.values()) > 0
 
 
 @pytest.mark.skipif(not runtime.cuda_available(), reason="needs onnxruntime-gpu with CUDAExecutionProvider")
 def test_profile_on_cuda(tmp_path) -> None:
     m = runtime.order_for_ort(runtime.inline_function_ops(train_model(), "cuda"))
-    t = costs.node_costs(m, "profile", device="cuda", cache_dir=tmp_path, repeats=3, time_cap=0.05)
+    t = profile.profile_costs(m, device="cuda", cache_dir=tmp_path, repeats=3, time_cap=0.05)
     assert len(t) == len(m.graph.node) and min(t.values()) > 0
-    assert costs.device_tag("cuda").startswith("cuda/")
+    assert profile.device_tag("cuda").startswith("cuda/")

@@ -6,8 +6,9 @@ import functools
 
 import pytest
 
-from remc import runtime, zoo
-from remc.errors import InfeasibleError, RemcError
+from remc import zoo
+from remc.backends import runtime
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.passes._lp import least_budget_bound
 from remc.passes.strategies import STRATEGIES

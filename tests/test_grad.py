@@ -12,7 +12,7 @@ import pytest
 from grad_helpers import F32, F64, gradcheck, make_model, one_op, random_feeds, session
 from onnx import TensorProto, helper, numpy_helper
 
-from remc.errors import ModelError, UnsupportedOpError
+from remc.ir.errors import ModelError, UnsupportedOpError
 from remc.passes.grad import build_training_graph, is_backward_node, supported_ops
 
 R = np.random.default_rng(1234)

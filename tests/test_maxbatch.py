@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from remc.errors import InfeasibleError, RemcError
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.dag import DAG
 from remc.ir.schedule import checkpoint_all
 from remc.passes.baselines import solve_baseline

@@ -6,7 +6,7 @@ import sys
 import numpy as np
 import pytest
 
-from remc.errors import InfeasibleError, RemcError, SolverError
+from remc.ir.errors import InfeasibleError, RemcError, SolverError
 from remc.ir.dag import DAG
 from remc.ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_r
 from remc.passes._lp import build_model, clean, least_budget_bound, memory_scale

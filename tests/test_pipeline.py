@@ -11,9 +11,9 @@ import onnx
 import onnx.parser
 import pytest
 
-from remc.errors import RemcError
+from remc.ir.errors import RemcError
 from remc.ir.nodelink import dag_from_nodelink, load_nodelink, nodelink_from_dag, save_nodelink
-from remc.ir.onnx_io import import_model
+from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.passes.dagbuild import build_dag
 from remc.pipeline import parse_pipeline, print_pipeline

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from remc.errors import PlanError
+from remc.ir.errors import PlanError
 from remc.ir.plan import Compute, Deallocate, Plan, Unit, parse_plan, print_plan
 from remc.ir.schedule import Schedule, checkpoint_all, free_matrix
 from remc.passes.plangen import generate_plan, unit_table

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from remc import zoo
-from remc.errors import InfeasibleError
+from remc.ir.errors import InfeasibleError
 from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_rs
 from remc.passes.approx import solve_approx
 from remc.passes.milp import solve_milp

@@ -9,7 +9,8 @@ from pathlib import Path
 import onnx
 import pytest
 
-from remc import runtime, zoo
+from remc import zoo
+from remc.backends import runtime
 
 
 def remc(*args: str) -> subprocess.CompletedProcess:

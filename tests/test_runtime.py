@@ -11,8 +11,8 @@ import onnxruntime as ort
 import pytest
 from onnx import numpy_helper
 
-from remc import runtime as rt
-from remc.errors import ModelError, RuntimeFailure
+from remc.backends import runtime as rt
+from remc.ir.errors import ModelError, RuntimeFailure
 
 MiB = 1 << 20
 

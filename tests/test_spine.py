@@ -10,7 +10,8 @@ import onnx.parser
 import onnxruntime as ort
 import pytest
 
-from remc.ir.onnx_io import export_model, import_model
+from remc.backends.runtime import import_model
+from remc.ir.onnx_io import export_model
 from remc.ir.schedule import checkpoint_all, memory_profile
 from remc.passes.dagbuild import build_dag
 from remc.passes.lower import lower

@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 
 from remc import zoo
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import IR_VERSION, OPSET, ROLES, SHAPE_ONLY_LOCATION
 
 MODELS = zoo.list_models()

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from remc import zoo
-from remc.errors import InfeasibleError, RemcError
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.passes.strategies import STRATEGIES, solve
 from remc.pipeline import State, compile_pipeline, run

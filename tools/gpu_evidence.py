@@ -37,10 +37,11 @@ from typing import Any
 
 import numpy as np
 
-from remc import runtime, zoo
-from remc.errors import RemcError
+from remc import zoo
+from remc.backends import runtime
+from remc.ir.errors import RemcError
 from remc.cli import dag_for_graph
-from remc.ir.onnx_io import import_model
+from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes._lp import least_budget_bound

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ...errors import InfeasibleError, RemcError
+from ...ir.errors import InfeasibleError, RemcError
 from ...ir.dag import DAG
 from ...ir.schedule import Schedule
 from ...ir.schedule import checkpoint_all as _checkpoint_all

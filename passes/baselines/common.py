@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ...errors import RemcError
+from ...ir.errors import RemcError
 from ...ir.dag import DAG
 from ...ir.schedule import Schedule, solve_rs
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import InfeasibleError
+from ...ir.errors import InfeasibleError
 from ...ir.dag import DAG
 from ...ir.schedule import Schedule, pin_no_recompute
 from .common import finish

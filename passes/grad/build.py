@@ -7,7 +7,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from remc.errors import ModelError, UnsupportedOpError
+from remc.ir.errors import ModelError, UnsupportedOpError
 
 from . import rules_elementwise, rules_nn, rules_shape  # noqa: F401  (register the rules)
 from .emit import FLOAT_TYPES, Emitter, Names

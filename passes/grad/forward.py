@@ -28,7 +28,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 
 from .emit import Emitter
 

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper, shape_inference
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 
 from .emit import FLOAT_TYPES
 

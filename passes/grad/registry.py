@@ -15,7 +15,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from remc.errors import ModelError, UnsupportedOpError
+from remc.ir.errors import ModelError, UnsupportedOpError
 
 from .emit import Emitter, np_dtype
 

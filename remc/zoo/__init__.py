@@ -24,7 +24,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, is_shape_only
 from remc.zoo.gpt2 import build_gpt2
 from remc.zoo.mobilenet import build_mobilenet, build_mobilenet_v2

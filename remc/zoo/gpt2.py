@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, logits_output
 
 

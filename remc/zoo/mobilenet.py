@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import onnx
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, image_input, logits_output
 
 V1_BLOCKS = ((64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1),

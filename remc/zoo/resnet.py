@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import onnx
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, image_input, logits_output
 
 STAGES = (3, 4, 6, 3)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import onnx
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, image_input, logits_output
 from remc.zoo.vgg import BLOCKS, vgg_features
 

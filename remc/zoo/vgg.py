@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import onnx
 
-from remc.errors import ModelError
+from remc.ir.errors import ModelError
 from remc.zoo.builder import GraphBuilder, image_input, logits_output
 
 BLOCKS = {16: (2, 2, 3, 3, 3), 19: (2, 2, 4, 4, 4)}

@@ -66,8 +66,13 @@ import onnx
 import onnxruntime as ort
 from onnx import helper
 
-from remc.errors import ModelError, RuntimeFailure
-from remc.passes.costs import TensorType, static_types
+from remc.ir.errors import ModelError, RuntimeFailure
+from remc.ir.device import parse_device
+from remc.ir.graph import Graph
+from remc.ir.onnx_io import import_model as _import_model
+from remc.ir.onnx_io import inline_function_ops as _inline_function_ops
+from remc.ir.onnx_types import TensorType, node_keys, static_types
+from remc.passes.lower import order_for_ort, ort_execution_order  # noqa: F401 (part of this module's API)
 
 ModelLike = onnx.ModelProto | str | Path
 
@@ -132,14 +137,6 @@ class RunResult:
 # ---------------------------------------------------------------------------------------------------
 # Devices and providers
 # ---------------------------------------------------------------------------------------------------
-
-def parse_device(device: str) -> tuple[str, int]:
-    """'cpu' -> ('cpu', 0); 'cuda' / 'cuda:1' -> ('cuda', id). ValueError otherwise."""
-    kind, _, idx = device.lower().partition(":")
-    if kind not in ("cpu", "cuda") or (idx and not idx.isdigit()):
-        raise ValueError(f"unknown device {device!r}: expected 'cpu', 'cuda' or 'cuda:<id>'")
-    return kind, int(idx or 0)
-
 
 @functools.lru_cache(maxsize=1)
 def _preload_cuda_libraries() -> None:
@@ -300,7 +297,6 @@ def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str)
 # Execution order: what ONNX Runtime runs, and in which order
 # ---------------------------------------------------------------------------------------------------
 
-_HIGH_PRIORITY = ("Shape", "Size")
 _PROVIDER = {"cpu": "CPUExecutionProvider", "cuda": "CUDAExecutionProvider"}
 
 
@@ -339,7 +335,6 @@ def kernelless_nodes(model: onnx.ModelProto, device: str = "cpu") -> list[str]:
     overtake them: the file order no longer holds (``inline_function_ops`` fixes that). Kernel type
     constraints are not checked (an op may have a float kernel only); Constant nodes never count.
     """
-    from remc.passes.costs import node_keys
     provider = _PROVIDER[parse_device(device)[0]]
     table = _kernel_table()
     if table is None:
@@ -359,111 +354,16 @@ def kernelless_nodes(model: onnx.ModelProto, device: str = "cpu") -> list[str]:
 
 
 def inline_function_ops(model: onnx.ModelProto, device: str = "cpu") -> onnx.ModelProto:
-    """Expand every kernel-less node (``kernelless_nodes``) into its ONNX function body, in place in
-    the node list, so that ONNX Runtime runs the file as listed. Body nodes are named
-    ``<node>/<op_type>_<k>``; other nodes are untouched. UnsupportedOpError when such a node has no
-    function body. Uses ``onnx.inliner`` (which also converts the body to the model's opset)."""
-    for _ in range(_MAX_INLINE_DEPTH):  # function bodies may call kernel-less ops themselves
-        todo = set(kernelless_nodes(model, device))
-        if not todo:
-            return model
-        model = _inline_once(model, todo, device)
-    raise ModelError(f"function expansion on {device} does not end after {_MAX_INLINE_DEPTH} levels")
+    """Expand the nodes this onnxruntime build has no kernel for on ``device`` into their ONNX function
+    bodies, in place in the node list (``remc.ir.onnx_io.inline_function_ops``)."""
+    return _inline_function_ops(model, functools.partial(kernelless_nodes, device=device), f"onnxruntime on {device}")
 
 
-_MAX_INLINE_DEPTH = 8
-
-
-def _inline_once(model: onnx.ModelProto, todo: set[str], device: str) -> onnx.ModelProto:
-    from onnx import inliner
-
-    from remc.errors import UnsupportedOpError
-    from remc.passes.costs import node_keys
-    keys = node_keys(model)
-    calls = [(k, n) for k, n in zip(keys, model.graph.node) if k in todo]
-    opsets = {("" if o.domain == "ai.onnx" else o.domain): o.version for o in model.opset_import}
-    for k, n in calls:
-        try:
-            schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
-        except onnx.defs.SchemaError:
-            schema = None
-        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
-            raise UnsupportedOpError(n.op_type, k, f"kernel on {device} or function body")
-    ids = sorted({(n.domain, n.op_type) for _, n in calls})
-    inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)
-    _name_inlined(model, keys, todo, inlined)
-    return inlined
-
-
-def _name_inlined(model: onnx.ModelProto, keys: list[str], todo: set[str], inlined: onnx.ModelProto) -> None:
-    """Name the body nodes of each inlined call after the call (the inliner leaves them unnamed)."""
-    new = list(inlined.graph.node)
-    j = 0
-    for key, node in zip(keys, model.graph.node):
-        if key not in todo:
-            while new[j].op_type != node.op_type or list(new[j].output) != list(node.output):
-                j += 1  # pragma: no cover - the inliner keeps other nodes in place
-            new[j].name = node.name
-            j += 1
-            continue
-        pending, k = {o for o in node.output if o}, 0
-        while pending:
-            pending -= set(new[j].output)
-            new[j].name = f"{key}/{new[j].op_type}_{k}"
-            j, k = j + 1, k + 1
-
-
-def ort_execution_order(model: onnx.ModelProto) -> list[str]:
-    """The order ONNX Runtime's PRIORITY_BASED execution runs a graph whose nodes all have kernels.
-
-    Kahn's algorithm over node-to-node edges; among ready nodes Shape and Size go first, then the
-    lowest node index (ORT ``PriorityNodeCompare``; node priorities are 0 outside training builds).
-    Constant nodes are left out: ORT turns them into initializers. Names as ``node_keys``.
-    """
-    from remc.passes.costs import node_keys
-    import heapq
-    keys = node_keys(model)
-    nodes = [(k, n) for k, n in zip(keys, model.graph.node)
-             if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
-    producer = {o: i for i, (_, n) in enumerate(nodes) for o in n.output if o}
-    succs: list[set[int]] = [set() for _ in nodes]
-    indeg = [0] * len(nodes)
-    for i, (_, n) in enumerate(nodes):
-        preds = {producer[x] for x in n.input if x in producer}
-        for p in preds:
-            succs[p].add(i)
-        indeg[i] = len(preds)
-
-    def prio(i: int) -> tuple[int, int]:
-        return (0 if nodes[i][1].op_type in _HIGH_PRIORITY else 1, i)
-    ready = [prio(i) for i in range(len(nodes)) if indeg[i] == 0]
-    heapq.heapify(ready)
-    order = []
-    while ready:
-        _, i = heapq.heappop(ready)
-        order.append(nodes[i][0])
-        for s in sorted(succs[i]):
-            indeg[s] -= 1
-            if indeg[s] == 0:
-                heapq.heappush(ready, prio(s))
-    if len(order) != len(nodes):
-        raise ModelError("the graph has a cycle")
-    return order
-
-
-def order_for_ort(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose node list is ``ort_execution_order`` (Constant nodes first), so the file order is
-    the executed order. It moves only Shape/Size nodes of a topologically sorted graph (they run as soon
-    as their input exists); any other move means the file was not topologically sorted."""
-    from remc.passes.costs import node_keys
-    keys = node_keys(model)
-    by_key = dict(zip(keys, model.graph.node))
-    consts = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    del out.graph.node[:]
-    out.graph.node.extend(consts + [by_key[k] for k in ort_execution_order(model)])
-    return out
+def import_model(source: "str | os.PathLike | bytes | onnx.ModelProto", *, batch: int | None = None,
+                 device: str = "cpu") -> Graph:
+    """``remc.ir.onnx_io.import_model`` with the kernel-less ops of this onnxruntime build expanded, so
+    the imported graph is what ONNX Runtime runs, node for node."""
+    return _import_model(source, batch=batch, kernelless=functools.partial(kernelless_nodes, device=device))
 
 
 # ---------------------------------------------------------------------------------------------------

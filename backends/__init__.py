@@ -1,0 +1,1 @@
+"""Backends: ONNX Runtime (sessions, measurement, profiling) and the LP/MILP solvers."""

@@ -1,0 +1,318 @@
+"""``node_costs(model, "profile", device=...)`` instead times each distinct node signature (op type,
+domain, attributes, input and output shapes and dtypes, which inputs are constants) alone on the
+device through ONNX Runtime and returns seconds (median of ``repeats`` runs after a warm-up, per
+signature capped by ``time_cap`` seconds). Results are cached on disk as JSON, keyed by a hash of the
+signature, the device (with the host CPU or GPU name) and the onnxruntime version.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..ir.device import parse_device
+from ..ir.errors import ModelError, RuntimeFailure, UnsupportedOpError
+from ..ir.onnx_types import TensorType, node_keys, static_types
+from . import runtime
+
+MIN_SECONDS = 1e-9
+"""Least measured cost of a node."""
+
+
+SMALL_CONSTANT = 4096
+"""Constant inputs with at most this many elements keep their real values in one-node models."""
+
+
+def _opset(model: onnx.ModelProto, domain: str) -> int:
+    domain = "" if domain == "ai.onnx" else domain
+    return next((o.version for o in model.opset_import if o.domain == domain), 0)
+
+
+def _attr_digest(node: onnx.NodeProto) -> str:
+    h = hashlib.sha256()
+    for a in sorted(node.attribute, key=lambda a: a.name):
+        h.update(a.SerializeToString(deterministic=True))
+    return h.hexdigest()[:16]
+
+
+def signature(model: onnx.ModelProto, node: onnx.NodeProto, types: dict[str, TensorType],
+              constants: set[str]) -> dict:
+    """What determines a node's time: op, domain and opset, attributes, input and output types, and
+    which inputs are constants (ORT pre-packs constant weights)."""
+    def tt(name: str) -> list | None:
+        t = types.get(name) if name else None
+        return None if t is None else [list(t.shape), t.elem_type]
+    return {
+        "op": node.op_type, "domain": node.domain, "opset": _opset(model, node.domain), "attrs": _attr_digest(node),
+        "inputs": [None if not i else [tt(i), i in constants] for i in node.input],
+        "outputs": [tt(o) for o in node.output],
+    }
+
+
+@functools.lru_cache(maxsize=4)
+def device_tag(device: str) -> str:
+    """The device a timing belongs to: CPU model and core count, or the GPU's name."""
+    kind, idx = parse_device(device)
+    if kind == "cpu":
+        name = platform.processor() or platform.machine()
+        try:
+            with open("/proc/cpuinfo") as f:
+                name = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), name)
+        except OSError:
+            pass
+        return f"cpu/{name}/{os.cpu_count()}"
+    smi = shutil.which("nvidia-smi")
+    name = "unknown-gpu"
+    if smi:
+        r = subprocess.run([smi, "--query-gpu=name", "--format=csv,noheader", "-i", str(idx)],
+                           capture_output=True, text=True, timeout=30)
+        name = r.stdout.strip() or name
+    return f"cuda/{name}"
+
+
+def _cache_key(sig: dict, device: str) -> str:
+    import onnxruntime
+    blob = json.dumps({"sig": sig, "device": device_tag(device), "ort": onnxruntime.__version__}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class CostCache:
+    """The on-disk table of measured seconds: ``<dir>/profile.json``, {key: {"seconds", "op", "runs"}}."""
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        self.path = Path(cache_dir or Path.home() / ".cache" / "remc" / "costs") / "profile.json"
+        self.entries: dict[str, dict] = self._read()
+        self.new: dict[str, dict] = {}
+
+    def _read(self) -> dict[str, dict]:
+        try:
+            with open(self.path) as f:
+                return dict(json.load(f).get("entries", {}))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise RuntimeFailure(f"cost cache {str(self.path)!r} is unreadable ({exc}); delete it") from exc
+
+    def get(self, key: str) -> float | None:
+        e = self.entries.get(key) or self.new.get(key)
+        return None if e is None else float(e["seconds"])
+
+    def put(self, key: str, seconds: float, op: str, runs: int) -> None:
+        self.new[key] = {"seconds": seconds, "op": op, "runs": runs}
+
+    def save(self) -> None:
+        """Merge new entries into the file (re-read first, so parallel writers do not drop entries)."""
+        if not self.new:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        merged = {**self._read(), **self.new}
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".profile-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": 1, "entries": merged}, f, indent=0, sort_keys=True)
+        os.replace(tmp, self.path)
+        self.entries, self.new = merged, {}
+
+
+def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> dict[str, np.ndarray | None]:
+    """Initializer and Constant-node values by name; None for data that is not available (shape-only)."""
+    out: dict[str, np.ndarray | None] = {}
+    for init in model.graph.initializer:
+        out[init.name] = _tensor_or_none(init, base_dir)
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            a = node.attribute[0]
+            if a.name == "value":
+                out[node.output[0]] = _tensor_or_none(a.t, base_dir)
+            else:
+                v = helper.get_attribute_value(a)
+                out[node.output[0]] = np.array(v, dtype=np.float32 if "float" in a.name else np.int64)
+    return out
+
+
+def _tensor_or_none(t: onnx.TensorProto, base_dir: str | None) -> np.ndarray | None:
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        if base_dir is None:
+            return None
+        try:
+            return numpy_helper.to_array(t, base_dir)
+        except Exception:  # shape-only external tensor: its file or bytes do not exist
+            return None
+    try:
+        return numpy_helper.to_array(t)
+    except Exception:
+        return None
+
+
+def _random_like(t: TensorType, rng: np.random.Generator) -> np.ndarray:
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+    if dtype.kind == "f":  # positive, away from 0: no NaN from Log/Sqrt/Div
+        return rng.uniform(0.5, 1.5, size=t.shape).astype(dtype)
+    return np.zeros(t.shape, dtype=dtype)  # zeros are valid indices, shapes come from the original
+
+
+@dataclass
+class _Probe:
+    """One signature to time: its first node and what is needed to build its one-node model."""
+
+    key: str
+    node: onnx.NodeProto
+    name: str
+
+
+class ProfileCosts:
+    """Times each distinct node signature alone on ``device`` (see the module docstring)."""
+
+    def __init__(self, device: str = "cpu", *, cache_dir: str | Path | None = None, repeats: int = 10,
+                 warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None) -> None:
+        self.device, self.repeats, self.warmup, self.time_cap = device, repeats, warmup, time_cap
+        self.seed, self.base_dir = seed, base_dir
+        self.cache = CostCache(cache_dir)
+        self.sessions_built = 0
+
+    def apply(self, model: onnx.ModelProto) -> dict[str, float]:
+        """Seconds per node, keyed like ``node_keys``."""
+        types = static_types(model)
+        keys = node_keys(model)
+        consts = _constant_values(model, self.base_dir)
+        node_key: dict[str, str] = {}
+        probes: dict[str, _Probe] = {}
+        for name, node in zip(keys, model.graph.node):
+            for o in node.output:
+                if o and o not in types:
+                    raise ModelError(f"value {o!r} (output of node {name!r}) has no static shape")
+            k = _cache_key(signature(model, node, types, set(consts)), self.device)
+            node_key[name] = k
+            if self.cache.get(k) is None and k not in probes:
+                probes[k] = _Probe(k, node, name)
+        try:
+            if probes:
+                values = self._original_values(model, list(probes.values()), types, consts)
+                for p in probes.values():
+                    secs, runs = self._time(model, p, types, consts, values)
+                    self.cache.put(p.key, secs, p.node.op_type, runs)
+        finally:
+            self.cache.save()
+        return {name: max(self.cache.get(k), MIN_SECONDS) for name, k in node_key.items()}
+
+    def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
+                         consts: dict) -> dict[str, np.ndarray]:
+        """Graph-input feeds, plus the non-float values the original graph computes for probed nodes.
+
+        Runs only the path to those values (``only_execute_path_to_fetches``) on the profiling device;
+        initializers without data (shape-only) get random values first.
+        """
+        feeds = runtime.random_inputs(model, self.seed)
+        graph_inputs = {i.name for i in model.graph.input}
+        wanted = sorted({i for p in probes for i in p.node.input
+                         if i and i not in consts and i not in graph_inputs and i in types
+                         and np.dtype(helper.tensor_dtype_to_np_dtype(types[i].elem_type)).kind != "f"})
+        if not wanted:
+            return feeds
+        probe_model = self._with_data(model, consts)
+        have = {o.name for o in probe_model.graph.output}
+        probe_model.graph.output.extend(
+            helper.make_tensor_value_info(v, types[v].elem_type, types[v].shape) for v in wanted if v not in have)
+        import onnxruntime
+        opts = onnxruntime.RunOptions()
+        opts.only_execute_path_to_fetches = True
+        try:
+            sess = runtime.make_session(probe_model, self.device)
+            self.sessions_built += 1
+            got = sess.run(wanted, {i.name: feeds[i.name] for i in sess.get_inputs()}, opts)
+        except Exception as exc:
+            raise RuntimeFailure(f"profiling needs integer values the original graph computes ({wanted[0]!r}, ...), "
+                                 f"but the graph failed to run on {self.device}: {exc}") from exc
+        return {**feeds, **dict(zip(wanted, got))}
+
+    def _with_data(self, model: onnx.ModelProto, consts: dict) -> onnx.ModelProto:
+        """A copy of ``model`` whose data-less initializers hold random data of their shape."""
+        rng = np.random.default_rng(self.seed)
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        for i, init in enumerate(out.graph.initializer):
+            if consts.get(init.name) is None:
+                t = TensorType(tuple(int(d) for d in init.dims), int(init.data_type))
+                dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+                v = (rng.standard_normal(t.shape) * 0.1).astype(dtype) if dtype.kind == "f" else _random_like(t, rng)
+                out.graph.initializer[i].CopyFrom(numpy_helper.from_array(v, init.name))
+        return out
+
+    def _one_node_model(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+                        values: dict[str, np.ndarray], rng: np.random.Generator
+                        ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+        node = p.node
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            raise UnsupportedOpError(node.op_type, p.name, "cost profile (subgraph attribute)")
+        inits, inputs, feeds = [], [], {}
+        for name in dict.fromkeys(i for i in node.input if i):
+            t = types.get(name)
+            if t is None:
+                raise ModelError(f"input {name!r} of node {p.name!r} has no static shape")
+            if name in consts:
+                v = consts[name]
+                if v is None or (v.size > SMALL_CONSTANT and v.dtype.kind == "f"):
+                    v = _random_like(t, rng)
+                inits.append(numpy_helper.from_array(np.asarray(v), name))
+                continue
+            dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
+            v = values.get(name) if dtype.kind != "f" else None  # floats: positive random data
+            if v is None:
+                if dtype.kind != "f":
+                    raise ModelError(f"no value for integer input {name!r} of node {p.name!r}")
+                v = _random_like(t, rng)
+            feeds[name] = np.asarray(v, dtype=dtype)
+            inputs.append(helper.make_tensor_value_info(name, t.elem_type, t.shape))
+        outputs = [helper.make_tensor_value_info(o, types[o].elem_type, None) for o in node.output if o]
+        graph = helper.make_graph([node], f"profile_{node.op_type}", inputs, outputs, inits)
+        one = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+        one.functions.extend(model.functions)
+        return one, feeds
+
+    def _time(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+              values: dict[str, np.ndarray]) -> tuple[float, int]:
+        rng = np.random.default_rng(self.seed)
+        one, feeds = self._one_node_model(model, p, types, consts, values, rng)
+        try:
+            sess = runtime.make_session(one, self.device)
+            self.sessions_built += 1
+            run = runtime.Runner(sess, feeds, self.device)
+            for _ in range(self.warmup):
+                run()
+            times: list[float] = []
+            stop = time.perf_counter() + self.time_cap
+            for _ in range(max(self.repeats, 1)):
+                t0 = time.perf_counter()
+                run()
+                times.append(time.perf_counter() - t0)
+                if time.perf_counter() > stop:
+                    break
+        except RuntimeFailure as exc:
+            raise RuntimeFailure(f"profiling node {p.name!r} ({p.node.op_type}) on {self.device}: {exc}") from exc
+        return float(np.median(times)), len(times)
+
+
+
+def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
+               cache_dir: str | Path | None = None, repeats: int = 10, time_cap: float = 1.0,
+               base_dir: str | None = None) -> dict[str, float]:
+    """Seconds of every node measured alone on ``device``, keyed by node name (``node_keys``), every one
+    > 0. See the module docstring.
+
+    ``repeats``: timed runs per signature (median), stopped early once ``time_cap`` seconds are spent;
+    ``cache_dir``: where the profile table lives (default ``~/.cache/remc/costs``); ``base_dir``: where
+    external-data initializers live, for the real values of small constants.
+    """
+    return ProfileCosts(device, cache_dir=cache_dir, repeats=repeats, time_cap=time_cap,
+                        base_dir=base_dir).apply(model)
