@@ -8,6 +8,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from google.protobuf.message import DecodeError
 from onnx import inliner
 
@@ -24,8 +25,9 @@ MAX_IR_VERSION = 10
 """onnxruntime 1.31 (the GPU machine's build) reads ir_version <= 13; 10 is what opsets <= 21 need."""
 
 
-def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """Read a model file without loading external weight data; raise ModelError on anything that is not ONNX."""
+def load_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, with_data: bool = False) -> onnx.ModelProto:
+    """Read a model file; raise ModelError on anything that is not ONNX. External weight data is loaded
+    (from the file's folder) only ``with_data``: passes read shapes, runtimes need the values."""
     if isinstance(source, onnx.ModelProto):
         return source
     if isinstance(source, bytes):
@@ -42,6 +44,11 @@ def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.Mode
         raise ModelError(f"{where} is not a readable ONNX model (protobuf decode failed: {e})") from None
     if not model.HasField("graph") or not model.opset_import or not model.graph.node:
         raise ModelError(f"{where} is not an ONNX model (no graph, opset or nodes; truncated or not ONNX?)")
+    if with_data and not isinstance(source, bytes):
+        try:
+            onnx.external_data_helper.load_external_data_for_model(model, str(Path(source).resolve().parent))
+        except (OSError, ValueError, onnx.checker.ValidationError) as e:
+            raise ModelError(f"{where}: cannot load its external data ({e})") from None
     return model
 
 

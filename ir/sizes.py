@@ -22,10 +22,17 @@ def parse_size(text: str) -> int:
 
 
 def format_size(nbytes: float) -> str:
-    """'12.3 MiB' style, binary units."""
-    n = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
+    """'512 B', '1.0 KiB', '12.3 MiB', '2.0 TiB' (binary units, one decimal): the one byte formatter."""
+    if abs(nbytes) < 1024:
+        return f"{int(nbytes)} B"
+    x = float(nbytes)
+    for unit in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        x /= 1024.0
+        if abs(x) < 1024 or unit == "PiB":
+            return f"{x:.1f} {unit}"
     raise AssertionError("unreachable")
+
+
+def describe_size(nbytes: int) -> str:
+    """'512 B', or '1.5 MiB (1572864 bytes)' where the unit rounds: for messages that must be exact."""
+    return format_size(nbytes) if abs(nbytes) < 1024 else f"{format_size(nbytes)} ({nbytes} bytes)"

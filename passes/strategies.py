@@ -12,15 +12,11 @@ from typing import Any, Callable
 from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, checkpoint_all
+from ..ir.sizes import describe_size
 
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
                   "lin-sqrtn", "lin-greedy")
 STRATEGIES = ("checkmate", "approx") + BASELINE_NAMES
-
-
-def _bytes(n: int) -> str:
-    from ..ir.sizes import format_size
-    return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
 
 
 def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
@@ -49,8 +45,8 @@ def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
         if peak > budget:
             from ._lp import simple_lower_bound
             raise InfeasibleError(
-                f"{name} needs {_bytes(peak)}, above the budget of {_bytes(budget)} "
-                f"(no schedule of this graph can need less than {_bytes(simple_lower_bound(dag))})", peak)
+                f"{name} needs {describe_size(peak)}, above the budget of {describe_size(budget)} "
+                f"(no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))})", peak)
     return sched
 
 

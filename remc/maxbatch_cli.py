@@ -12,7 +12,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
     another batch), the same units as ``like``'s: coarsening weighs memory, so it may group nodes
     differently at another batch size, and scaling memory between two batches needs the same units."""
     from . import zoo
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     if model in zoo.list_models() and not Path(model).exists():
         cfg = dict(zoo.paper_config(model))
         cfg.pop("batch", None)
@@ -22,7 +22,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
         source = model
         passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
     if like is None:
-        return run(passes[:3], State(model=source))
+        return run(stages(passes, last="units"), State(model=source))
     from .passes.coarsen import remap_units
     from .passes.dagbuild import build_dag
     state = run(passes[:2], State(model=source))

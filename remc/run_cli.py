@@ -22,7 +22,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = load_model(model)
+    proto = load_model(model, with_data=True)
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=mem_limit)
     rep: dict[str, Any] = {
@@ -37,7 +37,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     if plan:
         rep.update(_predicted(plan))
     if compare:
-        ref = runtime.measure(load_model(compare), device, feeds=feeds, iters=iters)
+        ref = runtime.measure(load_model(compare, with_data=True), device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
         rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.peak_with_constants,
                    reference_median_seconds=ref.median_seconds,

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx import TensorProto, helper, numpy_helper
 
 from remc.ir.errors import ModelError
+from remc.ir.onnx_io import infer_shapes as infer
 
 from .emit import FLOAT_TYPES
 
@@ -134,14 +135,6 @@ def check_topological(model: onnx.ModelProto) -> None:
                 raise ModelError(f"{node.op_type} node {node.name!r} reads {i!r} before any node produces it; "
                                  f"the node list must be in topological order")
         known.update(node.output)
-
-
-def infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Strict ONNX shape inference with data propagation."""
-    try:
-        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
-    except Exception as e:
-        raise ModelError(f"ONNX shape inference failed: {str(e).strip().splitlines()[0]}") from None
 
 
 def _type_of(vi: onnx.ValueInfoProto) -> tuple[int, tuple[int, ...] | None]:
