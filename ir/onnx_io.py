@@ -126,7 +126,8 @@ def _toposort(nodes: list[onnx.NodeProto], graph_inputs: set[str]) -> list[onnx.
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(g)
         names = " -> ".join(nodes[a].name or nodes[a].op_type for a, _ in cycle)
-        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}")
+        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}"
+                         ) from None
     return [nodes[i] for i in order]
 
 
@@ -224,9 +225,9 @@ def build_graph(model: onnx.ModelProto) -> Graph:
                       "activation", node)
             values[name] = v
             node.outputs.append(v)
-        for i, v in enumerate(ins):
-            if v is not None:
-                v.uses.append(Use(node, i))
+        for i, src in enumerate(ins):
+            if src is not None:
+                src.uses.append(Use(node, i))
         nodes.append(node)
     outputs = []
     for vi in g.output:
@@ -325,7 +326,8 @@ def _inline_once(model: onnx.ModelProto, todo: set[str], where: str) -> onnx.Mod
             schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
         except onnx.defs.SchemaError:
             schema = None
-        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+        if schema is None or not (getattr(schema, "has_function", False)
+                                   or getattr(schema, "has_context_dependent_function", False)):
             raise UnsupportedOpError(n.op_type, k, f"kernel in {where} or function body")
     ids = sorted({(n.domain, n.op_type) for _, n in calls})
     inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)

@@ -172,8 +172,8 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
     resident; without one only registers and memory are checked. Memory over ``budget`` or the plan's own
     budget (each checked when not None) is an error."""
     if len(plan.unit_index()) != len(plan.units):
-        seen: set[str] = set()
-        dup = next(u.name for u in plan.units if u.name in seen or seen.add(u.name))
+        names = [u.name for u in plan.units]
+        dup = next(n for n in names if names.count(n) > 1)
         raise PlanError(f"the unit table lists {quote(dup)} twice")
     if dag is not None:
         check_against(plan, dag)

@@ -241,7 +241,7 @@ def test_random_plans_round_trip_and_are_well_formed() -> None:
 
 
 def test_all_golden_plans_are_well_formed() -> None:
-    for name, (dag, sched, kw) in graphs.golden().items():
+    for dag, sched, kw in graphs.golden().values():
         plan = generate_plan(dag, sched, **kw)
         check_structure(dag, sched, plan)
         (check_late_frees(dag, sched, plan) if kw.get("early_free") is False else check_early_frees(dag, plan))

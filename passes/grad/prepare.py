@@ -183,7 +183,7 @@ def _eval_node(node: onnx.NodeProto, inputs: dict[str, np.ndarray], opset: int) 
     outs = [onnx.ValueInfoProto(name=o) for o in node.output if o]
     g = helper.make_graph([node], "fold", ins, outs)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    return ReferenceEvaluator(m).run(None, inputs)
+    return list(ReferenceEvaluator(m).run(None, inputs))
 
 
 def fold_constants(model: onnx.ModelProto, frozen: set[str], opset: int) -> onnx.ModelProto:
