@@ -53,23 +53,32 @@ def load_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, with_data
 
 
 def bind_batch(model: onnx.ModelProto, batch: int | None) -> onnx.ModelProto:
-    """Copy of model with the symbolic leading dim of every graph input set to ``batch``.
+    """Copy of model with the symbolic leading dim of every graph input set to ``batch`` (the one batch
+    binder: import and gradient construction both use it).
 
-    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound.
+    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound, when an input
+    has no tensor shape, or when a static batch dimension differs from ``batch``.
     """
+    if batch is not None and batch < 1:
+        raise ModelError(f"batch must be a positive integer, not {batch}")
     m = onnx.ModelProto()
     m.CopyFrom(model)
     inits = {t.name for t in m.graph.initializer}
     for vi in m.graph.input:
-        if vi.name in inits or not vi.type.HasField("tensor_type"):
+        if vi.name in inits:
             continue
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
         for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
+                if axis == 0 and batch is not None and dim.dim_value != batch:
+                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
+                                     f"not the requested batch {batch}")
                 continue
-            sym = dim.dim_param or "?"
             if batch is None or axis != 0:
                 hint = " (pass --batch N to bind it)" if axis == 0 else ""
-                raise ModelError(f"input {vi.name!r} has a dynamic dimension {sym!r} at axis {axis}{hint}")
+                raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {axis} "
+                                 f"({dim.dim_param or '?'!r}); remc needs static shapes{hint}")
             dim.Clear()
             dim.dim_value = batch
     for vi in list(m.graph.output) + list(m.graph.value_info):

@@ -21,6 +21,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from remc.ir.errors import ModelError
+from remc.ir.onnx_io import bind_batch
 from remc.ir.onnx_io import infer_shapes as infer
 
 from .emit import FLOAT_TYPES
@@ -76,30 +77,6 @@ def upgrade_opset(model: onnx.ModelProto) -> onnx.ModelProto:
     except Exception as e:  # the converter raises plain RuntimeErrors from C++
         raise ModelError(f"model opset {opset} is below {MIN_OPSET} and onnx.version_converter could not "
                          f"upgrade it to {UPGRADE_OPSET}: {str(e).strip().splitlines()[0]}") from None
-
-
-def bind_inputs(model: onnx.ModelProto, batch: int | None) -> None:
-    """Give every graph input a static shape, binding a symbolic dimension 0 to ``batch`` (in place)."""
-    inits = {t.name for t in model.graph.initializer}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
-            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
-        for k, dim in enumerate(vi.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                if k == 0 and batch is not None and dim.dim_value != batch:
-                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
-                                     f"not the requested batch {batch}")
-                continue
-            if k == 0 and batch is not None:
-                dim.Clear()
-                dim.dim_value = batch
-                continue
-            what = dim.dim_param or "?"
-            hint = " (pass batch=N to bind it)" if k == 0 else ""
-            raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {k} ({what!r}); remc needs "
-                             f"static shapes{hint}")
 
 
 def drop_initializer_inputs(model: onnx.ModelProto) -> None:
@@ -343,7 +320,7 @@ def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prep
     m = upgrade_opset(m)
     opset = default_opset(m)
     drop_initializer_inputs(m)
-    bind_inputs(m, batch)
+    m = bind_batch(m, batch)
     name_nodes(m)
     check_topological(m)
     m = infer(m)
