@@ -22,13 +22,21 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
         source = model
         passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
     if like is None:
-        return run(passes[:3], State(model=source))
+        return run(_stages(passes, "import", "costs", "units"), State(model=source))
     from .passes.coarsen import remap_units
     from .passes.dagbuild import build_dag
-    state = run(passes[:2], State(model=source))
+    state = run(_stages(passes, "import", "costs"), State(model=source))
     state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
     state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
     return state
+
+
+def _stages(passes: list, *names: str) -> list:
+    """The passes named ``names``, in pipeline order (RemcError when one is missing)."""
+    chosen = [p for p in passes if p.name in names]
+    if len(chosen) != len(names):
+        raise RemcError(f"the compile pipeline lacks a stage of {', '.join(names)}")
+    return chosen
 
 
 def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",

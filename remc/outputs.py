@@ -128,7 +128,7 @@ class Outputs:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
-    def __enter__(self) -> "Outputs":
+    def __enter__(self) -> Outputs:
         return self
 
     def __exit__(self, typ: type[BaseException] | None, exc: BaseException | None,
