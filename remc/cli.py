@@ -329,12 +329,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _require_training_graph(stage: str, state: Any, model: str) -> None:
-    """After import: refuse a graph without a backward pass (nothing to rematerialize for training)."""
+    """After import: refuse a graph without a backward pass: no node depends on the loss (a graph output
+    named 'loss' or its only scalar float output), or there is no loss, and no node is named as
+    ``remc grad`` names backward nodes."""
     if stage != "import":
         return
     from .passes.dagbuild import forward_nodes
+    from .passes.grad import BACKWARD_MARKER
+    if any(BACKWARD_MARKER in n.name for n in state.graph.nodes):
+        return
     if len(forward_nodes(state.graph)) == len(state.graph.nodes):
-        raise RemcError(f"{model} is not a training graph (it has no loss with a backward pass); "
+        raise RemcError(f"{model} is not a training graph (no backward pass after a loss output); "
                         f"build one with 'remc grad {model} -o train.onnx' and compile that")
 
 
