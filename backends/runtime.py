@@ -207,7 +207,7 @@ def register_cpu_arena(limit: int) -> None:
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
                  mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
-                 log_level: int = 3) -> ort.InferenceSession:
+                 log_level: int = 4) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=

@@ -25,7 +25,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
         return run(stages(passes, last="units"), State(model=source))
     from .passes.coarsen import remap_units
     from .passes.dagbuild import build_dag
-    state = run(passes[:2], State(model=source))
+    state = run(stages(passes, last="costs"), State(model=source))
     state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
     state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
     return state

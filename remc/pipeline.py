@@ -114,10 +114,12 @@ class SchedulePass(Pass):
     gap: float | None = None
     solver: str | None = None
     eps: float | None = None
+    refine: bool | None = None
+    """approx: the local search after rounding (None: the strategy's default)."""
 
     def apply(self, state: State) -> None:
         from .passes.strategies import solve
-        opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps")
+        opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps", "refine")
                 if (v := getattr(self, k)) is not None}
         state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
 

@@ -7,7 +7,8 @@ from typing import Iterator
 
 from . import pipeline
 
-SOLVERS = ("checkmate", "approx")
+SOLVERS = ("checkmate",)
+"""Strategies that take a ``progress`` callback (approx does not, yet)."""
 
 
 @contextlib.contextmanager
