@@ -268,40 +268,38 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
 
 
 def _solver_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=_seconds, default=600.0, help="MILP/LP time limit in seconds")
+    p.add_argument("--time-limit", type=_seconds, default=600.0,
+                   help="checkmate/approx: wall-clock seconds for the whole solve (every phase)")
     p.add_argument("--threads", type=_count, help="solver threads")
-    p.add_argument("--gap", type=_gap, help="relative MIP gap at which to stop (0 to 1)")
+    p.add_argument("--gap", type=_gap, help="checkmate: stop at this relative gap on the recomputation overhead "
+                   "(cost minus computing every unit once); default 1e-4")
     p.add_argument("--solver", choices=("highs", "gurobi"), help="MILP backend (default highs)")
     p.add_argument("--no-refine", action="store_true",
                    help="approx: the paper's two-phase rounding alone, without the local search after it")
 
 
-def _solver_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    if args.strategy not in ("checkmate", "approx"):
-        return {}
-    kw: dict[str, Any] = {"time_limit": args.time_limit}
-    if args.threads:
-        kw["threads"] = args.threads
-    if args.strategy == "approx" and args.no_refine:
-        kw["refine"] = False
+def _strategy_options(args: argparse.Namespace) -> Any:
+    """The strategy's typed options from the command line (validated; None for a baseline)."""
+    from .backends.strategies import make_options
     if args.strategy == "checkmate":
-        if args.gap is not None:
-            kw["gap"] = args.gap
-        if args.solver:
-            kw["solver"] = args.solver
-    return kw
+        return make_options("checkmate", time_limit=args.time_limit, threads=args.threads, gap=args.gap,
+                            solver=args.solver)
+    if args.strategy == "approx":
+        return make_options("approx", time_limit=args.time_limit, threads=args.threads,
+                            refine=False if args.no_refine else None)
+    return None
 
 
 def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None = None) -> dict[str, Any]:
-    rep = dict(sched.report)
+    rep = sched.report
     total = dag.total_cost
     cost = sim.cost
-    extra = {k: rep[k] for k in ("rounded_cost", "rule") if k in rep}  # approx: Algorithm 2's own result
+    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule") if k in rep.extras}  # approx: Algorithm 2's own
     return extra | {
-        "strategy": sched.strategy, "status": rep.get("status", "heuristic"), "cost": cost,
+        "strategy": sched.strategy, "status": rep.status, "cost": cost,
         "ideal_cost": total, "overhead": cost / total if total else 1.0, "peak": sim.peak,
-        "budget": budget, "bound": rep.get("bound", rep.get("lp_bound")), "gap": rep.get("gap"),
-        "seconds": rep.get("seconds", seconds), "units": dag.n,
+        "budget": budget, "bound": rep.bound, "gap": rep.gap, "gap_measure": rep.gap_measure,
+        "seconds": rep.seconds if rep.seconds is not None else seconds, "units": dag.n,
         "recomputes": int(sum(sim.recomputes.values())),
     }
 
@@ -312,10 +310,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run
     from .progress import solver_progress
+    options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
-        passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
-                                  strategy=args.strategy, device=args.device, **_solver_kwargs(args))
-        with solver_progress(args.strategy, enabled=not args.json):
+        with solver_progress(args.strategy, enabled=not args.json) as progress:
+            passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
+                                      strategy=args.strategy, device=args.device, options=options,
+                                      progress=progress)
             state = run(passes, State(model=args.model, budget=args.budget),
                         on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
         save_model(state.lowered, out.staged(args.output))  # the model first: the plan never lands alone
@@ -364,14 +364,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .ir.nodelink import load_nodelink
     from .ir.plan import print_plan
     from .passes.plangen import generate_plan
-    from .passes.strategies import solve
+    from .backends.strategies import solve
     from .passes.validate import validate
     from .progress import solver_progress
     from .outputs import Outputs
+    options = _strategy_options(args)
     with Outputs([("--plan", args.plan)], inputs=[args.graph]) as out:
         dag = load_nodelink(args.graph)
         with solver_progress(args.strategy, enabled=not args.json) as progress:
-            sched = solve(args.strategy, dag, args.budget, **_solver_kwargs(args), **progress)
+            sched = solve(args.strategy, dag, args.budget, options, progress=progress)
         plan = generate_plan(dag, sched, graph_name=Path(args.graph).stem, budget=args.budget)
         sim = validate(plan, dag, budget=args.budget)
         if args.plan:
@@ -532,7 +533,7 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
 def cmd_maxbatch(args: argparse.Namespace) -> int:
     from .maxbatch_cli import run_maxbatch
     rep = run_maxbatch(args.model, args.budget, args.strategy, cost=args.cost, granularity=args.granularity,
-                       solver_kwargs=_solver_kwargs(args))
+                       options=_strategy_options(args))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:

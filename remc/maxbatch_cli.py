@@ -32,7 +32,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
 
 
 def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",
-                 solver_kwargs: dict | None = None) -> dict[str, Any]:
+                 options: Any = None) -> dict[str, Any]:
     """Max batch of ``model`` (a training graph with a symbolic batch dimension, or a zoo name at the
     paper's resolution) under ``budget`` bytes with ``strategy``; the report as a dict.
 
@@ -42,14 +42,13 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     true maximum unless it proves optimality at each probe.
     """
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
-    from .passes.strategies import solve
+    from .backends.strategies import solve
     s1 = _dag_at(model, 1, cost, granularity)
     d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
     dag, const_per_sample = affine(d1, d2, 1, 2)
-    kwargs = dict(solver_kwargs or {})
     if strategy in ("checkmate", "approx"):
         def probe(d: Any, b: int) -> Any:
-            return solve(strategy, d, b, **kwargs)
+            return solve(strategy, d, b, options)
         target: Any = probe
     elif strategy == "checkpoint-all":
         target = lambda d, b: solve("checkpoint-all", d, b)  # noqa: E731 (no knob to search)

@@ -208,7 +208,7 @@ def test_zoo_plans(name: str) -> None:
     from remc import zoo
     from remc.backends.runtime import import_model
     from remc.passes.dagbuild import build_dag, fine_units
-    from remc.passes.strategies import solve
+    from remc.backends.strategies import solve
 
     config = dict(zoo.small_config(name))
     graph = import_model(zoo.export(name, config.pop("batch"), train=True, **config))

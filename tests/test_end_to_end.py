@@ -10,8 +10,9 @@ from remc import zoo
 from remc.backends import runtime
 from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
-from remc.passes._lp import least_budget_bound
-from remc.passes.strategies import STRATEGIES
+from remc.backends.strategies import least_budget_bound
+from remc.backends.strategies import names as _names
+STRATEGIES = _names()
 from remc.pipeline import State, compile_pipeline, run
 
 FRACTION = 0.5

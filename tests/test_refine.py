@@ -11,8 +11,8 @@ import pytest
 from remc import zoo
 from remc.ir.errors import InfeasibleError
 from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_rs
-from remc.passes.approx import solve_approx
-from remc.passes.milp import solve_milp
+from remc.backends.strategies import solve_approx
+from remc.backends.strategies import solve_milp
 from remc.passes.refine import Refiner
 
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
@@ -99,7 +99,7 @@ def test_refine_false_is_algorithm_2_alone():
     sched = solve_approx(dag, budget, refine=False)
     rep = sched.report
     assert rep["refined"] is False and rep["refine_evals"] is None
-    assert rep["objective"] == pytest.approx(rep["rounded_cost"])
+    assert rep.cost == pytest.approx(rep["rounded_cost"])
     assert "refined" not in rep["rule"]
 
 

@@ -44,7 +44,7 @@ from remc.cli import dag_for_graph
 from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.ir.schedule import checkpoint_all
-from remc.passes._lp import least_budget_bound
+from remc.backends.strategies import least_budget_bound
 from remc.passes.lower import lower
 from remc.passes.strategies import BASELINE_NAMES
 from remc.passes.validate import validate
