@@ -69,7 +69,13 @@ from remc.ir.errors import ModelError, RemcError, RuntimeFailure
 
 try:
     import onnxruntime as ort
-except ImportError as _exc:  # neither build installed: remc needs one (pyproject extras cpu / gpu)
+except ImportError as _exc:
+    _why = _exc.__cause__ or _exc.__context__
+    if _why is not None and not isinstance(_why, Exception):
+        raise _why from None  # a signal arrived while the runtime was loading: end as that signal says
+    if not isinstance(_exc, ModuleNotFoundError):
+        raise
+    # neither build installed: remc needs one (pyproject extras cpu / gpu)
     raise RemcError("ONNX Runtime is not installed: pip install 'remc[cpu]', or 'remc[gpu]' for CUDA "
                     f"(never both; {_exc})") from None
 from remc.ir.device import parse_device
