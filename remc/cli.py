@@ -35,11 +35,12 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
+def _signals_raise(received: list[int]) -> Iterator[None]:
     """While the command runs, SIGINT/SIGTERM/SIGHUP raise Interrupted (so ``finally`` blocks remove
-    temporary files); the previous handlers come back afterwards. Only in the main thread; a signal the
-    process was started with ignored stays ignored."""
+    temporary files) and are appended to ``received``; the previous handlers come back afterwards. Only in
+    the main thread; a signal the process was started with ignored stays ignored."""
     def raise_interrupted(signo: int, frame: Any) -> NoReturn:
+        received.append(signo)
         raise Interrupted(signo)
 
     old = {}
@@ -67,29 +68,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
               f"(see '{sub.prog} --help')", file=sys.stderr)
         return 2
+    received: list[int] = []
     try:
-        with _signals_raise():
+        with _signals_raise(received):
             return int(args.func(args) or 0)
-    except RemcError as e:
+    except BaseException as e:  # noqa: BLE001 (each kind is told apart below)
+        return _failed(e, received)
+
+
+def _failed(e: BaseException, received: list[int]) -> int:
+    """The one line and exit status for an exception that ended a command (re-raised when unexpected).
+
+    A signal can surface as another exception (Interrupted raised inside a C extension's import becomes
+    an ImportError), so any exception after a received signal is the interruption."""
+    if received or isinstance(e, (Interrupted, KeyboardInterrupt)):
+        signo = received[0] if received else getattr(e, "signo", signal.SIGINT)
+        print(f"remc: interrupted by {signal.Signals(signo).name}", file=sys.stderr)
+        return 128 + signo
+    if isinstance(e, RemcError):
         print(f"remc: error: {e}", file=sys.stderr)
         return 1
-    except Interrupted as e:
-        print(f"remc: interrupted by {signal.Signals(e.signo).name}", file=sys.stderr)
-        return 128 + e.signo
-    except KeyboardInterrupt:
-        print("remc: interrupted by SIGINT", file=sys.stderr)
-        return 128 + signal.SIGINT
-    except MemoryError:
+    if isinstance(e, MemoryError):
         print("remc: error: out of memory", file=sys.stderr)
         return 1
-    except BrokenPipeError:  # e.g. `remc plan show p | head`: the reader left; say nothing
+    if isinstance(e, BrokenPipeError):  # e.g. `remc plan show p | head`: the reader left; say nothing
         with contextlib.suppress(OSError):
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
-    except OSError as e:
+    if isinstance(e, OSError):
         where = f"{e.filename}: " if e.filename else ""
         print(f"remc: error: {where}{e.strerror or e}", file=sys.stderr)
         return 1
+    raise e
 
 
 class _Parser(argparse.ArgumentParser):

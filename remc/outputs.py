@@ -7,7 +7,8 @@ before any solving). Writers write to ``staged(path)``; ``commit()`` renames eve
 place with SIGINT/SIGTERM/SIGHUP blocked, the files beside a staged file first (e.g. external data),
 then the staged files in the order they were staged (the model before its plan). Leaving the ``with``
 block without a commit, by an error or a signal (``signals.py`` turns SIGTERM and SIGHUP into an
-exception), removes the staging folders, so no temporary file survives.
+exception), removes the staging folders, so no temporary file survives. (SIGKILL cannot be caught: it
+leaves the hidden ``.remc-<pid>-*`` folder beside the output, and no output.)
 """
 from __future__ import annotations
 

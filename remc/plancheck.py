@@ -1,6 +1,7 @@
 """A plan checked against its graph: the DAG of the graph partitioned as the plan's units say."""
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from .ir.errors import PlanError
@@ -40,6 +41,8 @@ def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str
                budget: int | None = None) -> Any:
     """Validate ``plan`` against the graph at ``graph_path`` (dependencies, use after free, memory within
     ``budget``, default the plan's own); the simulation. PlanError naming the first violation."""
+    from .outputs import check_readable
     from .passes.validate import validate
+    check_readable(Path(graph_path))
     dag = dag_for_plan(plan, graph_path, batch, device)
     return validate(plan, dag, budget=budget if budget is not None else plan.budget)

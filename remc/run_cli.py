@@ -72,6 +72,12 @@ def _check_mem_limit(rep: dict[str, Any], mem_limit: int) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .outputs import check_readable
+    for path in (args.model, args.compare, args.plan):
+        if path is not None:
+            check_readable(Path(path))
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit)
     if args.json:

@@ -74,6 +74,13 @@ CASES: dict[str, tuple[list[str], str]] = {
     "input-unreadable": (["compile", "/proc/self/mem", "--budget", "1MiB", "-o", "out.onnx"], "cannot read"),
     "input-is-folder": (["compile", "sub", "--budget", "1MiB", "-o", "out.onnx"], "directory"),
     "input-missing": (["compile", "nope.onnx", "--budget", "1MiB", "-o", "out.onnx"], "no such file"),
+    "grad-output-folder-missing": (["grad", "fwd.onnx", "-o", "nowhere/train.onnx"], "does not exist"),
+    "zoo-export-output-folder-missing": (["zoo", "export", "vgg16", "--size", "small", "-o", "nowhere/v.onnx"],
+                                         "does not exist"),
+    "zoo-export-output-is-folder": (["zoo", "export", "vgg16", "--size", "small", "-o", "sub"], "directory"),
+    "run-model-unreadable": (["run", "/proc/self/mem"], "cannot read"),
+    "run-model-is-folder": (["run", "sub"], "directory"),
+    "plan-check-unreadable-graph": (["plan", "check", "chain.plan", "--graph", "/proc/self/mem"], "cannot read"),
     "plan-show-folder": (["plan", "show", "sub"], "directory"),
     "plan-show-unreadable": (["plan", "show", "/proc/self/mem"], "cannot read"),
     # outputs that would overwrite an input or each other

@@ -181,3 +181,29 @@ def test_outputs_land_together(chain: Path, tmp_path: Path) -> None:
                "--strategy", "checkpoint-all", "--granularity", "fine", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(tmp_path)) == ["o.onnx", "o.plan"]
+
+
+def test_signal_that_surfaces_as_another_exception(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """A signal during a C extension's import surfaces as ImportError ('initialization failed'), as seen
+    with onnxruntime: still one line and exit 128 + signo, no traceback."""
+    def interrupted_import(args: object) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+        except BaseException as e:
+            raise ImportError("initialization failed") from e
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_zoo_list", interrupted_import)
+    assert cli.main(["zoo", "list"]) == 128 + signal.SIGHUP
+    assert capsys.readouterr().err.strip() == "remc: interrupted by SIGHUP"
+
+
+def test_unexpected_errors_still_show_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only known failures become one line; a bug elsewhere is not hidden."""
+    def bug(args: object) -> int:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli, "cmd_zoo_list", bug)
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["zoo", "list"])
