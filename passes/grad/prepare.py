@@ -22,6 +22,7 @@ from onnx import TensorProto, helper, numpy_helper, shape_inference
 
 from remc.ir.errors import ModelError
 
+from ..random_ops import RANDOM_OPS
 from .emit import FLOAT_TYPES
 
 MIN_OPSET = 16
@@ -29,8 +30,6 @@ UPGRADE_OPSET = 17
 FOLD_LIMIT = 1 << 20
 """Constant subgraph outputs with more elements than this stay computed at run time."""
 
-RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                        "Bernoulli", "Multinomial"})
 SHAPE_ONLY_INPUT0 = frozenset({"Shape", "Size"})
 """Ops whose output depends on input 0's shape only."""
 
