@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--loss", choices=("cross-entropy", "mse"), default="cross-entropy")
     g.add_argument("--batch", type=int)
     g.add_argument("-o", "--output", required=True)
+    g.add_argument("--seed", type=int, help="seed of every random node (Dropout, RandomUniformLike, ...); "
+                                            "default: nodes without a seed attribute get one from seed 0")
     g.set_defaults(func=cmd_grad)
 
     z = sub.add_parser("zoo", help="the built-in model zoo")
@@ -99,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     ze.add_argument("--size", choices=("small", "paper"), default="paper",
                     help="test-sized model or the paper's sizes (default)")
     ze.add_argument("--shape-only", action="store_true", help="weights without data (for scheduling only)")
+    ze.add_argument("--seed", type=int, help="seed of the random weights and of every random node (default 0)")
     ze.add_argument("-o", "--output", required=True)
     ze.set_defaults(func=cmd_zoo_export)
 
@@ -199,7 +202,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
         state = run(passes, State(model=args.model, budget=args.budget))
     if args.plan:
         write_text_atomic(args.plan, print_plan(state.plan))
-    save_model(state.lowered, args.output)
+    save_model(state.lowered, args.output, data_dir=Path(args.model).parent)
     rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
     rep["output"] = args.output
     _print_report(rep, args.json)
@@ -374,11 +377,12 @@ def _onnx_from_text(text: str) -> Any:
 
 
 def cmd_grad(args: argparse.Namespace) -> int:
-    from .ir.onnx_io import load_model, save_model
+    from .ir.onnx_io import inline_external_data, load_model, save_model
     from .passes.grad import build_training_graph
-    model = load_model(args.model)
-    train = build_training_graph(model, loss=args.loss, batch=args.batch)
-    save_model(train, args.output)
+    # small external tensors (Dropout ratios, shapes) are constants the gradient rules must read
+    model = inline_external_data(load_model(args.model), Path(args.model).parent, max_bytes=1 << 20)
+    train = build_training_graph(model, loss=args.loss, batch=args.batch, seed=args.seed)
+    save_model(train, args.output, data_dir=Path(args.model).parent)
     print(f"wrote {args.output}: {len(train.graph.node)} nodes, outputs "
           f"{', '.join(o.name for o in train.graph.output[:4])}{' ...' if len(train.graph.output) > 4 else ''}")
     return 0
@@ -399,6 +403,8 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
         raise RemcError(f"unknown zoo model {args.name!r}; models: {', '.join(zoo.list_models())}")
     cfg = dict(zoo.small_config(args.name) if args.size == "small" else zoo.paper_config(args.name))
     cfg.pop("batch", None)
+    if args.seed is not None:
+        cfg["seed"] = args.seed
     model = zoo.export(args.name, args.batch, train=args.train,
                        weights="shape-only" if args.shape_only else "random", **cfg)
     save_model(model, args.output)
