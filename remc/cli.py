@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mem-limit", type=_size, help="run under this memory limit (arena cap)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
+
+    from .train import add_parser as add_train_parser
+    add_train_parser(sub, _size)
     return p
 
 
