@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     show = psub.add_parser("show", help="print a plan with its peak, cost and recomputations")
     show.add_argument("file")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--plot", metavar="PNG", help="also draw the R/S matrices and the memory timeline here")
     show.set_defaults(func=cmd_plan_show)
     chk = psub.add_parser("check", help="validate a plan against its graph")
     chk.add_argument("file")
@@ -137,6 +138,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .train import add_parser as add_train_parser
     add_train_parser(sub, _size)
+    from .sweep import add_parser as add_sweep_parser
+    add_sweep_parser(sub)
     return p
 
 
@@ -257,6 +260,9 @@ def cmd_plan_show(args: argparse.Namespace) -> int:
     info = {"peak": sim.peak, "cost": sim.cost, "budget": plan.budget, "constant": plan.constant,
             "strategy": plan.strategy, "recomputes": {k: v for k, v in sim.recomputes.items() if v},
             "total_recomputes": int(sum(sim.recomputes.values()))}
+    if args.plot:
+        from .plots import plot_plan
+        plot_plan(plan, args.plot)
     alloc = _allocation(plan)
     if alloc is not None:
         info["arena"] = alloc.arena_size
