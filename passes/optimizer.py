@@ -223,3 +223,25 @@ def _adamw(em: Emitter, p: str, g: str, state: list[str], o: OptimizerOptions, s
     denom = em.op("Add", em.op("Div", em.op("Sqrt", v), step["bc2"]), em.scalar(o.eps, f))
     new_p = em.op("Sub", decayed, em.op("Mul", em.op("Div", m, denom), step["step_size"]))
     return [new_p, m, v]
+
+
+def memory_parts(model: onnx.ModelProto) -> dict[str, int]:
+    """Bytes of what a step graph holds for the whole step, by part: ``weights`` (trained parameters and
+    running statistics), ``optimizer_state`` (momentum, moments, step), ``updated`` (their new values,
+    graph outputs), ``gradients`` (one per trained parameter; each is freed after its update) and ``data``
+    (the other graph inputs). No schedule of the step needs less than weights + optimizer_state +
+    updated + data, plus the largest gradient."""
+    from ..ir.onnx_types import static_types
+    types = static_types(model)
+    carried = set(state_inputs(model))
+    params = {o.name[: -len(UPDATED_SUFFIX)] for o in model.graph.output if o.name.endswith(UPDATED_SUFFIX)}
+    inits = {t.name for t in model.graph.initializer}
+    size = lambda n: types[n].nbytes if n in types else 0  # noqa: E731
+    weights = [n for n in carried if n in inits]
+    state = [n for n in carried if n not in inits]
+    grads = [f"{GRAD_PREFIX}{p}" for p in params if any(f"{GRAD_PREFIX}{p}" in n.output for n in model.graph.node)]
+    data = [i.name for i in model.graph.input if i.name not in carried and i.name not in inits]
+    return {"weights": sum(map(size, weights)), "optimizer_state": sum(map(size, state)),
+            "updated": sum(size(o.name) for o in model.graph.output if o.name.endswith(UPDATED_SUFFIX)),
+            "gradients": sum(map(size, grads)), "largest_gradient": max(map(size, grads), default=0),
+            "data": sum(map(size, data))}

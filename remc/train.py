@@ -20,7 +20,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
-from .ir.errors import ModelError, RuntimeFailure
+from .ir.errors import InfeasibleError, ModelError, RuntimeFailure
 from .ir.sizes import format_size
 
 
@@ -119,10 +119,16 @@ def train_command(args: argparse.Namespace) -> int:
     model = step_graph(load_model(args.model), opt)
     rep: dict[str, Any] = {"model": args.model, "device": args.device, "steps": args.steps,
                            "optimizer": {p.key: p.value for p in model.metadata_props}.get("remc.optimizer")}
+    from .passes.optimizer import memory_parts
+    rep["memory_parts"] = memory_parts(model)
     compiled = model
     if args.budget is not None:
         solver = {"time_limit": args.time_limit} if args.strategy in ("checkmate", "approx") else {}
-        state = compile_step_graph(model, args.budget, args.strategy, device=args.device, **solver)
+        try:
+            state = compile_step_graph(model, args.budget, args.strategy, device=args.device, **solver)
+        except InfeasibleError as e:
+            raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
+                                  e.least_feasible) from None
         compiled = state.lowered
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
@@ -151,6 +157,13 @@ def train_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _parts_text(parts: dict[str, int]) -> str:
+    return (f"weights {format_size(parts['weights'])}, optimizer state {format_size(parts['optimizer_state'])}, "
+            f"their updated copies {format_size(parts['updated'])}, data {format_size(parts['data'])} "
+            f"for the whole step, and gradients {format_size(parts['gradients'])} "
+            f"(the largest {format_size(parts['largest_gradient'])}) until their updates")
+
+
 def _print_step(k: int, loss: float, seconds: float) -> None:
     print(f"step {k + 1:4d}  loss {loss:.6f}  ({1e3 * seconds:.1f} ms)", flush=True)
 
@@ -162,6 +175,7 @@ def format_train(rep: dict[str, Any]) -> str:
         lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted peak "
                      f"{format_size(rep['predicted_peak'])}, {rep['recomputes']} recomputations, predicted "
                      f"overhead {rep['predicted_overhead']:.3f}x")
+    lines.append(f"  the step holds {_parts_text(rep['memory_parts'])}")
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
     peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
     lines.append(f"  measured arena peak {peak}{cap} (weights and optimizer state: "

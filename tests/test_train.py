@@ -16,7 +16,7 @@ from remc import zoo
 from remc.backends.trainer import Trainer, split_state
 from remc.ir.errors import ModelError
 from remc.passes.grad import build_training_graph
-from remc.passes.optimizer import OptimizerOptions, append_optimizer, state_inputs
+from remc.passes.optimizer import OptimizerOptions, append_optimizer, memory_parts, state_inputs
 
 
 def remc(*args: str) -> subprocess.CompletedProcess:
@@ -38,6 +38,10 @@ def test_step_graph_interface() -> None:
     outs = [o.name for o in step.graph.output]
     assert outs[0] == "loss" and not any(o.startswith("grad.") for o in outs)
     assert all("/grad/" in n.name for n in step.graph.node[len(train.graph.node):])
+    parts = memory_parts(step)
+    weights = sum(int(np.prod(t.dims)) * 4 for t in train.graph.initializer if t.name in params)
+    assert parts["weights"] == weights == parts["gradients"]
+    assert parts["optimizer_state"] == 2 * weights + 4 and parts["updated"] == 3 * weights + 4
     with pytest.raises(ModelError, match="already has an optimizer"):
         append_optimizer(step, OptimizerOptions("adamw"))
     with pytest.raises(ModelError, match="unknown optimizer"):
