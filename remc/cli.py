@@ -109,11 +109,14 @@ def build_parser() -> argparse.ArgumentParser:
     mb = sub.add_parser("maxbatch", help="largest batch whose schedule fits a budget at <= 2 forward + backward")
     mb.add_argument("model", help="training graph (.onnx) with a symbolic batch dimension, or a zoo name")
     mb.add_argument("--budget", required=True, type=_size)
-    mb.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
+    mb.add_argument("--strategy", default="checkmate",
+                    help=f"one of {', '.join(STRATEGIES)} (with --plot: several, comma-separated)")
     mb.add_argument("--cost", choices=("flops", "profile"), default="flops")
     mb.add_argument("--granularity", choices=("fine", "coarse"), default="coarse")
     _solver_opts(mb)
     mb.add_argument("--json", action="store_true")
+    mb.add_argument("--plot", metavar="PNG", help="bar chart of several models x strategies (comma-separated), "
+                                                  "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
@@ -423,7 +426,21 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
 
 
 def cmd_maxbatch(args: argparse.Namespace) -> int:
-    from .maxbatch_cli import run_maxbatch
+    from .maxbatch_cli import maxbatch_chart, run_maxbatch
+    from .passes.strategies import STRATEGIES
+    strategies = args.strategy.split(",")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or (len(strategies) > 1 and not args.plot):
+        raise RemcError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}" if unknown
+                        else "several strategies need --plot")
+    if args.plot:  # several models and strategies (comma-separated): the paper's Fig. 6
+        def row(r: dict) -> None:
+            print(f"{r['model']:12s} {r['strategy']:15s} max batch {r['batch']}", flush=True)
+        kw = {"time_limit": args.time_limit} | ({"threads": args.threads} if args.threads else {})
+        maxbatch_chart(args.model.split(","), strategies, args.budget, args.plot, cost=args.cost,
+                       granularity=args.granularity, solver_kwargs=kw, on_row=row)
+        print(f"wrote {args.plot}")
+        return 0
     rep = run_maxbatch(args.model, args.budget, args.strategy, cost=args.cost, granularity=args.granularity,
                        solver_kwargs=_solver_kwargs(args))
     if args.json:

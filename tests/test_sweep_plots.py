@@ -62,3 +62,15 @@ def test_plan_plot_matches_the_simulator(tmp_path: Path) -> None:
     res = remc("plan", "show", str(plan), "--plot", str(png))
     assert res.returncode == 0, res.stderr
     assert plt.imread(png).std() > 0.01
+
+
+def test_maxbatch_chart(tmp_path: Path) -> None:
+    png = tmp_path / "mb.png"
+    res = remc("maxbatch", "vgg16", "--budget", "16GiB", "--strategy", "checkpoint-all,lin-greedy", "--plot", str(png))
+    assert res.returncode == 0, res.stderr
+    rows = json.loads((tmp_path / "mb.json").read_text())
+    assert [(r["model"], r["strategy"]) for r in rows] == [("vgg16", "checkpoint-all"), ("vgg16", "lin-greedy")]
+    assert rows[1]["batch"] >= rows[0]["batch"] > 0 and all(r["peak"] <= r["budget"] for r in rows)
+    assert plt.imread(png).std() > 0.01
+    res = remc("maxbatch", "vgg16", "--budget", "16GiB", "--strategy", "lin-greedy,nope", "--plot", str(png))
+    assert res.returncode != 0 and "unknown strategy 'nope'" in res.stderr
