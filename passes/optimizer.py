@@ -9,9 +9,10 @@ Input: a training graph of ``remc.passes.grad`` (outputs ``loss``, ``grad.<p>`` 
   with momentum), ``<p>.exp_avg`` and ``<p>.exp_avg_sq`` plus the scalar ``optimizer.step`` (AdamW);
 - outputs: ``loss``, then ``<x>.updated`` for every such input ``x`` (parameters, state, statistics),
   so a training loop feeds each step's ``<x>.updated`` back as the next step's ``x``;
-- the gradients are no longer outputs: each is read by its parameter's update and freed after it, and
-  the update nodes (named ``<p>/grad/optimizer/<k>``: backward nodes, by the ``/grad/`` convention) are
-  ordinary nodes that the scheduler places, so the budget accounts for the new weights and state.
+- the gradients are no longer outputs: each is read by its parameter's update and freed after it. The
+  update nodes (named ``<p>/grad/optimizer/<k>``: backward nodes, by the ``/grad/`` convention) follow the
+  node that completes their gradient in the node list (the shared step counter first), and are ordinary
+  nodes that the scheduler places, so the budget accounts for the new weights and state.
 
 Updates, in standard ONNX ops (float32 scalars as constants), as PyTorch defines them:
 
@@ -107,7 +108,9 @@ def append_optimizer(model: onnx.ModelProto, opts: OptimizerOptions) -> onnx.Mod
     new_inputs: list[onnx.ValueInfoProto] = []
     new_outputs: list[onnx.ValueInfoProto] = []
     step = _step(em, opts, new_inputs, new_outputs) if opts.kind == "adamw" else None
+    groups: dict[str, tuple[int, int]] = {}  # parameter -> its update nodes em.nodes[a:b]
     for p in params:
+        start = len(em.nodes)
         dtype, dims = types[p]
         with em.scope(f"{p}/grad/optimizer"):
             state = [f"{p}.{s}" for s in _state_names(opts)]
@@ -121,16 +124,35 @@ def append_optimizer(model: onnx.ModelProto, opts: OptimizerOptions) -> onnx.Mod
         for name, val in zip([p] + state, outs):
             new_outputs.append(helper.make_tensor_value_info(name + UPDATED_SUFFIX, dtype, dims))
             _rename_output(em, val, name + UPDATED_SUFFIX)
+        groups[p] = (start, len(em.nodes))
     stats = [o.name[: -len(UPDATED_SUFFIX)] for o in g.output if o.name.endswith(UPDATED_SUFFIX)]
     kept = [o for o in g.output if not o.name.startswith(GRAD_PREFIX)]
     param_inputs = [helper.make_tensor_value_info(x, *types[x]) for x in params + stats
                     if x not in {i.name for i in g.input}]
-    g.node.extend(em.nodes)
+    _set(g.node, _interleave(list(g.node), em.nodes, groups))
     g.initializer.extend(em.initializers)
     _set(g.input, list(g.input) + param_inputs + new_inputs)
     _set(g.output, kept[:1] + new_outputs + kept[1:])
     helper.set_model_props(m, {**{p.key: p.value for p in m.metadata_props}, "remc.optimizer": _describe(opts)})
     return m
+
+
+def _interleave(nodes: list[onnx.NodeProto], update: list[onnx.NodeProto], groups: dict[str, tuple[int, int]]
+                ) -> list[onnx.NodeProto]:
+    """The node list with each parameter's update right after the node that completes its gradient, and
+    the shared step nodes first: the order the scheduler starts from (its stages follow the node list), so
+    each gradient can be freed as soon as its parameter is updated, not at the end of the step."""
+    after: dict[int, list[tuple[int, int]]] = {}
+    producer = {o: k for k, n in enumerate(nodes) for o in n.output if o}
+    for p, span in groups.items():
+        after.setdefault(producer.get(f"{GRAD_PREFIX}{p}", len(nodes) - 1), []).append(span)
+    first = min((a for a, _ in groups.values()), default=len(update))
+    out = list(update[:first])
+    for k, n in enumerate(nodes):
+        out.append(n)
+        for a, b in after.get(k, []):
+            out.extend(update[a:b])
+    return out
 
 
 def _check_options(opts: OptimizerOptions) -> None:

@@ -37,7 +37,14 @@ def test_step_graph_interface() -> None:
         | {"optimizer.step"}
     outs = [o.name for o in step.graph.output]
     assert outs[0] == "loss" and not any(o.startswith("grad.") for o in outs)
-    assert all("/grad/" in n.name for n in step.graph.node[len(train.graph.node):])
+    old = {n.name for n in train.graph.node}
+    new = [k for k, n in enumerate(step.graph.node) if n.name not in old]
+    assert all("/grad/" in step.graph.node[k].name for k in new)
+    # each update follows the node completing its gradient, not the end of the backward pass
+    pos = {o: k for k, n in enumerate(step.graph.node) for o in n.output}
+    first_update = min(k for k in new if "/grad/optimizer" in step.graph.node[k].name)
+    assert first_update < len(train.graph.node) - 1
+    assert all(pos[f"{p}.updated"] > pos[f"grad.{p}"] for p in params)
     parts = memory_parts(step)
     weights = sum(int(np.prod(t.dims)) * 4 for t in train.graph.initializer if t.name in params)
     assert parts["weights"] == weights == parts["gradients"]
@@ -95,12 +102,12 @@ def test_split_state_strips_carried_initializers() -> None:
 
 
 def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -> None:
-    """VGG16 (test size, with seeded Dropout) compiled under 2.3 MiB, below its checkpoint-all peak (2.66 MiB):
+    """VGG16 (test size, with seeded Dropout) compiled under 2.0 MiB, below its checkpoint-all peak (2.29 MiB):
     the losses of 4 AdamW steps equal the unmodified graph's, and the compiled graph recomputes."""
     train = tmp_path / "vgg.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
     out = tmp_path / "step.onnx"
-    res = remc("train", str(train), "--steps", "4", "--budget", "2.3MiB", "--strategy", "checkmate",
+    res = remc("train", str(train), "--steps", "4", "--budget", "2.0MiB", "--strategy", "approx",
                "--time-limit", "30", "--mem-limit", "1GiB", "--reference", "--json", "-o", str(out))
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
