@@ -77,21 +77,29 @@ def plot_sweep(rows: Sequence[dict[str, Any]], path: str | os.PathLike, *, title
 
 # ---- Fig. 6: max batch per model ------------------------------------------------------------------
 
-def plot_maxbatch(rows: Sequence[dict[str, Any]], path: str | os.PathLike, *, title: str = "") -> None:
-    """Grouped bars of the largest batch per model and strategy. ``rows``: model, strategy, batch."""
+def plot_maxbatch(rows: Sequence[dict[str, Any]], path: str | os.PathLike, *, title: str = "",
+                  baseline: str = "checkpoint-all") -> None:
+    """Grouped bars of the largest batch per model and strategy, as the paper's Fig. 6: normalized to
+    ``baseline``'s batch of the same model when every model has one (the bar labels give the batches),
+    else raw. ``rows``: model, strategy, batch (0 or an ``error`` where the strategy found none or does
+    not apply; labeled "n/a")."""
     plt = _pyplot()
     models = list(dict.fromkeys(r["model"] for r in rows))
     strategies = list(dict.fromkeys(r["strategy"] for r in rows))
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.3 * len(models) + 1), 3.6))
+    batch = {(r["model"], r["strategy"]): int(r.get("batch") or 0) for r in rows}
+    norm = all(batch.get((m, baseline), 0) > 0 for m in models)
+    fig, ax = plt.subplots(figsize=(max(4.0, 1.2 * len(models) + 1.5), 3.6))
     width = 0.8 / max(len(strategies), 1)
     for k, s in enumerate(strategies):
-        vals = [next((r["batch"] for r in rows if r["model"] == m and r["strategy"] == s), 0) or 0 for m in models]
+        raw = [batch.get((m, s), 0) for m in models]
+        vals = [b / batch[(m, baseline)] if norm else b for b, m in zip(raw, models)]
         bars = ax.bar(np.arange(len(models)) + (k - (len(strategies) - 1) / 2) * width, vals, width, label=s)
-        ax.bar_label(bars, fontsize=7)
+        ax.bar_label(bars, labels=[str(b) if b else "n/a" for b in raw], fontsize=6, rotation=90, padding=2)
     ax.set_xticks(np.arange(len(models)), models)
-    ax.set_ylabel("largest batch")
+    ax.set_ylabel(f"largest batch / {baseline}'s" if norm else "largest batch")
+    ax.set_ylim(top=ax.get_ylim()[1] * 1.3)  # room for the labels and the legend above the bars
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, ncol=len(strategies), loc="upper left")
     _save(fig, path)
 
 
