@@ -194,6 +194,15 @@ def format_train(rep: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _device(text: str) -> str:
+    from .ir.device import parse_device
+    try:
+        parse_device(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     """The ``train`` subcommand."""
     from .passes.optimizer import OPTIMIZERS
@@ -209,7 +218,7 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     t.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     t.add_argument("--time-limit", type=float, default=60.0, help="solver time limit, seconds")
     t.add_argument("--mem-limit", type=size_type, help="arena cap of the run (default: the budget)")
-    t.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
+    t.add_argument("--device", default="cpu", type=_device, help="cpu or cuda[:N]")
     t.add_argument("--fresh-batches", action="store_true", help="new random data every step")
     t.add_argument("--seed", type=int, default=0, help="seed of the random data")
     t.add_argument("--reference", action="store_true",

@@ -115,3 +115,13 @@ def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -
     assert rep["losses"] == rep["reference"]["losses"]
     assert len(set(rep["losses"])) == 4 and rep["arena_peak"] > 0
     assert "optimizer.step" in state_inputs(onnx.load(out))
+
+
+def test_train_bad_input(tmp_path: Path) -> None:
+    fwd = tmp_path / "fwd.onnx"
+    cfg = {k: v for k, v in zoo.small_config("vgg16").items() if k != "batch"}
+    onnx.save(zoo.build("vgg16", 1, **cfg), fwd)
+    for args, msg in [(["--steps", "0"], "--steps must be >= 1"), (["--device", "gpu"], "unknown device 'gpu'"),
+                      (["--lr", "-1"], "learning rate must be > 0"), ([], "no grad.<parameter> outputs")]:
+        res = remc("train", str(fwd), *args)
+        assert res.returncode != 0 and msg in res.stderr and "Traceback" not in res.stderr, (args, res.stderr)
