@@ -172,3 +172,30 @@ def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu"
     peaks = [int(e["args"]["mem_in_use_peak"]) for e in events
              if e.get("cat") == "Node" and "mem_in_use_peak" in e.get("args", {})]
     return max(peaks) if peaks else None
+
+
+def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
+              resolution: int = 4096, start: int = 1 << 20, max_bytes: int = 1 << 40) -> int:
+    """The least arena cap under which ``steps`` training steps run (at least 2: from the second step
+    the carried state is in the arena), within ``resolution`` bytes: doubling from ``start``, then
+    bisection, a fresh session per probe. What a user must give ``mem_limit`` for this graph."""
+    from .runtime import OutOfMemory
+
+    def fits(cap: int) -> bool:
+        try:
+            trainer = Trainer(model, device, mem_limit=cap)
+            for k in range(max(steps, 2)):
+                trainer.step(feeds(k))
+            return True
+        except OutOfMemory:
+            return False
+
+    lo, hi = 0, max(int(start), resolution)
+    while not fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_bytes:
+            raise ModelError(f"no arena cap up to {max_bytes} bytes runs the training step on {device}")
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi

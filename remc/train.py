@@ -40,6 +40,8 @@ class TrainOptions:
     """Seed of the random data."""
     reference: bool = False
     """Also run the unmodified step graph and compare losses."""
+    least_cap: bool = False
+    """Also find the least arena cap under which two steps run (bisection)."""
 
 
 def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
@@ -85,6 +87,9 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit)
     except OutOfMemory:  # the profiler's own buffers under the cap
         rep["arena_peak"] = None
+    if opts.least_cap:
+        from .backends.trainer import least_cap
+        rep["least_cap"] = least_cap(model, feeds, opts.device)
     return rep
 
 
@@ -139,7 +144,7 @@ def train_command(args: argparse.Namespace) -> int:
             rep["output"] = args.output
     limit = args.mem_limit if args.mem_limit is not None else args.budget
     opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
-                        seed=args.seed, reference=args.reference)
+                        seed=args.seed, reference=args.reference, least_cap=args.least_cap)
     printer = None if args.json else _print_step
     rep.update(run_training(compiled, opts, on_step=printer))
     if args.reference:
@@ -180,11 +185,15 @@ def format_train(rep: dict[str, Any]) -> str:
     peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
     lines.append(f"  measured arena peak {peak}{cap} (weights and optimizer state: "
                  f"{format_size(rep['state_bytes'])})")
+    if rep.get("least_cap") is not None:
+        lines.append(f"  least arena cap that runs two steps: {format_size(rep['least_cap'])}")
     ref = rep.get("reference")
     if ref is not None:
         if "fits_cap" in ref:
             lines.append(f"  unmodified graph under the same cap: "
                          f"{'fits' if ref['fits_cap'] else 'out of memory'}")
+        if ref.get("least_cap") is not None:
+            lines.append(f"  unmodified graph's least arena cap that runs two steps: {format_size(ref['least_cap'])}")
         lines.append(f"  unmodified graph without a cap: arena peak "
                      f"{format_size(ref['arena_peak']) if ref.get('arena_peak') else '?'}, "
                      f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
@@ -223,6 +232,9 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     t.add_argument("--seed", type=int, default=0, help="seed of the random data")
     t.add_argument("--reference", action="store_true",
                    help="also train the unmodified graph and compare the losses step for step")
+    t.add_argument("--least-cap", action="store_true",
+                   help="also find the least arena cap that runs two steps (of the unmodified graph too with "
+                        "--reference)")
     t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
