@@ -64,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("file")
     show.add_argument("--json", action="store_true")
     show.add_argument("--plot", metavar="PNG", help="also draw the R/S matrices and the memory timeline here")
+    show.add_argument("--run", metavar="ONNX", help="with --plot: run this graph (lowered from the plan) on the "
+                                                    "plan's device and draw its measured memory too")
     show.set_defaults(func=cmd_plan_show)
     chk = psub.add_parser("check", help="validate a plan against its graph")
     chk.add_argument("file")
@@ -264,8 +266,14 @@ def cmd_plan_show(args: argparse.Namespace) -> int:
             "strategy": plan.strategy, "recomputes": {k: v for k, v in sim.recomputes.items() if v},
             "total_recomputes": int(sum(sim.recomputes.values()))}
     if args.plot:
-        from .plots import plot_plan
-        plot_plan(plan, args.plot)
+        from .plots import measured_timeline, plot_plan
+        measured = None
+        if args.run:
+            from .backends.runtime import measure
+            res = measure(args.run, plan.device, iters=1, warmup=0, mem_method="profiler")
+            offset = -(res.baseline or 0) + res.input_bytes + res.initializer_bytes  # remc's accounting
+            measured = measured_timeline(plan, res.node_in_use, offset)
+        plot_plan(plan, args.plot, measured=measured)
     alloc = _allocation(plan)
     if alloc is not None:
         info["arena"] = alloc.arena_size

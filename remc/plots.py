@@ -144,8 +144,30 @@ def memory_timeline(plan: Plan) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-def plot_plan(plan: Plan, path: str | os.PathLike, *, title: str | None = None) -> None:
-    """The R and S matrices (stages x units; R black, S gray) beside the memory timeline with the budget."""
+def measured_timeline(plan: Plan, node_in_use: dict[str, int], offset: int = 0) -> np.ndarray:
+    """Measured bytes in use after each compute statement, from a run of the graph lowered from ``plan``
+    (``node_in_use``: bytes in use after each node, by node name, as ONNX Runtime's profiler gives them;
+    the k-th recompute of a node is ``<node>/re<k>``, as lowering names it), plus ``offset``; NaN where the
+    unit's nodes did not run (lowering drops copies nobody reads)."""
+    units = {u.name: u for u in plan.units}
+    count: dict[str, int] = {}
+    out = []
+    for stage in plan.stages:
+        for st in stage:
+            if not isinstance(st, Compute):
+                continue
+            k = count.get(st.unit, 0)
+            count[st.unit] = k + 1
+            names = [f"{m}/re{k}" if k else m for m in reversed(units[st.unit].members)]
+            hit = next((node_in_use[n] for n in names if n in node_in_use), None)
+            out.append(np.nan if hit is None else hit + offset)
+    return np.array(out, dtype=np.float64)
+
+
+def plot_plan(plan: Plan, path: str | os.PathLike, *, title: str | None = None,
+              measured: np.ndarray | None = None) -> None:
+    """The R and S matrices (stages x units; R black, S gray) beside the memory timeline with the budget,
+    and the ``measured`` timeline (``measured_timeline``) when given."""
     plt = _pyplot()
     R, S = plan_matrices(plan)
     mem = memory_timeline(plan)
@@ -158,6 +180,9 @@ def plot_plan(plan: Plan, path: str | os.PathLike, *, title: str | None = None) 
     a.set_ylabel("stage")
     a.set_title("R (computed, black) and S (kept, gray)", fontsize=9)
     b.plot(np.arange(len(mem)), mem / 2**20, linewidth=1.0, color="tab:blue", label="predicted in use")
+    if measured is not None:
+        b.plot(np.arange(len(measured)), measured / 2**20, linewidth=1.0, color="tab:orange",
+               label="measured after the unit")
     b.axhline(plan.constant / 2**20, color="gray", linewidth=0.8, linestyle=":", label="constant overhead")
     if plan.budget:
         b.axhline(plan.budget / 2**20, color="tab:red", linewidth=1.0, linestyle="--", label="budget")

@@ -74,3 +74,20 @@ def test_maxbatch_chart(tmp_path: Path) -> None:
     assert plt.imread(png).std() > 0.01
     res = remc("maxbatch", "vgg16", "--budget", "16GiB", "--strategy", "lin-greedy,nope", "--plot", str(png))
     assert res.returncode != 0 and "unknown strategy 'nope'" in res.stderr
+
+
+def test_plan_plot_with_a_measured_run(tmp_path: Path) -> None:
+    from remc.plots import measured_timeline
+    train, plan, out = tmp_path / "t.onnx", tmp_path / "t.plan", tmp_path / "o.onnx"
+    assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
+    assert remc("compile", str(train), "--budget", "700KiB", "--strategy", "lin-greedy", "-o", str(out),
+                "--plan", str(plan)).returncode == 0
+    from remc.backends.runtime import measure
+    p = read_plan(plan)
+    res = measure(out, "cpu", iters=1, warmup=0, mem_method="profiler")
+    m = measured_timeline(p, res.node_in_use)
+    assert len(m) == simulate(p).computes and np.isfinite(m).mean() > 0.9 and np.nanmax(m) <= res.measured_peak
+    png = tmp_path / "plan.png"
+    res = remc("plan", "show", str(plan), "--plot", str(png), "--run", str(out))
+    assert res.returncode == 0, res.stderr
+    assert plt.imread(png).std() > 0.01
