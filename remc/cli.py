@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--batch", type=_count)
     show.add_argument("--device", choices=("cpu", "cuda"), help="as for 'plan check'")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--plot", metavar="PNG", help="also draw the R/S matrices and the memory timeline here")
+    show.add_argument("--run", metavar="ONNX", help="with --plot: run this graph (lowered from the plan) on the "
+                                                    "plan's device and draw its measured memory too")
     show.set_defaults(func=cmd_plan_show)
     chk = psub.add_parser("check", help="validate a plan against its graph")
     chk.add_argument("file")
@@ -170,6 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--loss", choices=("cross-entropy", "mse"), default="cross-entropy")
     g.add_argument("--batch", type=_count)
     g.add_argument("-o", "--output", required=True)
+    g.add_argument("--seed", type=int, help="seed of every random node (Dropout, RandomUniformLike, ...); "
+                                            "default: nodes without a seed attribute get one from seed 0")
     g.set_defaults(func=cmd_grad)
 
     z = sub.add_parser("zoo", help="the built-in model zoo")
@@ -184,17 +189,21 @@ def build_parser() -> argparse.ArgumentParser:
     ze.add_argument("--size", choices=("small", "paper"), default="paper",
                     help="test-sized model or the paper's sizes (default)")
     ze.add_argument("--shape-only", action="store_true", help="weights without data (for scheduling only)")
+    ze.add_argument("--seed", type=int, help="seed of the random weights and of every random node (default 0)")
     ze.add_argument("-o", "--output", required=True)
     ze.set_defaults(func=cmd_zoo_export)
 
     mb = sub.add_parser("maxbatch", help="largest batch whose schedule fits a budget at <= 2 forward + backward")
     mb.add_argument("model", help="training graph (.onnx) with a symbolic batch dimension, or a zoo name")
     mb.add_argument("--budget", required=True, type=_size)
-    mb.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
+    mb.add_argument("--strategy", default="checkmate",
+                    help=f"one of {', '.join(STRATEGIES)} (with --plot: several, comma-separated)")
     mb.add_argument("--cost", choices=("flops", "profile"), default="flops")
     mb.add_argument("--granularity", choices=("fine", "coarse"), default="coarse")
     _solver_opts(mb)
     mb.add_argument("--json", action="store_true")
+    mb.add_argument("--plot", metavar="PNG", help="bar chart of several models x strategies (comma-separated), "
+                                                  "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
@@ -219,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run under this memory limit (arena cap); the run fails when its arena exceeds it")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
+
+    from .train import add_parser as add_train_parser
+    add_train_parser(sub, _size)
+    from .sweep import add_parser as add_sweep_parser
+    add_sweep_parser(sub)
     return p
 
 
@@ -328,7 +342,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                       progress=progress)
             state = run(passes, State(model=args.model, budget=args.budget),
                         on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
-        save_model(state.lowered, out.staged(args.output))  # the model first: the plan never lands alone
+        # the model first (its external data beside it): the plan never lands alone
+        save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:
             out.staged(args.plan).write_text(print_plan(state.plan))
         out.commit()
@@ -404,6 +419,15 @@ def cmd_plan_show(args: argparse.Namespace) -> int:
     info = {"peak": sim.peak, "cost": sim.cost, "budget": plan.budget, "constant": plan.constant,
             "strategy": plan.strategy, "recomputes": {k: v for k, v in sim.recomputes.items() if v},
             "total_recomputes": int(sum(sim.recomputes.values())), "checked_against": args.graph}
+    if args.plot:
+        from .plots import measured_timeline, plot_plan
+        measured = None
+        if args.run:
+            from .backends.runtime import measure
+            res = measure(args.run, plan.device, iters=1, warmup=0, mem_method="profiler")
+            offset = -(res.baseline or 0) + res.input_bytes + res.initializer_bytes  # remc's accounting
+            measured = measured_timeline(plan, res.node_in_use, offset)
+        plot_plan(plan, args.plot, measured=measured)
     alloc = _allocation(plan)
     if alloc is not None:
         info["arena"] = alloc.arena_size
@@ -501,13 +525,14 @@ def _onnx_from_text(text: str) -> Any:
 
 
 def cmd_grad(args: argparse.Namespace) -> int:
-    from .ir.onnx_io import load_model, save_model
+    from .ir.onnx_io import inline_external_data, load_model, save_model
     from .outputs import Outputs
     from .passes.grad import build_training_graph
     with Outputs([("-o", args.output)], inputs=[args.model]) as out:
-        model = load_model(args.model)
-        train = build_training_graph(model, loss=args.loss, batch=args.batch)
-        save_model(train, out.staged(args.output))
+        # small external tensors (Dropout ratios, shapes) are constants the gradient rules must read
+        model = inline_external_data(load_model(args.model), Path(args.model).parent, max_bytes=1 << 20)
+        train = build_training_graph(model, loss=args.loss, batch=args.batch, seed=args.seed)
+        save_model(train, out.staged(args.output), data_dir=Path(args.model).parent)
         out.commit()
     print(f"wrote {args.output}: {len(train.graph.node)} nodes, outputs "
           f"{', '.join(o.name for o in train.graph.output[:4])}{' ...' if len(train.graph.output) > 4 else ''}")
@@ -529,6 +554,8 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
         raise RemcError(f"unknown zoo model {args.name!r}; models: {', '.join(zoo.list_models())}")
     cfg = dict(zoo.small_config(args.name) if args.size == "small" else zoo.paper_config(args.name))
     cfg.pop("batch", None)
+    if args.seed is not None:
+        cfg["seed"] = args.seed
     from .outputs import Outputs
     with Outputs([("-o", args.output)]) as out:
         model = zoo.export(args.name, args.batch, train=args.train,
@@ -541,7 +568,21 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
 
 
 def cmd_maxbatch(args: argparse.Namespace) -> int:
-    from .maxbatch_cli import run_maxbatch
+    from .maxbatch_cli import maxbatch_chart, run_maxbatch
+    from .passes.strategies import STRATEGIES
+    strategies = args.strategy.split(",")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or (len(strategies) > 1 and not args.plot):
+        raise RemcError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}" if unknown
+                        else "several strategies need --plot")
+    if args.plot:  # several models and strategies (comma-separated): the paper's Fig. 6
+        def row(r: dict) -> None:
+            print(f"{r['model']:12s} {r['strategy']:15s} max batch {r['batch']}", flush=True)
+        kw = {"time_limit": args.time_limit} | ({"threads": args.threads} if args.threads else {})
+        maxbatch_chart(args.model.split(","), strategies, args.budget, args.plot, cost=args.cost,
+                       granularity=args.granularity, solver_kwargs=kw, on_row=row)
+        print(f"wrote {args.plot}")
+        return 0
     rep = run_maxbatch(args.model, args.budget, args.strategy, cost=args.cost, granularity=args.granularity,
                        options=_strategy_options(args))
     if args.json:

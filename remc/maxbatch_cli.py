@@ -62,3 +62,29 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
             "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
             "units": dag.n}
+
+
+def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: str, *, cost: str = "flops",
+                   granularity: str = "coarse", solver_kwargs: dict | None = None,
+                   on_row: Any = None) -> list[dict[str, Any]]:
+    """``run_maxbatch`` for every model and strategy, and the paper's Fig. 6 (grouped bars) at ``plot``
+    with the rows beside it as JSON (``<plot stem>.json``). A strategy that fits no batch gets batch 0."""
+    import json
+
+    from .ir.onnx_io import write_text_atomic
+    from .plots import plot_maxbatch
+    rows = []
+    for m in models:
+        for s in strategies:
+            try:
+                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, solver_kwargs=solver_kwargs)
+            except RemcError as e:
+                rep = {"model": m, "strategy": s, "budget": budget, "batch": 0, "error": str(e)[:300]}
+            rows.append(rep)
+            if on_row is not None:
+                on_row(rep)
+    path = Path(plot)
+    write_text_atomic(path.with_suffix(".json"), json.dumps(rows, indent=1, default=float))
+    from .ir.sizes import format_size
+    plot_maxbatch(rows, path, title=f"largest batch under {format_size(budget)} at <= 2 forward + backward")
+    return rows

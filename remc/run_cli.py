@@ -37,14 +37,28 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     if plan:
         rep.update(_predicted(plan, compare, device))
     if compare:
-        ref = runtime.measure(load_model(compare, with_data=True), device, feeds=feeds, iters=iters)
+        ref_proto = load_model(compare, with_data=True)
+        rep.update(_randomness(ref_proto))
+        ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
         rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.peak_with_constants,
                    reference_median_seconds=ref.median_seconds,
                    measured_overhead=res.median_seconds / ref.median_seconds if ref.median_seconds else None)
         if not ok:
             rep["error"] = f"outputs differ from {compare}: {worst}"
+            if rep["unseeded_random_nodes"] and set(rep["random_outputs"]) & set(res.outputs):
+                rep["error"] += (f"; {len(rep['unseeded_random_nodes'])} random node(s) have no seed attribute "
+                                 f"(e.g. {rep['unseeded_random_nodes'][0]!r}), so every session draws other "
+                                 "numbers: rebuild the training graph with remc grad")
     return rep
+
+
+def _randomness(model: Any) -> dict[str, Any]:
+    """Which outputs of the reference depend on random nodes, and which random nodes lack a seed."""
+    from .passes.random_ops import random_outputs, unseeded_random_nodes
+    rnd = random_outputs(model)
+    return {"random_outputs": sorted(rnd), "random_nodes": sorted({n for ns in rnd.values() for n in ns}),
+            "unseeded_random_nodes": unseeded_random_nodes(model)}
 
 
 def _predicted(plan_path: str, graph: str | None, device: str) -> dict[str, Any]:
@@ -108,4 +122,10 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"({rep['compare_worst']}); reference peak "
                      f"{format_size(rep['reference_peak']) if rep['reference_peak'] else '?'}, "
                      f"time overhead {rep['measured_overhead']:.3f}x")
+        if rep.get("random_outputs"):
+            n_un = len(rep["unseeded_random_nodes"])
+            seeded = f"{n_un} of them without a seed" if n_un else "all seeded"
+            lines.append(f"  {len(rep['random_outputs'])} of the outputs depend on {len(rep['random_nodes'])} "
+                         f"random node(s), {seeded}: {', '.join(rep['random_outputs'][:6])}"
+                         f"{' ...' if len(rep['random_outputs']) > 6 else ''}")
     return "\n".join(lines)

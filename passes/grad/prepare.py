@@ -24,6 +24,7 @@ from remc.ir.errors import ModelError
 from remc.ir.onnx_io import bind_batch
 from remc.ir.onnx_io import infer_shapes as infer
 
+from ..random_ops import RANDOM_OPS
 from .emit import FLOAT_TYPES
 
 MIN_OPSET = 16
@@ -31,8 +32,6 @@ UPGRADE_OPSET = 17
 FOLD_LIMIT = 1 << 20
 """Constant subgraph outputs with more elements than this stay computed at run time."""
 
-RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                        "Bernoulli", "Multinomial"})
 SHAPE_ONLY_INPUT0 = frozenset({"Shape", "Size"})
 """Ops whose output depends on input 0's shape only."""
 
