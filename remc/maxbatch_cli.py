@@ -71,13 +71,16 @@ def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: 
     with the rows beside it as JSON (``<plot stem>.json``). A strategy that fits no batch gets batch 0."""
     import json
 
+    from .backends.strategies import make_options
     from .ir.onnx_io import write_text_atomic
+    from .passes.strategies import SOLVER_NAMES
     from .plots import plot_maxbatch
     rows = []
     for m in models:
         for s in strategies:
             try:
-                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, solver_kwargs=solver_kwargs)
+                options = make_options(s, **(solver_kwargs or {})) if s in SOLVER_NAMES else None
+                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, options=options)
             except RemcError as e:
                 rep = {"model": m, "strategy": s, "budget": budget, "batch": 0, "error": str(e)[:300]}
             rows.append(rep)
