@@ -15,7 +15,7 @@ from ..ir.schedule import Schedule, checkpoint_all
 
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
                   "lin-sqrtn", "lin-greedy")
-STRATEGIES = ("checkmate", "approx") + BASELINE_NAMES
+STRATEGIES = ("checkmate", "approx", "cpsat") + BASELINE_NAMES
 
 
 def _bytes(n: int) -> str:
@@ -23,10 +23,17 @@ def _bytes(n: int) -> str:
     return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
 
 
-def solve(name: str, dag: DAG, budget: int | None, **options: Any) -> Schedule:
-    """Run strategy ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
+def solve(name: str, dag: DAG, budget: int | None, *, backend: Callable[..., Schedule] | None = None,
+          **options: Any) -> Schedule:
+    """Run strategy ``name``; raise InfeasibleError when its schedule cannot fit ``budget``. ``backend`` is
+    the solver of a strategy that lives in remc.backends ('cpsat': backends.cpsat.cpsat_strategy), which
+    the driver passes in (passes do not import backends)."""
     if name not in STRATEGIES:
         raise RemcError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
+    if name == "cpsat":
+        if backend is None or budget is None:
+            raise RemcError("the cpsat strategy needs a budget and its backend (remc.backends.cpsat)")
+        return backend(dag, budget, **options)
     if name == "checkmate":
         from .milp import solve_milp
         if budget is None:

@@ -159,13 +159,16 @@ def _solver_opts(p: argparse.ArgumentParser) -> None:
 
 
 def _solver_kwargs(args: argparse.Namespace) -> dict[str, Any]:
-    if args.strategy not in ("checkmate", "approx"):
+    if args.strategy not in ("checkmate", "approx", "cpsat"):
         return {}
     kw: dict[str, Any] = {"time_limit": args.time_limit}
     if args.threads:
         kw["threads"] = args.threads
     if args.strategy == "approx" and args.no_refine:
         kw["refine"] = False
+    if args.strategy == "cpsat":
+        from .backends.cpsat import cpsat_strategy
+        kw.update(backend=cpsat_strategy, **({"gap": args.gap} if args.gap is not None else {}))
     if args.strategy == "checkmate":
         if args.gap is not None:
             kw["gap"] = args.gap

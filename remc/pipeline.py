@@ -119,6 +119,9 @@ class SchedulePass(Pass):
         from .passes.strategies import solve
         opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps")
                 if (v := getattr(self, k)) is not None}
+        if self.strategy == "cpsat":
+            from .backends.cpsat import cpsat_strategy
+            opts["backend"] = cpsat_strategy
         state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
 
 

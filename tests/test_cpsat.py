@@ -58,3 +58,33 @@ def test_training_graph_within_budget_and_no_worse_than_its_hint() -> None:
         assert s.report["bound_scope"].startswith("schedules with at most 2")
         assert s.report["bound_c"] <= s.cost(dag) + 1e-9
     assert ran >= 2
+
+
+def test_cli_solve_with_cpsat(tmp_path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from remc.ir.nodelink import save_nodelink
+
+    rng = np.random.default_rng(5)
+    dag = training_graph(5, rng, skips=((0, 3),))
+    path = tmp_path / "g.json"
+    save_nodelink(dag, path)
+    top = checkpoint_all(dag).peak(dag)
+    budget, ref = top, checkpoint_all(dag).cost(dag)
+    for frac in (0.95, 0.9, 0.85, 0.8, 0.75):  # the least of these budgets that approx can meet
+        try:
+            ref = solve_approx(dag, int(top * frac)).cost(dag)
+        except InfeasibleError:
+            break
+        budget = int(top * frac)
+    assert budget < top
+    plan = tmp_path / "g.plan"
+    res = subprocess.run([sys.executable, "-m", "remc.cli", "solve", str(path), "--budget", str(budget),
+                          "--strategy", "cpsat", "--time-limit", "60", "--threads", "1", "--plan", str(plan),
+                          "--json"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["strategy"] == "cpsat" and rep["peak"] <= budget and plan.exists()
+    assert rep["cost"] <= ref + 1e-9
