@@ -2,10 +2,10 @@
 
 Protocol (Moccasin's ``main.py``): budget = ceil(ratio x the peak of the file's own topological order, every
 node computed once and kept until its last use), ratios 0.8 and 0.9. remc runs as a user runs it,
-``remc solve G --budget B --strategy S --time-limit T --json`` (S = checkmate, approx); Moccasin runs its own
-``remat`` with the arguments of its ``main.py`` (C=2, phase 1, 16 CP-SAT workers) in a separate Python
-environment that has its OR-Tools (remc does not depend on OR-Tools). Cases run one tool at a time, so the
-wall times compare on the same machine.
+``remc solve G --budget B --strategy S --time-limit T --json`` (S = checkmate, approx, cpsat); Moccasin runs
+its own ``remat`` with the arguments of its ``main.py`` (C=2, phase 1, 16 CP-SAT workers) in a separate
+Python environment that has its OR-Tools. Cases run one tool at a time, so the wall times compare on the
+same machine.
 
 Moccasin's source and graphs are not part of remc (GPL-3.0): get them with ``git clone`` of
 haoming-codes/moccasin (the repository its paper's artifact points to), then set up its environment::
@@ -22,9 +22,9 @@ last changed (autumn 2023); networkx 3.6 no longer reads its Checkmate files (li
 
 ``--graphs`` picks published graphs by substring (``all`` = the 11 of Moccasin's benchmark: 7 Checkmate
 training graphs and the 4 random layered ones); ``--random N:SEED`` adds generated graphs (written next to
-the JSON output). ``--tools`` chooses among checkmate, approx, moccasin and cpsat (remc's CP-SAT model,
-backends/cpsat.py, ``--copies`` computations per unit at most; its gap is on that restricted model). ``--render`` rebuilds the Markdown
-from a JSON file. Costs are reported as +x% over computing every node once (the sum of all costs).
+the JSON output). ``--tools`` chooses among checkmate, approx, cpsat (remc's strategies) and moccasin.
+``--render`` rebuilds the Markdown from a JSON file. Costs are reported as +x% over computing every node once
+(the sum of all costs).
 """
 from __future__ import annotations
 
@@ -45,29 +45,7 @@ from remc.ir.nodelink import load_nodelink
 from remc.ir.schedule import checkpoint_all
 
 CHECKMATE_GRAPHS = ("VGG16", "VGG19", "MobileNet", "ResNet50", "fcn_8_vgg", "segnet", "vgg_unet")
-TOOLS = ("checkmate", "approx", "moccasin", "cpsat")
-
-# remc's CP-SAT model (backends/cpsat.py, not a CLI strategy yet), run in a subprocess like the others.
-CPSAT_DRIVER = r'''
-import json, sys
-from remc.ir.nodelink import load_nodelink
-from remc.ir.errors import InfeasibleError, RemcError
-from remc.backends.cpsat import CpSatOptions, solve_cpsat
-graph, budget, limit, threads, copies = sys.argv[1:6]
-dag = load_nodelink(graph)
-opts = CpSatOptions(time_limit=float(limit), threads=int(threads) if threads != "default" else None, copies=int(copies))
-try:
-    s = solve_cpsat(dag, int(budget), opts)
-except InfeasibleError as e:
-    print(json.dumps({"status": "infeasible (C)", "error": str(e)}))
-    sys.exit(0)
-except RemcError as e:
-    print(json.dumps({"status": "no schedule", "error": str(e)}))
-    sys.exit(0)
-r = s.report
-print(json.dumps({"status": r["status"], "cost": s.cost(dag), "peak": s.peak(dag), "gap": r["gap_c"],
-                  "bound": r["bound_c"], "seconds": r["seconds"], "bound_scope": r["bound_scope"]}))
-'''
+TOOLS = ("checkmate", "approx", "cpsat", "moccasin")
 
 # Runs Moccasin's ``remat`` exactly as its main.py does, with the timeout (seconds per phase; main.py uses
 # 3600 x (1 if n >= 500 else 0.5)) and worker count as arguments, and prints one JSON line. ``rockmate`` is
@@ -222,9 +200,10 @@ def run_group(cmd: list[str], timeout: float, cwd: str | None = None) -> tuple[i
     return rc, out, err, time.perf_counter() - t0
 
 
-def run_remc(graph: Path, budget: int, strategy: str, time_limit: float, grace: float) -> dict:
+def run_remc(graph: Path, budget: int, strategy: str, time_limit: float, grace: float,
+             threads: int | None = None) -> dict:
     cmd = [sys.executable, "-m", "remc.cli", "solve", str(graph), "--budget", str(budget), "--strategy", strategy,
-           "--time-limit", str(time_limit), "--json"]
+           "--time-limit", str(time_limit), "--json"] + (["--threads", str(threads)] if threads else [])
     rc, out, err, wall = run_group(cmd, time_limit + grace)
     row: dict[str, Any] = {"wall": wall}
     if rc is None:
@@ -241,17 +220,6 @@ def _failure(msg: str) -> str:
     """How a failed remc run is listed: a proven infeasibility, or no schedule (anything else)."""
     return "infeasible (proven)" if "proven lower bound" in msg or "no schedule of this graph can need less" \
         in msg else "no schedule"
-
-
-def run_cpsat(graph: Path, budget: int, time_limit: float, grace: float, threads: str, copies: int) -> dict:
-    cmd = [sys.executable, "-c", CPSAT_DRIVER, str(graph), str(budget), str(time_limit), threads, str(copies)]
-    rc, out, err, wall = run_group(cmd, time_limit + grace)
-    row: dict[str, Any] = {"wall": wall}
-    if rc is None:
-        return row | {"status": f"killed after {wall:.0f} s"}
-    if rc != 0 or not out.strip():
-        return row | {"status": "error", "error": (err.strip().splitlines() or ["?"])[-1][:300]}
-    return row | json.loads(out.strip().splitlines()[-1])
 
 
 def run_moccasin(graph: Path, ratio: float, src: Path, python: str, timeout: float, workers: str) -> dict:
@@ -282,10 +250,9 @@ def bench_case(graph: Path, ratio: float, tools: list[str], args: argparse.Names
             row = run_moccasin(graph, ratio, args.moccasin / "src", args.python, args.moccasin_timeout, args.workers)
             if "budget" in row and row["budget"] != budget:
                 row["note"] = f"Moccasin's budget {row['budget']} differs from remc's {budget}"
-        elif tool == "cpsat":
-            row = run_cpsat(graph, budget, args.time_limit, args.grace, args.workers, args.copies)
         else:
-            row = run_remc(graph, budget, tool, args.time_limit, args.grace)
+            row = run_remc(graph, budget, tool, args.time_limit, args.grace,
+                           args.cpsat_threads if tool == "cpsat" else None)
         if row.get("cost") is not None:
             row["over"] = row["cost"] / dag.total_cost - 1 if dag.total_cost else 0.0
             row["fits"] = row["peak"] <= budget
@@ -310,7 +277,7 @@ def _cell(row: dict | None) -> str:
 
 def render(result: dict) -> str:
     tools = result["tools"]
-    names = {"moccasin": "Moccasin", "cpsat": "remc CP-SAT model"}
+    names = {"moccasin": "Moccasin"}
     head = "| graph | n | ratio | budget | " + " | ".join(names.get(t, f"remc {t}") for t in tools) + " |"
     lines = [head, "|" + "---|" * (4 + len(tools))]
     for c in result["cases"]:
@@ -336,10 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--time-limit", type=float, default=300.0, help="remc's --time-limit")
     p.add_argument("--grace", type=float, default=120.0, help="seconds past the time limit before remc is killed")
     p.add_argument("--moccasin-timeout", type=float, default=300.0, help="Moccasin's CP-SAT limit per phase")
-    p.add_argument("--workers", default="default",
-                   help="CP-SAT workers for Moccasin (default: its own, 16) and for remc's CP-SAT model (default: "
-                        "the CPU count)")
-    p.add_argument("--copies", type=int, default=3, help="cpsat tool: most computations per unit")
+    p.add_argument("--workers", default="default", help="CP-SAT workers for Moccasin (default: its own, 16)")
+    p.add_argument("--cpsat-threads", type=int, help="remc --strategy cpsat: --threads (default: the CPU count)")
     p.add_argument("--out", type=Path, default=Path("results/bench_moccasin.json"))
     p.add_argument("--markdown", type=Path)
     p.add_argument("--render", type=Path, help="print the Markdown table of this JSON result and exit")
