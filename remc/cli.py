@@ -311,6 +311,8 @@ def _strategy_options(args: argparse.Namespace) -> Any:
     if args.strategy == "approx":
         return make_options("approx", time_limit=args.time_limit, threads=args.threads,
                             refine=False if args.no_refine else None)
+    if args.strategy == "cpsat":
+        return make_options("cpsat", time_limit=args.time_limit, threads=args.threads, gap=args.gap)
     return None
 
 
