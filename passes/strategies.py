@@ -21,7 +21,7 @@ STRATEGIES = SOLVER_NAMES + BASELINE_NAMES
 _BY_SPEED = ("checkpoint-all", "chen-sqrtn", "ap-sqrtn", "lin-sqrtn", "griewank", "chen-greedy", "ap-greedy",
              "lin-greedy")
 """Baselines, quickest first (the greedy ones evaluate a family of schedules)."""
-LARGE_GRAPH = 300
+LARGE_GRAPH = 100
 """Units above which ``best_baseline`` evaluates at most GREEDY_POINTS values of a greedy knob."""
 GREEDY_POINTS = 32
 
