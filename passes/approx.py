@@ -40,7 +40,7 @@ approx relies on the stage search, with the sum of costs as its proven bound."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
-STAGE_SEARCH_SHARE = 0.4
+STAGE_SEARCH_SHARE = 0.6
 """Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
 
 
@@ -152,7 +152,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
         if clock.expired():
-            raise LpUnfinished(f"approx: the time limit of {o.time_limit:g} s passed before any schedule within "
+            raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
                                f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt})", lp_bound)
         how = "LP rounding and repair" if o.refine else "LP rounding"
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
@@ -189,11 +189,11 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
 
 def _stage_search(dag: DAG, budget: int, given: "_Candidate | None", clock: Clock,
                   share: float) -> "_Candidate | None":
-    """The stage search's schedule (from ``given`` or checkpoint-all) within ``share`` of the time limit (30 s
-    without one), cleaned and checked; None when it finds none."""
+    """The stage search's schedule (from checkpoint-all) within ``share`` of the time left (30 s without a
+    limit), cleaned and checked; None when it finds none."""
     left = clock.left()
     end = time.perf_counter() + (30.0 if left is None else share * left)
-    found = stage_search(dag, budget, deadline=end, start=None if given is None else given.S)
+    found = stage_search(dag, budget, deadline=end)  # from checkpoint-all: a baseline start stalls sooner
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])

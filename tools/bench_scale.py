@@ -57,6 +57,21 @@ def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit
     return row
 
 
+def render(rows: list[dict]) -> str:
+    """A markdown table: one line per case."""
+    out = ["| graph | units | ratio | strategy | status | overhead | proven bound (bound source) | gap on overhead "
+           "| wall s | max RSS MiB |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        if r.get("status") in ("error", "crashed"):
+            out.append(f"| {r['graph']} | {r.get('units', '')} | {r['ratio']} | {r['strategy']} | {r['status']}: "
+                       f"{r.get('error', '')[:80]} | | | | {r.get('wall_seconds', 0):.0f} | |")
+            continue
+        out.append(f"| {r['graph']} | {r['units']} | {r['ratio']} | {r['strategy']} | {r['status']} | "
+                   f"+{r['overhead_pct']:.2f}% | +{r['bound_pct']:.2f}% ({r['bound_source']}) | "
+                   f"{100 * r['gap']:.1f}% | {r['wall_seconds']:.0f} | {r['max_rss_mib']:.0f} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="results/scale.jsonl")
@@ -67,8 +82,12 @@ def main() -> None:
     ap.add_argument("--zoo", default="", help="comma-separated zoo models at --granularity fine")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--render", metavar="JSONL", help="print a markdown table of a results file and exit")
     ap.add_argument("--one", nargs=3, metavar=("KIND", "SIZE", "RATIO_STRATEGY"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.render:
+        print(render([json.loads(line) for line in Path(args.render).read_text().splitlines() if line.strip()]))
+        return
     if args.one:
         kind, size, rs = args.one
         ratio, strategy = rs.split(":")
