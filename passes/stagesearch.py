@@ -71,11 +71,14 @@ class StageState:
         s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
         gc = np.zeros(n, dtype=np.int64)
         if len(self._e0):
-            rk = row[self._e1]
-            last = np.full(n, -1, dtype=np.int64)
-            np.maximum.at(last, self._e0[rk], self._e1[rk])
-            free = rk & ~s_next[self._e0] & (last[self._e0] == self._e1)
-            np.add.at(gc, self._e1[free], self._emem[free])
+            # edges are sorted by (parent, child): the last computed user of each parent is the last
+            # edge of its group among those into computed units
+            sel = np.flatnonzero(row[self._e1])
+            e0 = self._e0[sel]
+            last = np.ones(len(sel), dtype=bool)
+            last[:-1] = e0[:-1] != e0[1:]
+            free = sel[last & ~s_next[e0]]
+            gc = np.bincount(self._e1[free], weights=self._emem[free], minlength=n).astype(np.int64)
         alloc = np.where(row, dag.mem, 0)
         freed_before = np.zeros(n, dtype=np.int64)
         freed_before[1:] = np.cumsum(gc)[:-1]
