@@ -30,12 +30,18 @@ from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_n
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import ApproxOptions, EPS_LIST, REFINE_SECONDS, ROUNDINGS  # noqa: F401 (re-exported)
 from .refine import Refiner
+from .stagesearch import stage_search
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
 
-MAX_LP_COLUMNS = 2_000_000
-"""Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP would not
-fit the memory and time of a small machine (random layered n=1000: LP out of memory at 7.3 GB), and approx
-refines the best given schedule instead, with the sum of costs as its proven bound."""
+MAX_LP_COLUMNS = 500_000
+"""Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
+the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB), and
+approx relies on the stage search, with the sum of costs as its proven bound."""
+STAGE_SEARCH_UNITS = 120
+"""Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
+search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
+STAGE_SEARCH_SHARE = 0.6
+"""Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
 
 
 @dataclass
@@ -102,18 +108,29 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
     note = _report_progress(progress, clock, given)
+    cols = model_columns(dag)
+    staged = None
+    if given is None or dag.n > STAGE_SEARCH_UNITS:
+        note("stage search")
+        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE)
+        given = _cheaper(given, staged)
     note("lp")
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
     best = None
-    cols = model_columns(dag)
     if cols > MAX_LP_COLUMNS:
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
+    elif clock.expired():
+        lp_status = "not started (time limit reached)"
     else:
         relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
         try:
             exact = relax.at(budget)
         except _LpStopped as stop:
             lp_status, lp_bound = str(stop), stop.bound
+        except SolverError:
+            if not relax.out_of_time():
+                raise
+            lp_status = "not started (time limit reached)"
         else:
             if exact is None:
                 _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", lp, o.threads,
@@ -123,7 +140,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
             best, over, tried, fallback = _round(dag, budget, o, relax)
     rounded_cost = None if best is None else best.cost
     refined = None
-    if o.refine or best is None:
+    if o.refine:
         end = clock.start + clock.elapsed() + o.refine_seconds
         if clock.deadline is not None:
             end = min(end, clock.deadline)
@@ -135,12 +152,12 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
         if clock.expired():
-            raise LpUnfinished(f"approx: the time limit of {o.time_limit:g} s passed before any schedule within "
+            raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
                                f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt})", lp_bound)
         how = "LP rounding and repair" if o.refine else "LP rounding"
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
                o.threads, clock.left())
-    extras = dict(lp=lp_status, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
+    extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=o.refine,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,
@@ -168,6 +185,21 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
         rep.status = "time_limit"
     sched.report = rep
     return sched
+
+
+def _stage_search(dag: DAG, budget: int, given: "_Candidate | None", clock: Clock,
+                  share: float) -> "_Candidate | None":
+    """The stage search's schedule (from checkpoint-all) within ``share`` of the time left (30 s without a
+    limit), cleaned and checked; None when it finds none."""
+    left = clock.left()
+    end = time.perf_counter() + (30.0 if left is None else share * left)
+    found = stage_search(dag, budget, deadline=end)  # from checkpoint-all: a baseline start stalls sooner
+    if found is None:
+        return None
+    R, S = clean(dag, found[0], found[1])
+    if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:  # its moves keep both: a bug
+        raise SolverError("approx: the stage search returned an invalid schedule")
+    return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, "stage search")
 
 
 def _report_progress(progress: Progress | None, clock: Clock, given: "_Candidate | None"):

@@ -18,7 +18,8 @@ from ..ir.dag import DAG
 from ..ir.report import SolveReport
 from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile
 from .approx import LpUnfinished, solve_approx
-from .milp_model import CheckmateModel, build_model, clean, least_budget_bound, model_columns, simple_lower_bound
+from .milp_model import (CheckmateModel, build_model, clean, cost_floor_for, least_budget_bound, model_columns,
+                         simple_lower_bound)
 from .options import ApproxOptions, CheckmateOptions
 from .solver_api import Clock, Progress, ProgressEvent, SolveResult, SolverBackend
 
@@ -87,7 +88,8 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions = CheckmateOptio
         extras.update(milp=res.status, solver_seconds=res.seconds, nodes=res.nodes, budget_retries=retries,
                       free_form=o.free_form, memory_form="recurrence" if (model.p >= 0).any() else "dense",
                       memory_unit=model.scale.unit, memory_exact=model.scale.exact,
-                      cost_floor_correction=model.bound_correction * model.cost_unit, **_sizes(model))
+                      cost_floor=model.cost_floor, cost_floor_correction=model.bound_correction * model.cost_unit,
+                      **_sizes(model))
         if milp_sched is not None and (seed is None or milp_sched.cost(dag) < seed.cost(dag)):
             seed = milp_sched
     if seed is None:
@@ -124,8 +126,12 @@ def _run_milp(dag: DAG, budget: int, o: CheckmateOptions, mip: SolverBackend, lp
               seed: Schedule | None, progress: Progress | None, clock: Clock):
     """The MILP from ``seed`` with the time left: (schedule or None, result, model, retries, proven bound)."""
     model_budget, retries, valid_bound = budget, 0, -math.inf
+    # raised tiny costs may weaken the proven bound by at most a tenth of the gap asked for (on the
+    # overhead of the schedule in hand), so they cannot stand between the solver's proof and "optimal"
+    overhead = (seed.cost(dag) - float(dag.cost.sum())) if seed is not None else float(dag.cost.sum())
+    floor = cost_floor_for(dag, 0.1 * max(o.gap, 1e-9) * max(overhead, 0.0))
     while True:
-        model = build_model(dag, model_budget, free_form=o.free_form,
+        model = build_model(dag, model_budget, free_form=o.free_form, cost_floor=floor,
                             memory_form="recurrence" if o.memory_form == "auto" else o.memory_form)
         start = None
         if seed is not None and model.representable(seed.R, seed.S):

@@ -193,6 +193,8 @@ class CheckmateModel:
     """Objective offset (model units): minus the cost of computing every unit once, so that objective +
     offset is the recomputation overhead, on which a backend's relative gap is measured."""
     bound_correction: float = 0.0
+    cost_floor: float = COST_EPS
+    """Positive costs below this fraction of the largest were raised to it."""
     """Model units by which costs raised to COST_EPS can overstate any schedule's cost: a bound B on the
     model's objective gives B - bound_correction on the exact one."""
 
@@ -307,8 +309,11 @@ class _Rows:
 
 
 def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper_6b: bool = False,
-                usefulness: bool = True, memory_form: str = "auto") -> CheckmateModel:
+                usefulness: bool = True, memory_form: str = "auto", cost_floor: float = COST_EPS) -> CheckmateModel:
     """Eq. (9) for ``dag`` at ``budget`` bytes.
+
+    ``cost_floor``: positive costs below this fraction of the largest are raised to it (see COST_EPS and
+    ``CheckmateModel.bound_correction``; ``cost_floor_for`` picks one that keeps the correction small).
 
     budget None builds the least-budget LP instead: the objective is a budget column B (in model
     units above the constant) bounding every budget row, and the cost terms are dropped.
@@ -335,7 +340,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     tt = np.arange(n)[:, None]
     cols = _Cols()
     exact_cost = dag.cost / cost_unit
-    unit_cost = np.where((exact_cost > 0) & (exact_cost < COST_EPS), COST_EPS, exact_cost)
+    unit_cost = np.where((exact_cost > 0) & (exact_cost < cost_floor), cost_floor, exact_cost)
     obj = unit_cost[None, :] if budget is not None else 0.0
     r = cols.add(r_ok, cost=obj, lo=np.eye(n))
     offset = correction = 0.0
@@ -379,7 +384,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     return CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), cat(cols.lo), cat(cols.hi),
-                          cat(cols.int), A, lo, hi, bcol, budget_rows, offset, correction)
+                          cat(cols.int), A, lo, hi, bcol, budget_rows, offset, correction, cost_floor)
 
 
 def _rows_dependencies(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray) -> None:
@@ -610,6 +615,16 @@ def least_budget_bound(dag: DAG, lp: SolverBackend, *, time_limit: float | None 
         lp_b = math.ceil(res.objective * model.scale.unit * (1 - 1e-6)) + int(dag.constant)
         best = max(best, lp_b)
     return best
+
+
+def cost_floor_for(dag: DAG, slack: float) -> float:
+    """The largest cost floor (at most COST_EPS) whose ``bound_correction`` is at most ``slack`` cost units:
+    every R column's cost may be raised by the floor, so floor * (R columns) * (largest cost) <= slack."""
+    top = float(dag.cost.max()) if dag.n else 0.0
+    if top <= 0 or slack <= 0:
+        return COST_EPS
+    r_ok, _, _ = allowed(dag)
+    return float(min(COST_EPS, max(slack / (top * max(int(r_ok.sum()), 1)), 1e-12)))
 
 
 def model_columns(dag: DAG) -> int:

@@ -379,7 +379,8 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
     if rep.get("bound") is not None:
         line += f", bound {rep['bound']:.4g}"
     if rep.get("gap") is not None:
-        line += f", gap {100 * rep['gap']:.2f}%" if rep["gap"] != float("inf") else ", no dual bound"
+        line += (f", gap {100 * rep['gap']:.2f}%" + (f" of the {rep['gap_measure']}" if rep.get("gap_measure") else "")
+                 if rep["gap"] != float("inf") else ", no dual bound")
     if rep.get("seconds") is not None:
         line += f", {rep['seconds']:.2f} s"
     print(line)

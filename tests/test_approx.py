@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from remc.ir.errors import InfeasibleError
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import check, checkpoint_all
-from remc.passes.approx import default_thresholds, solve_approx
+from remc.backends.strategies import solve_approx
+from remc.passes.approx import default_thresholds
 from remc.backends.strategies import solve_milp
 
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
@@ -36,7 +37,7 @@ def test_bounds_sandwich_the_optimum_on_tiny_graphs():
                 continue
             assert_valid(dag, sched, budget)
             assert sched.cost(dag) >= best - 1e-9
-            assert sched.report["lp_bound"] <= best + 1e-6
+            assert sched.report.bound <= best + 1e-6
             checked += 1
     assert checked >= 3 * failed and checked >= 20
 
@@ -115,7 +116,7 @@ def test_default_thresholds():
 
 def test_bad_rounding_name():
     dag = random_dag(3, np.random.default_rng(27))
-    with pytest.raises(ValueError, match="rounding"):
+    with pytest.raises(RemcError, match="rounding"):
         solve_approx(dag, 10**6, rounding="greedy")
 
 

@@ -38,7 +38,8 @@ def training_graph(name: str):
 def test_strategy_runs_and_matches(name: str, strategy: str) -> None:
     model, feeds, ref, base, budget = training_graph(name)
     solver = strategy in ("checkmate", "approx", "cpsat")
-    passes = compile_pipeline(strategy=strategy, **({"time_limit": 20.0} if solver else {}))
+    from remc.backends.strategies import make_options
+    passes = compile_pipeline(strategy=strategy, options=make_options(strategy, time_limit=20.0) if solver else None)
     # Solvers get a tight budget; baselines their own default schedule (their budget fit is tested in
     # tests/test_baselines.py), since most cannot reach a budget this tight on these graphs.
     state = State(model=model, graph=base.graph, costs=base.costs, units=base.units, dag=base.dag,
