@@ -12,8 +12,9 @@ from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.backends.strategies import least_budget_bound
 from remc.backends.strategies import names as _names
+from remc.pipeline import State, compile_pipeline, run, stages
+
 STRATEGIES = _names()
-from remc.pipeline import State, compile_pipeline, run
 
 FRACTION = 0.5
 """The budget lies this far from the least-budget LP bound up to the checkpoint-all peak (coarse units)."""
@@ -28,7 +29,7 @@ def training_graph(name: str):
     model = zoo.export(name, batch, train=True, **cfg)
     feeds = runtime.random_inputs(model, 0)
     ref = runtime.measure(model, "cpu", feeds=feeds, iters=1, warmup=0, mem_method=None).outputs
-    state = run(compile_pipeline()[:3], State(model=model))
+    state = run(stages(compile_pipeline(), last="units"), State(model=model))
     full, least = checkpoint_all(state.dag).peak(state.dag), least_budget_bound(state.dag, time_limit=60)
     return model, feeds, ref, state, int(least + FRACTION * (full - least))
 
