@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     _graph_opts(c)
     _solver_opts(c)
+    c.add_argument("--verify", action="store_true",
+                   help="run the lowered graph on the device under a cap of the budget; re-solve tighter if it "
+                        "does not fit")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
 
@@ -114,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
-    d.add_argument("--fraction", type=float, default=0.7, help="budget as a fraction of the checkpoint-all peak")
+    d.add_argument("--fraction", type=float, default=0.9,
+                   help="budget as a fraction of what the unmodified graph needs on ONNX Runtime")
     d.add_argument("--batch", type=int, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     d.add_argument("--time-limit", type=float, default=60.0)
@@ -128,7 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--compare", help="original training graph: check the outputs match")
     r.add_argument("--plan", help="the plan the graph was lowered from (for predicted peak and cost)")
     r.add_argument("--iters", type=int, default=10)
-    r.add_argument("--mem-limit", type=_size, help="run under this memory limit (arena cap)")
+    r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
+                   "(default with --plan: the plan's budget)")
+    r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
     return p
@@ -195,13 +201,18 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .progress import solver_progress
     passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
                               strategy=args.strategy, device=args.device, **_solver_kwargs(args))
+    from .fit import compile_fit
     with solver_progress(args.strategy, enabled=not args.json):
-        state = run(passes, State(model=args.model, budget=args.budget))
+        state = run(passes[:3], State(model=args.model, budget=args.budget))
+        fit = compile_fit(passes[3:], state, device=args.device, verify=args.verify)
     if args.plan:
         write_text_atomic(args.plan, print_plan(state.plan))
     save_model(state.lowered, args.output)
     rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
     rep["output"] = args.output
+    p = fit.prediction
+    rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
+               arena_predicted=p.total if p else None)
     _print_report(rep, args.json)
     return 0
 
@@ -219,6 +230,11 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
     if rep.get("seconds") is not None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
+    if rep.get("arena_predicted") is not None:
+        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} (replayed arena plus inputs and "
+              f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "
+              f"{rep['fit_rounds']} round(s)" + ("" if rep.get("verified") is None else
+                                                 ", verified by a run under the cap" if rep["verified"] else ""))
     if rep.get("output"):
         print(f"wrote {rep['output']} ({rep['units']} units, {rep['recomputes']} recomputations)")
 
