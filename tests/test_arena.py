@@ -1,0 +1,70 @@
+"""The BFC arena replay (passes/arena.py) against ONNX Runtime's own accounting."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from remc.backends import runtime
+from remc.passes.arena import ArenaConfig, ArenaOutOfMemory, BFCArena, graph_events, least_limit, replay
+
+
+def test_rounding_whole_chunks_and_regions() -> None:
+    a = BFCArena(ArenaConfig())
+    p = a.alloc(1000)                       # rounded to 1024, a region of exactly that (kSameAsRequested)
+    assert a.in_use == 1024 and a.regions == [1024]
+    a.free(p)
+    a.alloc(600)                            # 1024 < 2 * 768: handed out whole
+    assert a.in_use == 1024 and a.regions == [1024]
+    a.alloc(300)                            # no free chunk: a new region, never merged with the first
+    assert a.regions == [1024, 512]
+
+
+def test_limit_raises_like_onnxruntime() -> None:
+    a = BFCArena(ArenaConfig(limit=4096))
+    a.alloc(3000)
+    with pytest.raises(ArenaOutOfMemory, match="Available memory of 1024 is smaller than requested bytes of 2048"):
+        a.alloc(2000)
+
+
+def test_power_of_two_growth() -> None:
+    a = BFCArena(ArenaConfig(extend="kNextPowerOfTwo"))
+    a.alloc(100)
+    assert a.regions == [1 << 20]
+    a.alloc(3 << 20)
+    assert a.regions == [1 << 20, 4 << 20]
+
+
+def _chain() -> object:
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Neg", ["X"], ["a"], name="n0"), helper.make_node("Relu", ["a"], ["b"], name="n1"),
+             helper.make_node("Reshape", ["b", "S"], ["c"], name="n2"), helper.make_node("Add", ["c", "c"], ["d"], name="n3"),
+             helper.make_node("Relu", ["d"], ["Y"], name="n4"), helper.make_node("Neg", ["c"], ["e"], name="n5"),
+             helper.make_node("Mul", ["e", "Y"], ["Z"], name="n6")]
+    g = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("X", f, [100, 300])],
+                          [helper.make_tensor_value_info("Y", f, [30000]), helper.make_tensor_value_info("Z", f, [30000])],
+                          [numpy_helper.from_array(np.array([30000], np.int64), "S")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 10
+    return m
+
+
+def test_events_alias_in_place_and_graph_outputs() -> None:
+    ev = graph_events(_chain(), "cpu")
+    allocs = {n.node: [k for k, _ in n.allocs] for n in ev.nodes}
+    assert allocs["n1"] == []               # Relu writes into 'a' at its last use
+    assert allocs["n2"] == []               # Reshape aliases its input
+    assert allocs["n4"] == ["Y"]            # a graph output always gets its own buffer
+    assert ev.initializer_sizes == (8,)     # small CPU initializers are copied into the arena
+
+
+def test_replay_matches_onnxruntime_cpu_exactly() -> None:
+    m = _chain()
+    feeds = runtime.random_inputs(m, 0)
+    ev = graph_events(m, "cpu")
+    rp = replay(ev, runtime.arena_config("cpu"))
+    meas = runtime.profiler_peak(m, "cpu", feeds=feeds, mem_limit=1 << 30)
+    assert list(meas.node_in_use.values()) == list(rp.node_in_use)
+    assert meas.peak == rp.peak_in_use and meas.held == least_limit(ev, runtime.arena_config("cpu"))
+    cap = least_limit(ev, runtime.arena_config("cpu"))
+    assert runtime._fits(m, "cpu", feeds, cap) and not runtime._fits(m, "cpu", feeds, cap - 256)
