@@ -713,7 +713,9 @@ def arena_config(device: str, limit: int | None = None):
     kind, _ = parse_device(device)
     if kind == "cuda":
         return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True)
-    return ArenaConfig(extend="kSameAsRequested", limit=limit)
+    # the CPU arena's regions come from malloc: glibc serves requests from 128 KiB up (M_MMAP_THRESHOLD) by
+    # mmap, top-down above its heap; which region a tie between equal free chunks goes to follows from that
+    return ArenaConfig(extend="kSameAsRequested", limit=limit, mmap_threshold=128 << 10)
 
 
 def _initializer_names(model: onnx.ModelProto) -> set[str]:

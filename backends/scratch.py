@@ -7,7 +7,8 @@ From the node's arena stats:
 
 - ``prepack``: bytes in use before the node ran, i.e. what session creation put in the arena for it
   (pre-packed or transposed constant weights: MLAS' packed B of MatMul/Gemm, ConvTranspose's
-  transposed filter on CPU);
+  transposed filter on CPU), less the small constant inputs copied into the arena that the kernel does not
+  pack (a packed one is released once packed);
 - ``persistent``: bytes still in use after the node beyond its outputs (kernels that cache a buffer at
   their first run);
 - ``scratch``: ``mem_in_use_peak`` above what is in use after the node: the kernel's temporary buffers
@@ -30,7 +31,7 @@ import onnx
 
 from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
-from ..passes.arena import ALIAS_OPS, initializer_in_arena, rounded
+from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
 from .profile import ProfileCosts, _cache_key, _constant_values, _Probe, signature
 
@@ -126,8 +127,9 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     after = int(a["mem_bytes_in_use"])
     before = after - int(a["mem_in_use_delta"])
     outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
+    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
     copied = sum(types[i].nbytes for i in dict.fromkeys(p.node.input)
-                 if i in consts and initializer_in_arena(types[i].nbytes, device))
+                 if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
     return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
                         persistent=max(0, after - before - outs), prepack=max(0, before - copied))
 

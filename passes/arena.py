@@ -64,6 +64,12 @@ class ArenaConfig:
     initial_chunk: int = 1 << 20
     max_dead_bytes: int = 128 << 20
     max_power_of_two_extend: int = 1 << 30
+    descending_regions: bool = False
+    """Each new region lies below the earlier ones (large glibc mallocs are mmaps, placed top-down); only
+    the order of addresses matters: it breaks ties between free chunks of equal size."""
+    mmap_threshold: int | None = None
+    """Regions of at least this many bytes lie above the others, top-down (glibc's mmap), smaller ones below,
+    bottom-up (its heap)."""
     stream_aware: bool = False
     """CUDA's arena: chunks carry the stream that last used them; only same-stream neighbours merge."""
 
@@ -110,6 +116,7 @@ class BFCArena:
         self.chunk_at: dict[int, _Chunk] = {}  # ptr -> chunk (free or in use)
         self.regions: list[int] = []  # sizes, in the order they were added
         self.next_ptr = 1 << 40
+        self.next_mmap = 1 << 56
         self.total_allocated = 0  # regions + reserved
         self.reserved = 0
         self.in_use = 0
@@ -235,8 +242,19 @@ class BFCArena:
                 self.curr_region = self.curr_region * 2 if self.curr_region < cap // 2 else cap
         else:
             size = r
-        ptr = self.next_ptr
-        self.next_ptr += size + (1 << 30)
+        if self.config.mmap_threshold is not None:
+            if size >= self.config.mmap_threshold:  # glibc: an mmap, placed top-down
+                self.next_mmap -= size + (1 << 20)
+                ptr = self.next_mmap
+            else:  # the heap grows upwards
+                ptr = self.next_ptr
+                self.next_ptr += size + 4096
+        elif self.config.descending_regions:
+            self.next_ptr -= size + (1 << 30)
+            ptr = self.next_ptr
+        else:
+            ptr = self.next_ptr
+            self.next_ptr += size + (1 << 30)
         c = _Chunk(ptr, size, len(self.regions))
         self.regions.append(size)
         self.chunk_at[ptr] = c
@@ -326,6 +344,8 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
              if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
     kernel = kernel or {}
     prepack = 0
+    packs: set[tuple] = set()
+    packed: set[str] = set()  # initializers some kernel packs
     for name, n in zip(names, nodes):
         allocs: list[tuple[str, int]] = []
         for i, o in enumerate(n.output):
@@ -357,12 +377,26 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         km = kernel.get(name)
         sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
         persistent = int(km.persistent) if km is not None else 0
-        prepack += int(km.prepack) if km is not None else 0
+        if km is not None and km.prepack > 0:
+            key = (n.op_type, n.input[1] if n.op_type in PREPACKING_OPS and len(n.input) > 1 else name,
+                   tuple(a.SerializeToString() for a in n.attribute))
+            if key not in packs:
+                packs.add(key)
+                prepack += int(km.prepack)
+            if key[1] != name:
+                packed.add(key[1])
         out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent))
-    inits = tuple(types[nm].nbytes for nm in init_names if nm in types and initializer_in_arena(types[nm].nbytes, kind))
+    unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
+                    if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
+    inits = tuple(types[nm].nbytes for nm in init_names if nm in types and initializer_in_arena(types[nm].nbytes, kind)
+                  and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
     return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
 
+
+PREPACKING_OPS = frozenset({"Gemm", "MatMul", "ConvTranspose"})
+"""Ops whose CPU kernels pack a constant input 1 at session creation (``OpKernel::PrePack``): the packed copy
+lives in the arena, one per distinct (op, attributes, weight), and a packed small initializer is released."""
 
 SMALL_INITIALIZER = 127
 """ONNX Runtime (``utils::kSmallTensorExternalDataThreshold``) uses a CPU initializer of more bytes in place

@@ -55,9 +55,16 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     km = kernel_memory(lowered, device) if measure_kernels else None
     ev = graph_events(lowered, device, km)
     cfg = runtime.arena_config(device)
-    rp = replay(ev, cfg)
-    return ArenaPrediction(least_limit(ev, cfg), rp.peak_in_use, runtime.outside_bytes(lowered, device),
-                           rp.peak_node, measure_kernels)
+    # The order of the regions' addresses (malloc's or cudaMalloc's, not ONNX Runtime's) breaks ties between
+    # free chunks of equal size; replay both plausible orders and keep the larger need.
+    best: tuple[int, Any] | None = None
+    for c in (cfg, dataclasses.replace(cfg, mmap_threshold=None, descending_regions=False)):
+        need, rp = least_limit(ev, c), replay(ev, c)
+        if best is None or (need, rp.peak_in_use) > (best[0], best[1].peak_in_use):
+            best = (need, rp)
+    assert best is not None
+    return ArenaPrediction(best[0], best[1].peak_in_use, runtime.outside_bytes(lowered, device),
+                           best[1].peak_node, measure_kernels)
 
 
 @dataclass
