@@ -268,6 +268,9 @@ class BFCArena:
 # ---------------------------------------------------------------------------------------------------
 
 ALIAS_OPS = frozenset("Reshape Flatten Squeeze Unsqueeze Identity".split())
+
+CPU_OUTPUT_OPS = frozenset({"Shape", "Size"})
+"""Ops whose CUDA kernels write their output to CPU memory (``OrtMemTypeCPUOutput``): not in the CUDA arena."""
 """Ops whose output 0 is their input 0's buffer (``KernelDef::Alias(0, 0)``) on CPU and CUDA."""
 
 IN_PLACE: dict[str, frozenset[str]] = {
@@ -365,6 +368,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 continue
             buffer_of[o] = o
             count[o] = extra if extra else (1 << 30)  # read by nobody: kept to the end of the run
+            if kind == "cuda" and n.op_type in CPU_OUTPUT_OPS:
+                preexisting.add(o)  # in CPU memory, never an arena chunk
+                continue
             allocs.append((o, bytes_of.get(o, 0)))
         frees: list[str] = []
         for x in n.input:
