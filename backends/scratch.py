@@ -43,6 +43,8 @@ class KernelMemory:
     scratch: int = 0
     persistent: int = 0
     prepack: int = 0
+    raw: tuple[int, int, int] = (0, 0, 0)
+    """The one-node run's arena bytes in use before and after the node, and its peak."""
 
 
 class _Cache:
@@ -62,10 +64,12 @@ class _Cache:
 
     def get(self, key: str) -> KernelMemory | None:
         e = self.entries.get(key) or self.new.get(key)
-        return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]))
+        return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
+                                                   tuple(e.get("raw", (0, 0, 0))))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
-        self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op}
+        self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
+                         "raw": list(km.raw)}
 
     def save(self) -> None:
         if not self.new:
@@ -131,7 +135,8 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     copied = sum(types[i].nbytes for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
     return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
-                        persistent=max(0, after - before - outs), prepack=max(0, before - copied))
+                        persistent=max(0, after - before - outs), prepack=max(0, before - copied),
+                        raw=(before, after, int(a["mem_in_use_peak"])))
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:
