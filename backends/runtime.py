@@ -173,12 +173,13 @@ out of memory under it, and ran under the same limit with power-of-two regions (
 gpu_h100_e_arena_probe.json, ResNet50: 1.78 GB measured under a 2.39 GB limit)."""
 
 
-def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool) -> dict[str, str]:
+def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
+                  arena_extend: str | None = None) -> dict[str, str]:
     opts = {
         "device_id": str(device_id),
         "cudnn_conv_algo_search": "HEURISTIC",
         "cudnn_conv_use_max_workspace": "0",
-        "arena_extend_strategy": CUDA_ARENA_EXTEND,
+        "arena_extend_strategy": arena_extend or CUDA_ARENA_EXTEND,
     }
     if mem_limit is not None:
         opts["gpu_mem_limit"] = str(int(mem_limit))
@@ -215,7 +216,7 @@ def load_model(model: ModelLike) -> onnx.ModelProto:
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
                  mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
-                 log_level: int = 3) -> ort.InferenceSession:
+                 log_level: int = 3, arena_extend: str | None = None) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
@@ -248,7 +249,7 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     if kind == "cuda":
         require_cuda()
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-        providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph))]
+        providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph, arena_extend))]
     else:
         if cuda_graph:
             raise ValueError("cuda_graph needs device 'cuda'")
@@ -513,12 +514,13 @@ def _input_bytes(feeds: Mapping[str, np.ndarray]) -> int:
 # ---------------------------------------------------------------------------------------------------
 
 def _profile_events(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], *,
-                    mem_limit: int | None = None, threads: int | None = None) -> list[dict]:
+                    mem_limit: int | None = None, threads: int | None = None,
+                    arena_extend: str | None = None) -> list[dict]:
     """Node kernel events ('<node>_kernel_time') of one profiled run, in execution (timestamp) order."""
     tmp = tempfile.mkdtemp(prefix="remc-prof-")
     try:
         sess = make_session(model, device, mem_limit=mem_limit, profile=True,
-                            profile_prefix=os.path.join(tmp, "ort"), threads=threads)
+                            profile_prefix=os.path.join(tmp, "ort"), threads=threads, arena_extend=arena_extend)
         Runner(sess, feeds, device, mem_limit=mem_limit)()
         path = sess.end_profiling()
         with open(path) as f:

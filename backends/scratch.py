@@ -2,7 +2,8 @@
 
 For each distinct node signature (``profile.signature``: op, attributes, input/output types, which inputs
 are constants) a one-node model runs once on the device, in a session with a fresh arena
-(``kSameAsRequested``, so every request gets a chunk of exactly its rounded size) and the profiler on.
+(``kSameAsRequested`` on CPU and CUDA, so every request gets a chunk of exactly its rounded size) and the
+profiler on.
 From the node's arena stats:
 
 - ``prepack``: bytes in use before the node ran, i.e. what session creation put in the arena for it
@@ -119,7 +120,8 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     rng = np.random.default_rng(prof.seed)
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
     try:
-        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46)
+        # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
+        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested")
     except RuntimeFailure as exc:
         raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
                              f"{exc}") from exc
@@ -134,8 +136,9 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
     copied = sum(types[i].nbytes for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
+    cuda = device.startswith("cuda")  # no pre-packing there: 'before' holds the node's initializers
     return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
-                        persistent=max(0, after - before - outs), prepack=max(0, before - copied),
+                        persistent=max(0, after - before - outs), prepack=0 if cuda else max(0, before - copied),
                         raw=(before, after, int(a["mem_in_use_peak"])))
 
 

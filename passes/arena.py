@@ -269,6 +269,17 @@ class BFCArena:
 
 ALIAS_OPS = frozenset("Reshape Flatten Squeeze Unsqueeze Identity".split())
 
+CPU_INPUT_PORTS = frozenset({("Reshape", 1), ("Slice", 1), ("Slice", 2), ("Slice", 3), ("Slice", 4),
+                             ("ReduceSum", 1), ("ReduceMean", 1), ("ReduceMax", 1), ("ReduceMin", 1),
+                             ("ReduceProd", 1), ("ReduceL2", 1), ("ReduceSumSquare", 1), ("ReduceLogSumExp", 1),
+                             ("Expand", 1), ("ConstantOfShape", 0), ("Unsqueeze", 1), ("Squeeze", 1),
+                             ("Tile", 1), ("Resize", 1), ("Resize", 2), ("Resize", 3), ("Pad", 1), ("Pad", 2),
+                             ("Split", 1), ("TopK", 1), ("Range", 0), ("Range", 1), ("Range", 2),
+                             ("Clip", 1), ("Clip", 2), ("Dropout", 1), ("Dropout", 2), ("CumSum", 1),
+                             ("Trilu", 1), ("OneHot", 1)})
+"""(op, input) ports whose CUDA kernels read the input from CPU memory (``InputMemoryType(OrtMemTypeCPUInput)``):
+an initializer read only there stays in CPU memory, outside the CUDA arena."""
+
 CPU_OUTPUT_OPS = frozenset({"Shape", "Size"})
 """Ops whose CUDA kernels write their output to CPU memory (``OrtMemTypeCPUOutput``): not in the CUDA arena."""
 """Ops whose output 0 is their input 0's buffer (``KernelDef::Alias(0, 0)``) on CPU and CUDA."""
@@ -278,7 +289,8 @@ IN_PLACE: dict[str, frozenset[str]] = {
     # Sqrt, Reciprocal, Dropout, Gelu, ... allocate a new output)
     "cpu": frozenset("Relu Sigmoid Tanh Softplus LeakyRelu Elu Selu HardSigmoid Clip Cast Softmax LogSoftmax "
                        "ScatterElements".split()),
-    "cuda": frozenset(),
+    # onnxruntime-gpu 1.31.1 on an H100, measured by tools/arena_inplace_probe.py --device cuda
+    "cuda": frozenset("Elu Gelu HardSigmoid LeakyRelu Relu ScatterND Selu Sigmoid Softplus Tanh".split()),
 }
 """Per device: ops whose output 0 may be written into input 0 at its last use (``MayInplace(0, 0)``),
 as measured on onnxruntime by ``tools/arena_inplace_probe.py``."""
@@ -394,8 +406,16 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
-    inits = tuple(types[nm].nbytes for nm in init_names if nm in types and initializer_in_arena(types[nm].nbytes, kind)
-                  and (nm in unpacked_use or nm not in packed))
+    if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk
+        ports: dict[str, list[tuple[str, int]]] = {}
+        for n in nodes:
+            for i, x in enumerate(n.input):
+                ports.setdefault(x, []).append((n.op_type, i))
+        inits = tuple(rounded(types[nm].nbytes) for nm in init_names if nm in types
+                      and not all(p in CPU_INPUT_PORTS for p in ports.get(nm, [])))
+    else:
+        inits = tuple(types[nm].nbytes for nm in init_names if nm in types
+                      and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
     return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
 
@@ -447,8 +467,12 @@ def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4) -> ArenaR
     node_in_use: list[int] = []
     peak_node, peak_seen = "", -1
     try:
-        for s in events.initializer_sizes:
-            arena.reserve(s)
+        if config.stream_aware:  # CUDA: each initializer is a chunk of the arena, allocated at session creation
+            for s in events.initializer_sizes:
+                arena.alloc(s, "initializer")
+        else:
+            for s in events.initializer_sizes:
+                arena.reserve(s)
         arena.reserve(events.prepack)
     except ArenaOutOfMemory as e:
         return ArenaReplay(arena.peak_in_use, arena.peak_allocated, tuple(arena.regions), 0, (), "", e,
