@@ -134,17 +134,21 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     return report
 
 
-def _verify(lowered: onnx.ModelProto, device: str, budget: int) -> int | None:
-    """Run ``lowered`` once on ``device`` under the cap of ``budget``: None if it fits, else how many bytes
-    it was short (at least 1)."""
+def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 3) -> int | None:
+    """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (a profiled session, then a
+    session run ``runs`` times: later runs start from the regions the first one left): None if every run
+    fits, else how many bytes it was short (at least 1)."""
     from .backends import runtime
     try:
         cap = runtime.arena_cap(lowered, device, budget)
         feeds = runtime.random_inputs(lowered, 0)
+        runtime.profiler_peak(lowered, device, feeds=feeds, mem_limit=cap)
         sess = runtime.make_session(lowered, device, mem_limit=cap, log_level=4)
         r = runtime.Runner(sess, feeds, device, mem_limit=cap)
-        r()
-        r()  # a later run starts from the regions the first one left
+        for _ in range(runs):
+            r()
+        return None
+    except runtime.NoProfilerStats:
         return None
     except runtime.OutOfMemory as e:
         if e.requested is not None and e.available is not None:
