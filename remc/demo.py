@@ -25,6 +25,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .ir.onnx_io import save_model, write_text_atomic
     from .ir.plan import print_plan
     from .backends.runtime import OutOfMemory
+    from .ir.onnx_io import load_model
     from .fit import compile_fit, predict
     from .pipeline import State, compile_pipeline, run
     from .run_cli import run_graph
@@ -42,8 +43,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
 
     solver = {"time_limit": time_limit} if strategy in ("checkmate", "approx") else {}
     passes = compile_pipeline(strategy=strategy, device=device, **solver)
-    full = run(compile_pipeline(strategy="checkpoint-all", device=device), State(model=str(train_path), budget=1 << 60))
-    full_peak = predict(full.lowered, device).total                 # what the unmodified graph needs there
+    full_peak = predict(load_model(str(train_path)), device).total  # what the unmodified graph needs there
     state = run(passes[:3], State(model=str(train_path)))          # import, costs, units
     state.budget = int(fraction * full_peak)
     fit = compile_fit(passes[3:], state, device=device, verify=True)  # schedule, plan, lower; re-solve to fit
@@ -70,7 +70,8 @@ def print_demo(rep: dict[str, Any]) -> None:
     gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"
     print(f"strategy {rep['strategy']}: {rep['solver_status']}{gap}")
     print(f"fit: solver budget {format_size(rep['solver_budget'])} after {rep['fit_rounds']} round(s)")
-    print(f"predicted: peak {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
+    print(f"predicted: peak {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes; the replayed "
+          f"arena needs a cap of {rep['predicted_held']} bytes), "
           f"overhead {rep['predicted_overhead']:.3f}x")
     ok = rep["measured_peak"] is not None and rep["measured_peak"] <= rep["budget"]
     print(f"measured on onnxruntime {rep['device']} under a cap of the budget: peak "

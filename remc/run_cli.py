@@ -35,15 +35,20 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
     pred = predict(proto, device)
-    rep.update(predicted_peak=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
+    rep.update(predicted_peak=pred.in_use_total if device.startswith("cuda") else pred.total,
+               predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
                mem_limit=mem_limit)
     cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
     rep["arena_cap"] = cap
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap)
     out = res.outside_bytes
-    rep.update(measured_peak=None if res.held_peak is None else res.held_peak + out,
-               measured_in_use=None if res.measured_peak is None else res.measured_peak + out,
+    held = None if res.held_peak is None else res.held_peak + out
+    in_use = None if res.measured_peak is None else res.measured_peak + out
+    # CPU (kSameAsRequested): the regions held are what the cap limits, deterministic; CUDA (kNextPowerOfTwo):
+    # under a cap the last region is cut to the cap, so bytes held say little and bytes in use are the peak
+    cuda = device.startswith("cuda")
+    rep.update(measured_peak=in_use if cuda else held, measured_held=held, measured_in_use=in_use,
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
     if device.startswith("cuda"):
@@ -91,10 +96,12 @@ def format_run(rep: dict[str, Any]) -> str:
     cap = rep.get("mem_limit")
     budget = rep.get("budget")
     if rep["measured_peak"] is not None:
-        lines.append(f"  memory: measured {format_size(rep['measured_peak'])} vs predicted "
-                     f"{format_size(rep['predicted_peak'])} (arena held plus {format_size(rep['outside_arena'])} "
-                     f"of inputs/parameters outside it; in use {format_size(rep['measured_in_use'])} vs "
-                     f"{format_size(rep['predicted_in_use'])}, {rep['peak_method']})")
+        lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
+                     f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
+                     f"{format_size(rep['outside_arena'])} of it outside the arena; arena held "
+                     f"{format_size(rep['measured_held'])} vs {format_size(rep['predicted_held'])}, in use "
+                     f"{format_size(rep['measured_in_use'])} vs {format_size(rep['predicted_in_use'])} "
+                     f"({rep['peak_method']})")
         lim = [f"budget {format_size(budget)}" if budget is not None else "",
                f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
         lines.append("  " + ", ".join(x for x in lim if x))

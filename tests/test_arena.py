@@ -68,3 +68,22 @@ def test_replay_matches_onnxruntime_cpu_exactly() -> None:
     assert meas.peak == rp.peak_in_use and meas.held == least_limit(ev, runtime.arena_config("cpu"))
     cap = least_limit(ev, runtime.arena_config("cpu"))
     assert runtime._fits(m, "cpu", feeds, cap) and not runtime._fits(m, "cpu", feeds, cap - 256)
+
+
+def test_compile_fit_plan_runs_under_a_cap_equal_to_the_budget() -> None:
+    from remc import zoo
+    from remc.fit import compile_fit, predict
+    from remc.pipeline import State, compile_pipeline, run
+    cfg = dict(zoo.small_config("mobilenet"))
+    batch = cfg.pop("batch")
+    train = zoo.export("mobilenet", batch, train=True, **cfg)
+    need = predict(train, "cpu").total
+    passes = compile_pipeline(strategy="ap-sqrtn")
+    st = run(passes[:3], State(model=train))
+    st.budget = int(0.95 * need)
+    fit = compile_fit(passes[3:], st, device="cpu", verify=True)
+    assert fit.prediction.total <= st.budget and st.plan.budget == st.budget and fit.verified
+    feeds = runtime.random_inputs(st.lowered, 0)
+    cap = runtime.arena_cap(st.lowered, "cpu", st.budget)
+    assert runtime._fits(st.lowered, "cpu", feeds, cap, runs=2)
+    assert not runtime._fits(train, "cpu", runtime.random_inputs(train, 0), runtime.arena_cap(train, "cpu", st.budget))

@@ -66,7 +66,37 @@ def measure(model, device: str, budget: int | None, ref=None, iters: int = 5) ->
         return {"ran": False, "oom": str(e)[:300]}
 
 
+def render(files: list[str]) -> str:
+    """The BENCHMARKS.md table of one or more result files."""
+    out = ["| model | budget (fraction of checkpoint-all's predicted need) | strategy | fit rounds | predicted in use | "
+           "measured in use | measured / predicted | ran under cap = budget | overhead predicted (FLOPs) / measured | "
+           "ms (CUDA graph) | outputs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in files:
+        d = json.loads(Path(f).read_text())
+        for m in d["models"]:
+            for r in m["rows"]:
+                head = f"| {m['model']} b{m['batch']} | {r.get('budget', '')} ({r['fraction']}) | {r['strategy']} "
+                if r["strategy"] == "unmodified":
+                    out.append(head + f"| | | | | {'ran' if r['ran'] else 'out of memory'} | | | |")
+                elif r.get("skipped"):
+                    out.append(head + "| not run (device time) | | | | | | |")
+                elif not r.get("compiled"):
+                    out.append(head + f"| no plan fits: {r['why'][:100]} | | | | | | |")
+                elif not r.get("ran"):
+                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | | | no: {r['oom'][:90]} | | | |")
+                else:
+                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | {r['measured_in_use']} | "
+                               f"{r['measured_in_use'] / r['predicted_in_use']:.3f} | yes | "
+                               f"{r['predicted_overhead']:.3f} / {r['measured_overhead']:.3f} | "
+                               f"{1e3 * r['median_seconds']:.1f} ({1e3 * r['median_seconds_cuda_graph']:.1f}) | "
+                               f"{'match' if r['outputs_match'] else 'DIFFER'} |")
+    return "\n".join(out)
+
+
 def main() -> None:
+    if len(sys.argv) > 2 and sys.argv[1] == "--render":
+        print(render(sys.argv[2:]))
+        return
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--device", default="cuda")
