@@ -704,8 +704,8 @@ def arena_cap(model: onnx.ModelProto, device: str, budget: int) -> int:
     ``outside_bytes``. OutOfMemory when the budget does not even hold those."""
     out = outside_bytes(model, device)
     if budget <= out:
-        raise OutOfMemory(f"a budget of {budget} bytes does not hold the graph's inputs and parameters "
-                          f"({out} bytes outside the arena) on {device}", limit=budget)
+        raise OutOfMemory(f"out of memory on {device}: a budget of {budget} bytes does not hold the graph's inputs "
+                          f"and parameters ({out} bytes outside the arena)", limit=budget)
     return budget - out
 
 

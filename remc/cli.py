@@ -49,6 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--verify", action="store_true",
                    help="run the lowered graph on the device under a cap of the budget; re-solve tighter if it "
                         "does not fit")
+    c.add_argument("--no-fit", action="store_true",
+                   help="check the budget against remc's live-bytes model only, not ONNX Runtime's arena (for "
+                        "comparing schedulers; the output may not run under a cap of the budget)")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
 
@@ -204,15 +207,20 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .fit import compile_fit
     with solver_progress(args.strategy, enabled=not args.json):
         state = run(passes[:3], State(model=args.model, budget=args.budget))
-        fit = compile_fit(passes[3:], state, device=args.device, verify=args.verify)
+        if args.no_fit:
+            run(passes[3:], state)
+            fit = None
+        else:
+            fit = compile_fit(passes[3:], state, device=args.device, verify=args.verify)
     if args.plan:
         write_text_atomic(args.plan, print_plan(state.plan))
     save_model(state.lowered, args.output)
     rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
     rep["output"] = args.output
-    p = fit.prediction
-    rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
-               arena_predicted=p.total if p else None)
+    if fit is not None:
+        p = fit.prediction
+        rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
+                   arena_predicted=p.total if p else None)
     _print_report(rep, args.json)
     return 0
 

@@ -117,10 +117,11 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 new = (infeasible + too_big) // 2
             if rnd == max_rounds or new <= int(state.dag.constant) or \
                     (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
+                best = min(h["predicted"] for h in report.history if "predicted" in h)
                 raise PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
-                                f"Runtime {device} (replayed arena) after {rnd} rounds: the best needed "
-                                f"({report.history}) "
-                                f"{min(h['predicted'] for h in report.history if 'predicted' in h)} bytes")
+                                f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
+                                f"(replayed arena plus inputs and parameters; its live bytes in remc's model: "
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})")
             state.budget = new
             report.solver_budget = new
             try:
