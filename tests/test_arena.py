@@ -87,3 +87,28 @@ def test_compile_fit_plan_runs_under_a_cap_equal_to_the_budget() -> None:
     cap = runtime.arena_cap(st.lowered, "cpu", st.budget)
     assert runtime._fits(st.lowered, "cpu", feeds, cap, runs=2)
     assert not runtime._fits(train, "cpu", runtime.random_inputs(train, 0), runtime.arena_cap(train, "cpu", st.budget))
+
+
+def test_compare_fails_a_deliberately_wrong_plan() -> None:
+    """A lowered plan whose recomputed Where picks the wrong branch computes different gradients: the
+    norm-relative check must catch it, while the correct lowering passes."""
+    from remc import zoo
+    from remc.ir.schedule import checkpoint_all
+    from remc.pipeline import State, compile_pipeline, run
+    cfg = dict(zoo.small_config("vgg16"))
+    batch = cfg.pop("batch")
+    train = zoo.export("vgg16", batch, train=True, **cfg)
+    passes = compile_pipeline(strategy="lin-greedy")
+    st = run(passes[:3], State(model=train))
+    st.budget = int(0.95 * checkpoint_all(st.dag).peak(st.dag))
+    run(passes[3:], st)
+    feeds = runtime.random_inputs(train, 0)
+    ref = runtime.measure(train, "cpu", feeds=feeds, iters=1, mem_method=None).outputs
+    good = runtime.measure(st.lowered, "cpu", feeds=feeds, iters=1, mem_method=None).outputs
+    assert runtime.compare_outputs(good, ref)[0]
+    wrong = st.lowered
+    node = next(n for n in wrong.graph.node if "/re" in n.name and n.op_type == "Where")
+    node.input[1], node.input[2] = node.input[2], node.input[1]
+    bad = runtime.measure(wrong, "cpu", feeds=feeds, iters=1, mem_method=None).outputs
+    ok, worst = runtime.compare_outputs(bad, ref, rtol=runtime.CUDA_RTOL)
+    assert not ok and "norm-relative error" in worst
