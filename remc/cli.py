@@ -220,7 +220,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if fit is not None:
         p = fit.prediction
         rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
-                   arena_predicted=p.total if p else None)
+                   arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None)
     _print_report(rep, args.json)
     return 0
 
@@ -243,6 +243,9 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
               f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "
               f"{rep['fit_rounds']} round(s)" + ("" if rep.get("verified") is None else
                                                  ", verified by a run under the cap" if rep["verified"] else ""))
+        if rep.get("kernel_memory_measured") is False:
+            print("note: this machine has no such device, so kernel scratch is not in the prediction; compile "
+                  "on the device (or run with --verify there) to fit its cap")
     if rep.get("output"):
         print(f"wrote {rep['output']} ({rep['units']} units, {rep['recomputes']} recomputations)")
 
