@@ -210,7 +210,7 @@ def check_arena(events: "GraphEvents", config: "ArenaConfig", budget: int | None
     rep = replay(events, config)
     need = least_limit(events, config) + outside
     if budget is not None and need > budget:
-        raise PlanError(f"the lowered graph needs an arena of {_size(need - outside)} on ONNX Runtime "
+        raise PlanError(f"the lowered graph needs an arena of {describe_size(need - outside)} on ONNX Runtime "
                         f"(replayed; peak in use {human_bytes(rep.peak_in_use)}, last at {rep.peak_node!r}) plus "
-                        f"{_size(outside)} outside it: {_size(need)} exceeds the budget {_size(budget)}")
+                        f"{describe_size(outside)} outside it: {describe_size(need)} exceeds the budget {describe_size(budget)}")
     return rep

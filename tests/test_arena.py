@@ -94,7 +94,7 @@ def test_compare_fails_a_deliberately_wrong_plan() -> None:
     norm-relative check must catch it, while the correct lowering passes."""
     from remc import zoo
     from remc.ir.schedule import checkpoint_all
-    from remc.pipeline import State, compile_pipeline, run
+    from remc.pipeline import State, compile_pipeline, run, stages
     cfg = dict(zoo.small_config("vgg16"))
     batch = cfg.pop("batch")
     train = zoo.export("vgg16", batch, train=True, **cfg)

@@ -23,6 +23,8 @@ from remc.backends import runtime
 from remc.fit import compile_fit, predict
 from remc.ir.errors import RemcError
 from remc.passes.strategies import STRATEGIES
+from remc.backends.strategies import make_options
+from remc.passes.strategies import SOLVER_NAMES
 from remc.pipeline import State, compile_pipeline, run, stages
 
 
@@ -50,8 +52,8 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
     budget = int(fraction * full.total)
     rows = []
     for strat in STRATEGIES:
-        solver = {"time_limit": time_limit} if strat in ("checkmate", "approx") else {}
-        passes = compile_pipeline(strategy=strat, **solver)
+        options = make_options(strat, time_limit=time_limit) if strat in SOLVER_NAMES else None
+        passes = compile_pipeline(strategy=strat, options=options)
         s = run(stages(passes, last="units"), State(model=train))
         s.budget = budget
         t0 = time.perf_counter()

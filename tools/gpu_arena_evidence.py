@@ -31,6 +31,8 @@ from remc.backends import runtime
 from remc.fit import compile_fit, predict
 from remc.ir.errors import RemcError
 from remc.passes import arena
+from remc.backends.strategies import make_options
+from remc.passes.strategies import SOLVER_NAMES
 from remc.pipeline import State, compile_pipeline, run, stages
 
 T0 = time.perf_counter()
@@ -152,9 +154,9 @@ def main() -> None:
                     m["rows"].append({"fraction": f, "strategy": strat, "skipped": "deadline"})
                     continue
                 base = strat.split("+")[0]
-                solver = {"time_limit": a.time_limit} if base in ("checkmate", "approx") else {}
+                options = make_options(base, time_limit=a.time_limit) if base in SOLVER_NAMES else None
                 cost = "profile" if strat.endswith("+profile") else "flops"
-                passes = compile_pipeline(strategy=base, device=a.device, cost=cost, **solver)
+                passes = compile_pipeline(strategy=base, device=a.device, cost=cost, options=options)
                 row: dict = {"fraction": f, "budget": budget, "strategy": strat}
                 t = time.perf_counter()
                 try:
