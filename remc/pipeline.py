@@ -117,9 +117,16 @@ class SchedulePass(Pass):
 
     def apply(self, state: State) -> None:
         from .passes.strategies import solve
+        from .ir.errors import InfeasibleError
         opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps")
                 if (v := getattr(self, k)) is not None}
-        state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
+        try:
+            state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
+        except InfeasibleError as e:
+            if state.graph is None:
+                raise
+            raise InfeasibleError(f"{e}; always resident: {constant_parts_text(state.graph)}",
+                                  e.least_feasible) from None
 
 
 @dataclass(frozen=True)
@@ -152,6 +159,18 @@ PROGRESS: dict[str, Callable[[dict], None]] = {}
 
 def _progress_opt(strategy: str) -> dict:
     return {"progress": PROGRESS[strategy]} if strategy in PROGRESS else {}
+
+
+def constant_parts_text(graph: Graph) -> str:
+    """The constant overhead of ``graph`` by part (graph inputs, parameters, kept outputs such as the
+    gradients and updated weights), so a user sees why a budget is infeasible."""
+    from .ir.sizes import format_size
+    inputs = sum(v.nbytes for v in graph.inputs)
+    params = sum(v.nbytes for v in graph.params)
+    held = {v.name for v in graph.inputs + graph.params}
+    kept = sum(v.nbytes for v in graph.outputs if v.name not in held)
+    return (f"inputs {format_size(inputs)}, parameters {format_size(params)}, outputs kept to the end "
+            f"(loss, gradients, updated weights and state) {format_size(kept)}")
 
 
 def shaped_model(graph: Graph) -> onnx.ModelProto:
