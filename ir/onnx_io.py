@@ -8,6 +8,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from google.protobuf.message import DecodeError
 from onnx import inliner, numpy_helper
 
@@ -24,8 +25,9 @@ MAX_IR_VERSION = 10
 """onnxruntime 1.31 (the GPU machine's build) reads ir_version <= 13; 10 is what opsets <= 21 need."""
 
 
-def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """Read a model file without loading external weight data; raise ModelError on anything that is not ONNX."""
+def load_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, with_data: bool = False) -> onnx.ModelProto:
+    """Read a model file; raise ModelError on anything that is not ONNX. External weight data is loaded
+    (from the file's folder) only ``with_data``: passes read shapes, runtimes need the values."""
     if isinstance(source, onnx.ModelProto):
         return source
     if isinstance(source, bytes):
@@ -42,27 +44,41 @@ def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.Mode
         raise ModelError(f"{where} is not a readable ONNX model (protobuf decode failed: {e})") from None
     if not model.HasField("graph") or not model.opset_import or not model.graph.node:
         raise ModelError(f"{where} is not an ONNX model (no graph, opset or nodes; truncated or not ONNX?)")
+    if with_data and not isinstance(source, bytes):
+        try:
+            onnx.external_data_helper.load_external_data_for_model(model, str(Path(source).resolve().parent))
+        except (OSError, ValueError, onnx.checker.ValidationError) as e:
+            raise ModelError(f"{where}: cannot load its external data ({e})") from None
     return model
 
 
 def bind_batch(model: onnx.ModelProto, batch: int | None) -> onnx.ModelProto:
-    """Copy of model with the symbolic leading dim of every graph input set to ``batch``.
+    """Copy of model with the symbolic leading dim of every graph input set to ``batch`` (the one batch
+    binder: import and gradient construction both use it).
 
-    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound.
+    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound, when an input
+    has no tensor shape, or when a static batch dimension differs from ``batch``.
     """
+    if batch is not None and batch < 1:
+        raise ModelError(f"batch must be a positive integer, not {batch}")
     m = onnx.ModelProto()
     m.CopyFrom(model)
     inits = {t.name for t in m.graph.initializer}
     for vi in m.graph.input:
-        if vi.name in inits or not vi.type.HasField("tensor_type"):
+        if vi.name in inits:
             continue
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
         for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
+                if axis == 0 and batch is not None and dim.dim_value != batch:
+                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
+                                     f"not the requested batch {batch}")
                 continue
-            sym = dim.dim_param or "?"
             if batch is None or axis != 0:
                 hint = " (pass --batch N to bind it)" if axis == 0 else ""
-                raise ModelError(f"input {vi.name!r} has a dynamic dimension {sym!r} at axis {axis}{hint}")
+                raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {axis} "
+                                 f"({dim.dim_param or '?'!r}); remc needs static shapes{hint}")
             dim.Clear()
             dim.dim_value = batch
     for vi in list(m.graph.output) + list(m.graph.value_info):
@@ -119,7 +135,8 @@ def _toposort(nodes: list[onnx.NodeProto], graph_inputs: set[str]) -> list[onnx.
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(g)
         names = " -> ".join(nodes[a].name or nodes[a].op_type for a, _ in cycle)
-        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}")
+        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}"
+                         ) from None
     return [nodes[i] for i in order]
 
 
@@ -217,9 +234,9 @@ def build_graph(model: onnx.ModelProto) -> Graph:
                       "activation", node)
             values[name] = v
             node.outputs.append(v)
-        for i, v in enumerate(ins):
-            if v is not None:
-                v.uses.append(Use(node, i))
+        for i, src in enumerate(ins):
+            if src is not None:
+                src.uses.append(Use(node, i))
         nodes.append(node)
     outputs = []
     for vi in g.output:
@@ -462,7 +479,8 @@ def _inline_once(model: onnx.ModelProto, todo: set[str], where: str) -> onnx.Mod
             schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
         except onnx.defs.SchemaError:
             schema = None
-        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+        if schema is None or not (getattr(schema, "has_function", False)
+                                   or getattr(schema, "has_context_dependent_function", False)):
             raise UnsupportedOpError(n.op_type, k, f"kernel in {where} or function body")
     ids = sorted({(n.domain, n.op_type) for _, n in calls})
     inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)

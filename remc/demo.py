@@ -24,7 +24,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = 
     from .ir.onnx_io import save_model, write_text_atomic
     from .ir.plan import print_plan
     from .ir.schedule import checkpoint_all
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     from .run_cli import run_graph
 
     if model not in zoo.list_models():
@@ -38,18 +38,19 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = 
         out_dir / f"{model}.plan"
     save_model(zoo.export(model, b, train=True, **cfg), train_path)
 
-    solver = {"time_limit": time_limit} if strategy in ("checkmate", "approx") else {}
-    passes = compile_pipeline(strategy=strategy, **solver)
-    state = run(passes[:3], State(model=str(train_path)))          # import, costs, units
+    from .backends.strategies import make_options
+    options = make_options(strategy, time_limit=time_limit) if strategy in ("checkmate", "approx") else None
+    passes = compile_pipeline(strategy=strategy, options=options)
+    state = run(stages(passes, last="units"), State(model=str(train_path)))  # import, costs, units
     full_peak = checkpoint_all(state.dag).peak(state.dag)
     state.budget = int(fraction * full_peak)
-    run(passes[3:], state)                                          # schedule, plan, lower
+    run(stages(passes, first="schedule"), state)                    # schedule, plan, lower
     save_model(state.lowered, out_path)
     write_text_atomic(plan_path, print_plan(state.plan))
     rep = run_graph(str(out_path), device=device, compare=str(train_path), plan=str(plan_path), iters=5)
     rep.update(zoo_model=model, batch=b, checkpoint_all_peak=full_peak, budget=state.budget,
-               strategy=strategy, solver_status=state.schedule.report.get("status"),
-               solver_gap=state.schedule.report.get("gap"), units=state.dag.n, workdir=str(out_dir))
+               strategy=strategy, solver_status=state.schedule.report.status,
+               solver_gap=state.schedule.report.gap, units=state.dag.n, workdir=str(out_dir))
     return rep
 
 

@@ -40,7 +40,7 @@ def load_state(model: str, *, size: str = "paper", batch: int | None = None, cos
                granularity: str = "coarse", device: str = "cpu") -> Any:
     """The compile state (import, costs, units) of a zoo model (shape-only weights) or a training graph."""
     from . import zoo
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity, device=device)
     if model in zoo.list_models() and not Path(model).exists():
         cfg = dict(zoo.small_config(model) if size == "small" else zoo.paper_config(model))
@@ -50,29 +50,30 @@ def load_state(model: str, *, size: str = "paper", batch: int | None = None, cos
         passes = compile_pipeline(cost=cost, granularity=granularity, device=device)
     else:
         source = model
-    return run(passes[:3], State(model=source))
+    return run(stages(passes, last="units"), State(model=source))
 
 
 def sweep(dag: Any, fractions: list[float], strategies: list[str], *, solver: dict | None = None,
           on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
     """Every strategy at every fraction of ``dag``'s checkpoint-all peak."""
     from .ir.schedule import check, checkpoint_all
-    from .passes.strategies import solve
+    from .backends.strategies import make_options, solve
+    from .passes.strategies import SOLVER_NAMES
     full = checkpoint_all(dag).peak(dag)
     rows = []
     for f in sorted(fractions, reverse=True):
         budget = int(f * full)
         for s in strategies:
-            kw = dict(solver or {}) if s in ("checkmate", "approx") else {}
+            options = make_options(s, **(solver or {})) if s in SOLVER_NAMES else None
             t0 = time.perf_counter()
             try:
-                sched = solve(s, dag, budget, **kw)
+                sched = solve(s, dag, budget, options)
                 errs = check(dag, sched.R, sched.S)
                 if errs or sched.peak(dag) > budget:
                     raise PlanError(f"{s} returned an invalid schedule: {errs[0] if errs else 'over budget'}")
                 rep = sched.report
-                row = SweepRow(s, f, budget, str(rep.get("status", "heuristic")), sched.cost(dag) / dag.total_cost,
-                               int(sched.peak(dag)), rep.get("gap"), time.perf_counter() - t0)
+                row = SweepRow(s, f, budget, str(rep.status), sched.cost(dag) / dag.total_cost,
+                               int(sched.peak(dag)), rep.gap, time.perf_counter() - t0)
             except InfeasibleError as e:
                 row = SweepRow(s, f, budget, "infeasible", seconds=time.perf_counter() - t0, error=str(e)[:300])
             except PlanError:

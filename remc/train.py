@@ -67,10 +67,10 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 
 
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
-                       cost: str = "flops", granularity: str = "coarse", **solver: Any) -> Any:
+                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> Any:
     """The compile pipeline on the step graph; the final pipeline state (lowered, sim, schedule, dag)."""
     from .pipeline import State, compile_pipeline, run
-    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, **solver)
+    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options)
     return run(passes, State(model=model, budget=budget))
 
 
@@ -128,9 +128,11 @@ def train_command(args: argparse.Namespace) -> int:
     rep["memory_parts"] = memory_parts(model)
     compiled = model
     if args.budget is not None:
-        solver = {"time_limit": args.time_limit} if args.strategy in ("checkmate", "approx") else {}
+        from .backends.strategies import make_options
+        from .passes.strategies import SOLVER_NAMES
+        options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
-            state = compile_step_graph(model, args.budget, args.strategy, device=args.device, **solver)
+            state = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
