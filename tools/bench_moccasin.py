@@ -271,7 +271,8 @@ def _cell(row: dict | None, tool: str = "") -> str:
     if tool == "cpsat" and row.get("cost") is not None:
         # optimal = proven for at most 3 computations per unit; the bound of its report is the sum of costs
         gap_free = dict(row, gap=None)
-        return _cell(gap_free).replace("optimal", "optimal (C=3)", 1)
+        cell = _cell(gap_free)
+        return cell if "(C=" in cell else cell.replace("optimal", "optimal (C=3)", 1)
     if row.get("cost") is None:
         return f"{st} ({row['wall']:.0f} s)"
     gap = row.get("gap")
