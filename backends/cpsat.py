@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, RemcError, SolverError
 from ..ir.schedule import Schedule, checkpoint_all, solve_rs
 
 
@@ -250,6 +250,30 @@ def _report(sched: Schedule, dag: DAG, t0: float, name: str, bound_c: float | No
     return sched
 
 
+LIN_GREEDY_UNITS = 400
+"""lin-greedy's knob search is skipped above this many units (Moccasin's random layered n=500: over 90 s)."""
+
+
+def _best_hint(dag: DAG, budget: int, deadline: float | None) -> Schedule | None:
+    """The cheapest baseline schedule within ``budget``, trying the cheap ones first and no more after
+    ``deadline``."""
+    from ..passes.strategies import BASELINE_NAMES, solve
+
+    best = None
+    order = sorted(BASELINE_NAMES, key=lambda name: name == "lin-greedy")
+    for name in order:
+        if (name == "lin-greedy" and dag.n > LIN_GREEDY_UNITS) or \
+                (deadline is not None and time.perf_counter() > deadline):
+            continue
+        try:
+            s = solve(name, dag, budget)
+        except RemcError:
+            continue
+        if best is None or s.cost(dag) < best.cost(dag):
+            best = s
+    return best
+
+
 def _hint_instances(dag: DAG, hint: Schedule) -> tuple[list[list[int]], list[list[int]], dict]:
     """The instances of ``hint``: per unit its start events and end events, and which instance of each
     parent serves each computation (the latest one computed before it)."""
@@ -288,10 +312,8 @@ def cpsat_strategy(dag: DAG, budget: int, *, time_limit: float | None = None, th
     the gap is relative on the recomputation overhead, which is the model's objective). The cheapest
     baseline schedule that fits is the hint, and is returned when CP-SAT finds nothing better in time;
     its search counts against the time limit."""
-    from ..passes.strategies import best_baseline
-
     t0 = time.perf_counter()
-    hint = best_baseline(dag, budget)
+    hint = _best_hint(dag, budget, None if time_limit is None else t0 + time_limit / 4)
     left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
     opts = CpSatOptions(time_limit=left, threads=threads, gap=0.0 if gap is None else gap)
     sched = solve_cpsat(dag, budget, opts, hint=hint, progress=progress)
