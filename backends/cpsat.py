@@ -97,9 +97,11 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
 
     t0 = time.perf_counter()
     n = dag.n
+    least = dag.constant + max(int(dag.mem[v] + dag.workspace[v] + dag.mem[dag.preds[v]].sum()) for v in range(n))
+    if budget < least:  # every schedule computes each unit once, with its inputs resident
+        raise InfeasibleError(f"no schedule fits {budget} bytes: one unit needs {least} bytes with its inputs "
+                              f"resident (proven lower bound)", least)
     cap = budget - dag.constant
-    if cap < 0:
-        raise InfeasibleError(f"the constant overhead alone ({dag.constant} bytes) is above the budget", None)
     g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
     mem = [int(x) // g for x in dag.mem]
     ws = [int(x) // g for x in dag.workspace]
