@@ -22,6 +22,7 @@ own accounting; a schedule over the budget is never returned.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -31,8 +32,9 @@ from typing import Callable
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, RemcError, SolverError
+from ..ir.errors import InfeasibleError, SolverError
 from ..ir.schedule import Schedule, checkpoint_all, solve_rs
+from ..passes.solver_api import Progress, ProgressEvent
 
 
 @dataclass(frozen=True)
@@ -252,30 +254,6 @@ def _report(sched: Schedule, dag: DAG, t0: float, name: str, bound_c: float | No
     return sched
 
 
-LIN_GREEDY_UNITS = 400
-"""lin-greedy's knob search is skipped above this many units (Moccasin's random layered n=500: over 90 s)."""
-
-
-def _best_hint(dag: DAG, budget: int, deadline: float | None) -> Schedule | None:
-    """The cheapest baseline schedule within ``budget``, trying the cheap ones first and no more after
-    ``deadline``."""
-    from ..passes.strategies import BASELINE_NAMES, solve
-
-    best = None
-    order = sorted(BASELINE_NAMES, key=lambda name: name == "lin-greedy")
-    for name in order:
-        if (name == "lin-greedy" and dag.n > LIN_GREEDY_UNITS) or \
-                (deadline is not None and time.perf_counter() > deadline):
-            continue
-        try:
-            s = solve(name, dag, budget)
-        except RemcError:
-            continue
-        if best is None or s.cost(dag) < best.cost(dag):
-            best = s
-    return best
-
-
 def _hint_instances(dag: DAG, hint: Schedule) -> tuple[list[list[int]], list[list[int]], dict]:
     """The instances of ``hint``: per unit its start events and end events, and which instance of each
     parent serves each computation (the latest one computed before it)."""
@@ -308,17 +286,22 @@ def _add_hint(m, hint: tuple[list[list[int]], list[list[int]], dict], pres, star
         m.AddHint(x, served.get(key, False))
 
 
-def cpsat_strategy(dag: DAG, budget: int, *, time_limit: float | None = None, threads: int | None = None,
-                   gap: float | None = None, progress: Callable[[dict], None] | None = None) -> Schedule:
-    """The 'cpsat' strategy as passes.strategies.solve calls it (the CLI's --time-limit, --threads, --gap;
-    the gap is relative on the recomputation overhead, which is the model's objective). The cheapest
-    baseline schedule that fits is the hint, and is returned when CP-SAT finds nothing better in time;
-    its search counts against the time limit."""
+def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
+    """The 'cpsat' strategy as the registry (backends/strategies.py) calls it. The cheapest baseline
+    schedule that fits is the hint (looked for in at most a quarter of the time limit), and is returned when
+    CP-SAT finds nothing better in time; its search counts against the time limit (``options.time_limit``
+    is the whole strategy's)."""
+    from ..passes.strategies import best_baseline
+
+    assert budget is not None
     t0 = time.perf_counter()
-    hint = _best_hint(dag, budget, None if time_limit is None else t0 + time_limit / 4)
-    left = None if time_limit is None else max(1.0, time_limit - (time.perf_counter() - t0))
-    opts = CpSatOptions(time_limit=left, threads=threads, gap=0.0 if gap is None else gap)
-    sched = solve_cpsat(dag, budget, opts, hint=hint, progress=progress)
+    deadline = None if options.time_limit is None else t0 + options.time_limit
+    hint = best_baseline(dag, budget, deadline=None if deadline is None else t0 + options.time_limit / 4)
+    left = None if deadline is None else max(1.0, deadline - time.perf_counter())
+    events = None if progress is None else (lambda d: progress(ProgressEvent(
+        elapsed=time.perf_counter() - t0, phase="cp-sat", incumbent=d.get("incumbent"), bound=d.get("bound"),
+        gap=d.get("gap"))))
+    sched = solve_cpsat(dag, budget, dataclasses.replace(options, time_limit=left), hint=hint, progress=events)
     sched.report["seconds"] = time.perf_counter() - t0
     if hint is not None:
         sched.report["hint"] = hint.strategy

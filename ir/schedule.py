@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .dag import DAG
+from .report import SolveReport
 
 
 @dataclass(eq=False)
@@ -24,8 +25,13 @@ class Schedule:
     S: np.ndarray
     """bool[n, n], strictly lower triangular."""
     strategy: str = ""
-    report: dict = field(default_factory=dict)
-    """Solver report: status, objective, bound, gap, seconds, ... (strategy specific)."""
+    report: SolveReport = field(default_factory=SolveReport)
+    """The strategy's report (ir/report.py); a plain dict assigned here becomes a SolveReport."""
+
+    def __setattr__(self, name: str, value) -> None:
+        if name == "report" and not isinstance(value, SolveReport):
+            value = SolveReport.from_dict(value)
+        object.__setattr__(self, name, value)
 
     def __post_init__(self) -> None:
         self.R = np.asarray(self.R, dtype=bool)

@@ -1,6 +1,6 @@
 """Checkmate's approximation (paper §5): LP relaxation of eq. (9) and two-phase rounding (Algorithm 2).
 
-The LP is the MILP model of ``passes/_lp.py`` with integrality off, solved at the reduced budget
+The LP is the MILP model of ``passes/milp_model.py`` with integrality off, solved at the reduced budget
 (1 - eps) * budget. Its checkpoint matrix S* is rounded (deterministically over a set of thresholds, or
 by Bernoulli sampling), no-recompute units are pinned, R is solved optimally for the rounded S (both
 correction loops of Algorithm 2, ``solve_rs``; a no-recompute unit's checkpoints after a gap are dropped
@@ -25,15 +25,23 @@ import numpy as np
 
 from ..ir.errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
-from ..ir.schedule import Schedule, check, memory_profile, pin_no_recompute, solve_rs
-from ._lp import LpSession, build_model, clean, least_budget_bound, simple_lower_bound
+from ..ir.report import SolveReport, gap_of
+from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_rs
+from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
+from .options import ApproxOptions, EPS_LIST, REFINE_SECONDS, ROUNDINGS  # noqa: F401 (re-exported)
 from .refine import Refiner
+from .stagesearch import stage_search
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
 
-EPS_LIST = (0.0, 0.05, 0.1, 0.2, 0.3, 0.5)
-"""Budget allowances tried by the eps search."""
-ROUNDINGS = ("deterministic", "randomized", "both")
-REFINE_SECONDS = 30.0
-"""Default time for the local search after rounding (within ``time_limit`` when that is smaller)."""
+MAX_LP_COLUMNS = 500_000
+"""Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
+the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB), and
+approx relies on the stage search, with the sum of costs as its proven bound."""
+STAGE_SEARCH_UNITS = 120
+"""Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
+search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
+STAGE_SEARCH_SHARE = 0.6
+"""Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
 
 
 @dataclass
@@ -66,83 +74,173 @@ class _Candidate:
     """How S was rounded: 'S* > 0.5', 'sample 7', ..."""
 
 
-def solve_approx(dag: DAG, budget: int, *, eps: float | None = 0.1, rounding: str = "both",
-                 samples: int = 50, seed: int = 0, thresholds: list[float] | None = None,
-                 eps_search: bool = False, eps_list: tuple[float, ...] = EPS_LIST, max_thresholds: int = 64,
-                 time_limit: float | None = None, threads: int | None = None,
-                 free_form: str = "tight", refine: bool = True, refine_seconds: float = REFINE_SECONDS,
-                 refine_evals: int | None = None) -> Schedule:
-    """A schedule of ``dag`` within ``budget`` bytes by LP relaxation and two-phase rounding.
+def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions(), *, lp: SolverBackend,
+                 incumbent: Schedule | None = None, progress: Progress | None = None,
+                 clock: Clock | None = None) -> Schedule:
+    """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
+    rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
+    caller) runs out, the best schedule in hand is returned.
 
-    ``eps``: budget allowance of the LP (the paper uses 0.1); None or ``eps_search`` tries every value in
-    ``eps_list`` (and ``eps``) and keeps the cheapest schedule; when the single ``eps`` yields nothing within
-    budget, the list is tried as well (the report's ``eps_fallback`` says so). ``rounding``:
+    ``options.eps``: budget allowance of the LP (the paper uses 0.1); None or ``eps_search`` tries every
+    value in ``eps_list`` (and ``eps``) and keeps the cheapest schedule; when the single ``eps`` yields
+    nothing within budget, the list is tried as well (``eps_fallback`` in the report). ``rounding``:
     "deterministic" (S* > tau for tau in ``thresholds``, default 0.5 and up to ``max_thresholds`` distinct
-    values of S*), "randomized" (``samples`` Bernoulli draws with ``seed``) or "both" (the default: every
-    candidate of the two; on coarse units the thresholds alone often find nothing at small eps — VGG16 at
-    0.8 of its peak: nothing below eps 0.3 and 1.090x, where sampling also gives 1.080x at eps 0.05;
-    the winning candidate's ``rule`` in the report says which rounding made it). ``time_limit`` (seconds)
-    bounds the whole call: the eps search stops at it with the best schedule found so far (the report's
-    ``eps_tried`` shows where), and a SolverError is raised when it passes before any schedule fits.
-    ``threads`` applies to each LP solve. The report's ``lp_bound`` is the LP objective at the true budget,
-    a lower bound on the optimal cost. ``refine``: local search after rounding (module docstring) for at
-    most ``refine_seconds`` (and ``time_limit``) and ``refine_evals`` evaluated schedules; False gives the
-    paper's Algorithm 2 alone.
+    values of S*), "randomized" (``samples`` Bernoulli draws with ``seed``) or "both" (the default; on
+    coarse units the thresholds alone often find nothing at small eps — VGG16 at 0.8 of its peak: nothing
+    below eps 0.3 and 1.090x, where sampling also gives 1.080x at eps 0.05; the winning candidate's
+    ``rule`` says which rounding made it). ``refine``: local search after rounding (module docstring) for
+    at most ``refine_seconds`` and ``refine_evals`` evaluated schedules; False gives Algorithm 2 alone.
+
+    ``incumbent`` (e.g. the best baseline) and checkpoint-all, when they fit, are candidates too and start
+    the local search when rounding finds nothing. The report's ``bound`` is the best proven lower bound
+    (the LP at the true budget, else the sum of costs) and ``gap`` is measured on the recomputation
+    overhead. LPs above MAX_LP_COLUMNS columns are not built (``lp`` in the report says so).
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
-    true budget is infeasible or when no rounded schedule fits.
+    true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
     """
-    if rounding not in ROUNDINGS:
-        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
-    t0 = time.perf_counter()
+    o = options
+    clock = clock or Clock(o.time_limit)
     if budget < simple_lower_bound(dag):
-        _raise(dag, budget, "no schedule can fit", threads, time_limit)
-    lp = _Relaxation(dag, budget, free_form, threads, None if time_limit is None else t0 + time_limit)
-    try:
-        exact = lp.at(budget)
-    except _LpStopped as stop:
-        raise LpUnfinished(f"approx: {stop}", stop.bound) from None
-    if exact is None:
-        _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", threads, lp.left())
-    rng = np.random.default_rng(seed)
-    searched = eps is None or eps_search
-    tries = sorted(set(eps_list) | ({eps} if eps is not None else set())) if searched else [eps]
-    best, over, tried = _search(dag, budget, tries, lp, rounding, samples, rng, thresholds, max_thresholds)
+        _raise(dag, budget, "no schedule can fit", lp, o.threads, clock.left())
+    base = float(dag.cost.sum())
+    given = _fitting(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
+    if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
+        return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
+    note = _report_progress(progress, clock, given)
+    cols = model_columns(dag)
+    staged = None
+    if given is None or dag.n > STAGE_SEARCH_UNITS:
+        note("stage search")
+        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE)
+        given = _cheaper(given, staged)
+    note("lp")
+    lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
+    best = None
+    if cols > MAX_LP_COLUMNS:
+        lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
+    elif clock.expired():
+        lp_status = "not started (time limit reached)"
+    else:
+        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
+        try:
+            exact = relax.at(budget)
+        except _LpStopped as stop:
+            lp_status, lp_bound = str(stop), stop.bound
+        except SolverError:
+            if not relax.out_of_time():
+                raise
+            lp_status = "not started (time limit reached)"
+        else:
+            if exact is None:
+                _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", lp, o.threads,
+                       relax.left())
+            lp_status, lp_bound = "optimal", exact.bound
+            note("rounding", bound=max(lp_bound, base))
+            best, over, tried, fallback = _round(dag, budget, o, relax)
+    rounded_cost = None if best is None else best.cost
+    refined = None
+    if o.refine:
+        end = clock.start + clock.elapsed() + o.refine_seconds
+        if clock.deadline is not None:
+            end = min(end, clock.deadline)
+        note("refine", bound=max(lp_bound, base))
+        starts = [c for c in (best, given) if c is not None]
+        refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
+        best = _cheaper(best, refined.best)
+    best = _cheaper(best, given)
+    if best is None:
+        eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
+        if clock.expired():
+            raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
+                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt})", lp_bound)
+        how = "LP rounding and repair" if o.refine else "LP rounding"
+        _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
+               o.threads, clock.left())
+    extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
+                  candidates=sum(t["candidates"] for t in tried), refined=o.refine,
+                  refine_evals=None if refined is None else refined.evals,
+                  refine_seconds=None if refined is None else refined.seconds,
+                  refine_stopped=None if refined is None else refined.stopped)
+    if exact is not None:
+        extras.update(lp_bound=exact.bound, lp_objective=exact.objective, **exact.sizes)
+    elif math.isfinite(lp_bound):
+        extras.update(lp_bound=lp_bound)
+    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status)
+
+
+def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: float, extras: dict | None,
+            tried: list, fallback: bool, refined, o: ApproxOptions, clock: Clock, lp_status: str) -> Schedule:
+    """The schedule of ``best`` with its typed report (bound: the LP's or the sum of costs)."""
+    sched = Schedule(best.R, best.S, strategy="approx")
+    bound, source = (lp_bound, "lp") if lp_bound > base else (base, "sum of costs")
+    bound = min(bound, best.cost)
+    rep = SolveReport(status="optimal" if best.cost <= bound * (1 + 1e-12) else "feasible", cost=best.cost,
+                      peak=int(memory_profile(dag, best.R, best.S).max()), bound=bound,
+                      seconds=clock.elapsed(), solver="highs-lp", bound_source=source,
+                      extras=dict(extras or dict(lp=lp_status)))
+    rep.set_gap(base)
+    rep.extras.update(eps=best.eps, rule=best.rule, rounding=o.rounding, budget=int(budget))
+    if clock.expired() and rep.status != "optimal":
+        rep.status = "time_limit"
+    sched.report = rep
+    return sched
+
+
+def _stage_search(dag: DAG, budget: int, given: "_Candidate | None", clock: Clock,
+                  share: float) -> "_Candidate | None":
+    """The stage search's schedule (from checkpoint-all) within ``share`` of the time left (30 s without a
+    limit), cleaned and checked; None when it finds none."""
+    left = clock.left()
+    end = time.perf_counter() + (30.0 if left is None else share * left)
+    found = stage_search(dag, budget, deadline=end)  # from checkpoint-all: a baseline start stalls sooner
+    if found is None:
+        return None
+    R, S = clean(dag, found[0], found[1])
+    if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:  # its moves keep both: a bug
+        raise SolverError("approx: the stage search returned an invalid schedule")
+    return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, "stage search")
+
+
+def _report_progress(progress: Progress | None, clock: Clock, given: "_Candidate | None"):
+    """A function reporting a phase change to ``progress`` (a no-op without one)."""
+    def note(phase: str, bound: float | None = None) -> None:
+        if progress is not None:
+            progress(ProgressEvent(clock.elapsed(), phase, None if given is None else given.cost, bound,
+                                   None if given is None or bound is None else gap_of(given.cost, bound, 0.0, "total")))
+    return note
+
+
+def _fitting(dag: DAG, budget: int, cands: list) -> "_Candidate | None":
+    """The cheapest correct schedule of ``cands`` ((name, Schedule or None)) within budget, cleaned."""
+    best = None
+    for name, c in cands:
+        if c is None or check(dag, c.R, c.S):
+            continue
+        R, S = clean(dag, c.R, c.S)
+        if memory_profile(dag, R, S).max() > budget:
+            continue
+        best = _cheaper(best, _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan,
+                                         f"{name} ({c.strategy or 'unnamed'})"))
+    return best
+
+
+def _round(dag: DAG, budget: int, o: ApproxOptions, relax: "_Relaxation"):
+    """Algorithm 2 over the eps values: the best candidate within budget, the best over it, the log, and
+    whether the eps list was tried as a fallback."""
+    rng = np.random.default_rng(o.seed)
+    searched = o.eps is None or o.eps_search
+    tries = sorted(set(o.eps_list) | ({o.eps} if o.eps is not None else set())) if searched else [o.eps]
+    thresholds = list(o.thresholds) if o.thresholds is not None else None
+    best, over, tried = _search(dag, budget, tries, relax, o.rounding, o.samples, rng, thresholds,
+                                o.max_thresholds)
     fallback = False
     if best is None and not searched:
         fallback = True
-        more, over2, extra = _search(dag, budget, [e for e in eps_list if e != eps], lp, rounding, samples, rng,
-                                     thresholds, max_thresholds)
+        more, over2, extra = _search(dag, budget, [e for e in o.eps_list if e != o.eps], relax, o.rounding,
+                                     o.samples, rng, thresholds, o.max_thresholds)
         best, over, tried = more, _cheaper(over, over2), tried + extra
-    rounded_cost = None if best is None else best.cost
-    refined = None
-    if refine:
-        end = time.perf_counter() + refine_seconds
-        if time_limit is not None:
-            end = min(end, t0 + time_limit)
-        refined = _refine(dag, budget, best, over, Refiner(dag, budget, deadline=end, max_evals=refine_evals))
-        best = _cheaper(best, refined.best)
-    if best is None:
-        eps_txt = ", ".join(f"{t['eps']:g}" for t in tried)
-        if lp.out_of_time():
-            raise LpUnfinished(f"approx: the time limit of {time_limit:g} s passed before LP rounding found a "
-                               f"schedule within {budget} bytes (eps tried: {eps_txt})", exact.bound)
-        how = "LP rounding and repair" if refine else "LP rounding"
-        _raise(dag, budget, f"{how} found no schedule within budget (eps tried: {eps_txt})", threads,
-               lp.left())
-    sched = Schedule(best.R, best.S, strategy="approx")
-    gap = (best.cost - exact.bound) / best.cost if best.cost > 0 else 0.0
-    sched.report = dict(status="feasible", objective=best.cost, bound=exact.bound, lp_bound=exact.bound,
-                        lp_objective=exact.objective,
-                        gap=max(gap, 0.0), eps=best.eps, rule=best.rule, rounding=rounding, eps_tried=tried,
-                        eps_fallback=fallback, candidates=sum(t["candidates"] for t in tried),
-                        rounded_cost=rounded_cost, refined=refine,
-                        refine_evals=None if refined is None else refined.evals,
-                        refine_seconds=None if refined is None else refined.seconds,
-                        refine_stopped=None if refined is None else refined.stopped,
-                        seconds=time.perf_counter() - t0, peak=int(memory_profile(dag, best.R, best.S).max()),
-                        budget=int(budget), solver="highs-lp", **exact.sizes)
-    return sched
+    return best, over, tried, fallback
 
 
 def _search(dag: DAG, budget: int, eps_list: list[float], relax: "_Relaxation", rounding: str, samples: int,
@@ -227,15 +325,13 @@ class _Refined:
     stopped: str | None
 
 
-def _refine(dag: DAG, budget: int, fits: _Candidate | None, over: _Candidate | None,
+def _refine(dag: DAG, budget: int, fits: list[_Candidate], over: _Candidate | None,
             refiner: Refiner) -> _Refined:
-    """Local search (passes/refine.py) from the cheapest rounded schedule within budget and from the cheapest
+    """Local search (passes/refine.py) from each schedule of ``fits`` (within budget) and from the cheapest
     over budget, repaired; the cheapest result, checked like every candidate."""
     t0 = time.perf_counter()
-    starts = []
-    if fits is not None:
-        starts.append((refiner.evaluate(fits.S), fits, "refined"))
-    if over is not None:
+    starts = [(refiner.evaluate(f.S), f, "refined") for f in fits]
+    if over is not None and not refiner.out_of_budget():
         fixed = refiner.repair(refiner.evaluate(over.S))
         if fixed is not None:
             starts.append((fixed, over, "repaired and refined"))
@@ -260,10 +356,10 @@ class _Relaxation:
 
     The usefulness rows are left out: they tighten the LP a little but double its solve time."""
 
-    def __init__(self, dag: DAG, budget: int, free_form: str, threads: int | None,
+    def __init__(self, dag: DAG, budget: int, free_form: str, lp: SolverBackend, threads: int | None,
                  deadline: float | None) -> None:
         self.model = build_model(dag, budget, free_form=free_form, usefulness=False)
-        self.session = LpSession(self.model, threads=threads)
+        self.session = lp.lp_session(self.model, threads=threads)
         self.deadline = deadline
         """time.perf_counter() value after which no LP is started (None: no limit)."""
         self.constant = int(dag.constant)
@@ -286,10 +382,10 @@ class _Relaxation:
         m = self.model
         if res.status != "optimal" or res.x is None:
             raise _LpStopped(f"the LP relaxation stopped with status {res.status} after {res.seconds:.1f} s",
-                             res.bound * m.cost_unit)
+                             m.bound_of(res.bound))
         sizes = dict(n_vars=m.num_col, n_cons=m.num_row, n_binaries=0)
-        obj = res.objective * m.cost_unit
-        return _LpSolution(m.values(res.x, m.s), obj, min(res.bound * m.cost_unit, obj), sizes)
+        obj = m.cost_of(res.objective)
+        return _LpSolution(m.values(res.x, m.s), obj, min(m.bound_of(res.bound), obj), sizes)
 
     def left(self) -> float | None:
         """Seconds to the deadline (None: no limit)."""
@@ -307,7 +403,8 @@ class _LpStopped(SolverError):
         self.bound = bound
 
 
-def _raise(dag: DAG, budget: int, why: str, threads: int | None, time_limit: float | None = None) -> None:
-    lb = least_budget_bound(dag, threads=threads, time_limit=None if time_limit is None else max(time_limit, 5.0))
+def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
+           time_limit: float | None = None) -> None:
+    lb = least_budget_bound(dag, lp, threads=threads, time_limit=None if time_limit is None else max(time_limit, 5.0))
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound)", lb)

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.schedule import memory_profile, solve_rs
-from ._lp import clean
+from .milp_model import clean
 
 
 @dataclass

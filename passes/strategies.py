@@ -1,77 +1,73 @@
-"""The strategy registry: every strategy maps (dag, budget, options) to a Schedule.
+"""Strategy names and the baseline side of the registry: baselines fix S and solve R (passes/baselines).
 
-Baselines fix S and solve R (passes/baselines.py); 'checkmate' is the MILP (passes/milp.py), seeded with
-the best feasible baseline as its incumbent; 'approx' is LP relaxation + two-phase rounding
-(passes/approx.py) followed by a local search on the rounded checkpoints (passes/refine.py). Solvers are
-imported lazily.
+The solver strategies ('checkmate': the MILP, passes/milp.py; 'approx': LP relaxation, two-phase rounding
+and local search, passes/approx.py) need an LP/MIP backend; the registry that wires them to one is
+``remc.backends.strategies``.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import time
 
 from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, checkpoint_all
+from ..ir.sizes import describe_size
+from .milp_model import simple_lower_bound
+from .options import BaselineOptions
 
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
                   "lin-sqrtn", "lin-greedy")
-STRATEGIES = ("checkmate", "approx", "cpsat") + BASELINE_NAMES
+SOLVER_NAMES = ("checkmate", "approx", "cpsat")
+"""Strategies with a solver (options with a time limit, a live display); cpsat needs the cpsat extra."""
+STRATEGIES = SOLVER_NAMES + BASELINE_NAMES
+_BY_SPEED = ("checkpoint-all", "chen-sqrtn", "ap-sqrtn", "lin-sqrtn", "griewank", "chen-greedy", "ap-greedy",
+             "lin-greedy")
+"""Baselines, quickest first (the greedy ones evaluate a family of schedules)."""
+LARGE_GRAPH = 100
+"""Units above which ``best_baseline`` evaluates at most GREEDY_POINTS values of a greedy knob."""
+GREEDY_POINTS = 32
+LATE_POINTS = 4
+"""Knob values a greedy baseline (slots for griewank) evaluates when the deadline has passed."""
 
 
-def _bytes(n: int) -> str:
-    from ..ir.sizes import format_size
-    return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
-
-
-def solve(name: str, dag: DAG, budget: int | None, *, backend: Callable[..., Schedule] | None = None,
-          **options: Any) -> Schedule:
-    """Run strategy ``name``; raise InfeasibleError when its schedule cannot fit ``budget``. ``backend`` is
-    the solver of a strategy that lives in remc.backends ('cpsat': backends.cpsat.cpsat_strategy), which
-    the driver passes in (passes do not import backends)."""
-    if name not in STRATEGIES:
-        raise RemcError(f"unknown strategy {name!r}; choose one of {', '.join(STRATEGIES)}")
-    if name == "cpsat":
-        if backend is None or budget is None:
-            raise RemcError("the cpsat strategy needs a budget and its backend (remc.backends.cpsat)")
-        return backend(dag, budget, **options)
-    if name == "checkmate":
-        from .milp import solve_milp
-        if budget is None:
-            raise RemcError("the checkmate strategy needs a budget")
-        incumbent = best_baseline(dag, budget)
-        return solve_milp(dag, budget, incumbent=incumbent, **options)
-    if name == "approx":
-        from .approx import solve_approx
-        if budget is None:
-            raise RemcError("the approx strategy needs a budget")
-        return solve_approx(dag, budget, **options)
+def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
+                            options: BaselineOptions = BaselineOptions()) -> Schedule:
+    """Run baseline ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
+    if name not in BASELINE_NAMES:
+        raise RemcError(f"unknown baseline {name!r}; choose one of {', '.join(BASELINE_NAMES)}")
     if name == "checkpoint-all":
         sched = checkpoint_all(dag)
-        sched.report = {"status": "heuristic"}
+        sched.report = {"status": "heuristic", "cost": sched.cost(dag), "peak": sched.peak(dag)}
     else:
         from .baselines import solve_baseline
-        sched = solve_baseline(name, dag, budget, **options)
+        kw = {k: v for k, v in (("max_points", options.max_points), ("max_slots", options.max_slots))
+              if v is not None and (k != "max_slots" or name == "griewank")
+              and (k != "max_points" or name.endswith("greedy"))}
+        sched = solve_baseline(name, dag, budget, **kw)
     if budget is not None:
         peak = sched.peak(dag)
         if peak > budget:
-            from ._lp import simple_lower_bound
             raise InfeasibleError(
-                f"{name} needs {_bytes(peak)}, above the budget of {_bytes(budget)} "
-                f"(no schedule of this graph can need less than {_bytes(simple_lower_bound(dag))})", peak)
+                f"{name} needs {describe_size(peak)}, above the budget of {describe_size(budget)} "
+                f"(no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))})", peak)
     return sched
 
 
-def best_baseline(dag: DAG, budget: int) -> Schedule | None:
-    """The cheapest baseline schedule that fits ``budget``, or None."""
+def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None) -> Schedule | None:
+    """The cheapest baseline schedule that fits ``budget``, or None. Baselines run quickest first; on graphs
+    above LARGE_GRAPH units the greedy ones evaluate at most GREEDY_POINTS knob values, and after
+    ``deadline`` (a ``time.perf_counter()`` value) at most LATE_POINTS (so a fitting one is found even when
+    time is short, at the price of running past the deadline by that much)."""
+    opts = BaselineOptions(max_points=GREEDY_POINTS if dag.n > LARGE_GRAPH else None)
     best = None
-    for name in BASELINE_NAMES:
+    for name in _BY_SPEED:
+        if deadline is not None and time.perf_counter() >= deadline:
+            # past the deadline every baseline still runs once, cheaply: a schedule in hand beats none
+            opts = BaselineOptions(max_points=LATE_POINTS, max_slots=LATE_POINTS)
         try:
-            s = solve(name, dag, budget)
+            s = solve_baseline_strategy(name, dag, budget, opts)
         except RemcError:
             continue
         if best is None or s.cost(dag) < best.cost(dag):
             best = s
     return best
-
-
-StrategyFn = Callable[..., Schedule]

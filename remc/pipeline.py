@@ -108,21 +108,38 @@ class UnitsPass(Pass):
 class SchedulePass(Pass):
     name: ClassVar[str] = "schedule"
     strategy: str = "checkpoint-all"
-    """A name from passes/strategies.py."""
-    time_limit: float | None = None
-    threads: int | None = None
-    gap: float | None = None
-    solver: str | None = None
-    eps: float | None = None
+    """A name of the strategy registry (backends/strategies.py)."""
+    options: Any = None
+    """The strategy's typed options (CheckmateOptions, ApproxOptions, ...; None: its defaults)."""
+    progress: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
+    """Called with ProgressEvents while a solver strategy runs (the CLI's live display)."""
 
     def apply(self, state: State) -> None:
-        from .passes.strategies import solve
-        opts = {k: v for k in ("time_limit", "threads", "gap", "solver", "eps")
-                if (v := getattr(self, k)) is not None}
-        if self.strategy == "cpsat":
-            from .backends.cpsat import cpsat_strategy
-            opts["backend"] = cpsat_strategy
-        state.schedule = solve(self.strategy, state.dag, state.budget, **opts, **_progress_opt(self.strategy))
+        from .backends.strategies import solve
+        state.schedule = solve(self.strategy, state.dag, state.budget, self.options, progress=self.progress)
+
+    def spec(self) -> str:
+        opts = [f"strategy={self.strategy}"] if self.strategy != "checkpoint-all" else []
+        if self.options is not None:
+            opts += [f"{f.name}={getattr(self.options, f.name)}" for f in dataclasses.fields(self.options)
+                     if getattr(self.options, f.name) != f.default]
+        return self.name + ("{" + ",".join(opts) + "}" if opts else "")
+
+    @classmethod
+    def from_body(cls, body: str) -> "SchedulePass":
+        """``strategy=NAME`` and the fields of that strategy's options dataclass."""
+        from .backends.strategies import REGISTRY, make_options
+        items = dict(_items(body))
+        strategy = items.pop("strategy", "checkpoint-all")
+        if strategy not in REGISTRY:
+            raise RemcError(f"unknown strategy {strategy!r}; choose one of {', '.join(REGISTRY)}")
+        fields = {f.name: f for f in dataclasses.fields(REGISTRY[strategy].options)}
+        values = {}
+        for key, raw in items.items():
+            if key not in fields:
+                raise RemcError(f"strategy {strategy!r} has no option {key!r}; options: {', '.join(fields)}")
+            values[key] = _convert(raw, str(fields[key].type), f"schedule.{key}")
+        return cls(strategy=strategy, options=make_options(strategy, **values) if values else None)
 
 
 @dataclass(frozen=True)
@@ -149,14 +166,6 @@ class LowerPass(Pass):
 
 PASSES: dict[str, type[Pass]] = {p.name: p for p in (ImportPass, CostsPass, UnitsPass, SchedulePass, PlanPass,
                                                       LowerPass)}
-PROGRESS: dict[str, Callable[[dict], None]] = {}
-"""Optional progress callbacks by strategy name (the CLI installs a live display for the solvers)."""
-
-
-def _progress_opt(strategy: str) -> dict:
-    return {"progress": PROGRESS[strategy]} if strategy in PROGRESS else {}
-
-
 def shaped_model(graph: Graph) -> onnx.ModelProto:
     """The graph as ONNX with the static shape of every value recorded (what the cost models read)."""
     from .ir.onnx_io import export_model
@@ -178,7 +187,10 @@ def parse_pipeline(spec: str) -> list[Pass]:
         if name not in PASSES:
             raise RemcError(f"unknown pass {name!r}; passes are {', '.join(PASSES)}")
         cls = PASSES[name]
-        passes.append(cls(**_options(cls, body or "")))
+        if cls is SchedulePass:
+            passes.append(SchedulePass.from_body(body or ""))
+        else:
+            passes.append(cls(**_options(cls, body or "")))
         pos = m.end()
     return passes
 
@@ -187,15 +199,22 @@ def print_pipeline(passes: list[Pass]) -> str:
     return ",".join(p.spec() for p in passes)
 
 
+def _items(body: str) -> list[tuple[str, str]]:
+    """``key=value`` items of a pass body (keys with - spelled _)."""
+    out = []
+    for item in filter(None, (s.strip() for s in body.split(","))):
+        key, _, raw = item.partition("=")
+        out.append((key.strip().replace("-", "_"), raw.strip()))
+    return out
+
+
 def _options(cls: type[Pass], body: str) -> dict[str, Any]:
     fields = {f.name: f for f in dataclasses.fields(cls)}
     out: dict[str, Any] = {}
-    for item in filter(None, (s.strip() for s in body.split(","))):
-        key, _, raw = item.partition("=")
-        key = key.strip().replace("-", "_")
+    for key, raw in _items(body):
         if key not in fields:
             raise RemcError(f"pass {cls.name!r} has no option {key!r}; options: {', '.join(fields) or 'none'}")
-        out[key] = _convert(raw.strip(), str(fields[key].type), f"{cls.name}.{key}")
+        out[key] = _convert(raw, str(fields[key].type), f"{cls.name}.{key}")
     return out
 
 
@@ -242,14 +261,26 @@ def run(passes: list[Pass], state: State, *, on_pass: Callable[[Pass, State], No
     return state
 
 
+def stages(passes: list[Pass], first: str | None = None, last: str | None = None) -> list[Pass]:
+    """The passes from the one named ``first`` to the one named ``last`` (both included; None: the ends)."""
+    names = [p.name for p in passes]
+    for want in (first, last):
+        if want is not None and want not in names:
+            raise RemcError(f"the pipeline {print_pipeline(passes)!r} has no pass {want!r}")
+    lo = 0 if first is None else names.index(first)
+    hi = len(passes) if last is None else names.index(last) + 1
+    return passes[lo:hi]
+
+
 def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granularity: str = "coarse",
-                     strategy: str = "checkpoint-all", device: str = "cpu", **solver: Any) -> list[Pass]:
-    """The standard compile pipeline, one stage per line."""
+                     strategy: str = "checkpoint-all", device: str = "cpu", options: Any = None,
+                     progress: Callable[[Any], None] | None = None) -> list[Pass]:
+    """The standard compile pipeline, one stage per line; ``options``: the strategy's typed options."""
     return [
         ImportPass(batch=batch),                               # ONNX -> IR, shapes inferred, batch bound
         CostsPass(method=cost, device=device),                 # C_v per ONNX node (FLOPs or profiled)
         UnitsPass(granularity=granularity, device=device),     # scheduling units and the DAG
-        SchedulePass(strategy=strategy, **solver),             # R, S: the strategy's schedule
+        SchedulePass(strategy, options, progress),             # R, S: the strategy's schedule
         PlanPass(),                                            # Algorithm 1 + early deallocation
         LowerPass(),                                           # plan order -> ONNX node list
     ]

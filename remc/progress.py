@@ -1,21 +1,21 @@
-"""A live solver display (incumbent, bound, gap, elapsed) on stderr while the MILP or LP runs."""
+"""A live solver display (phase, incumbent, bound, gap, elapsed) on stderr while a solver strategy runs."""
 from __future__ import annotations
 
 import contextlib
+import math
 import sys
-from typing import Iterator
+from typing import Callable, Iterator
 
-from . import pipeline
-
-SOLVERS = ("checkmate", "approx")
+from .passes.solver_api import ProgressEvent
+from .passes.strategies import SOLVER_NAMES
 
 
 @contextlib.contextmanager
-def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[dict]:
-    """Yields the solver keyword arguments ({'progress': callback} or {}) and registers the callback for
-    the compile pipeline. Shows nothing unless stderr is a terminal (and ``enabled``)."""
-    if strategy not in SOLVERS or not enabled or not sys.stderr.isatty():
-        yield {}
+def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[Callable[[ProgressEvent], None] | None]:
+    """Yields a progress callback for the strategy (pass it as its ``progress`` argument), or None when
+    nothing is shown: not a solver strategy, not ``enabled``, or stderr is not a terminal."""
+    if strategy not in SOLVER_NAMES or not enabled or not sys.stderr.isatty():
+        yield None
         return
     from rich.console import Console
     from rich.live import Live
@@ -23,18 +23,17 @@ def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[dict]:
 
     live = Live(Text("solving ..."), console=Console(stderr=True), refresh_per_second=4, transient=True)
 
-    def show(info: dict) -> None:
-        parts = [f"{strategy}: {info.get('elapsed', 0.0):7.1f} s"]
-        for key, fmt in (("incumbent", "incumbent {:.6g}"), ("bound", "bound {:.6g}")):
-            if info.get(key) is not None:
-                parts.append(fmt.format(info[key]))
-        if info.get("gap") is not None:
-            parts.append(f"gap {100 * info['gap']:.2f}%")
+    def show(ev: ProgressEvent) -> None:
+        parts = [f"{strategy}: {ev.elapsed:7.1f} s"]
+        if ev.phase:
+            parts.append(ev.phase)
+        if ev.incumbent is not None and math.isfinite(ev.incumbent):
+            parts.append(f"incumbent {ev.incumbent:.6g}")
+        if ev.bound is not None and math.isfinite(ev.bound):
+            parts.append(f"bound {ev.bound:.6g}")
+        if ev.gap is not None and math.isfinite(ev.gap):
+            parts.append(f"gap {100 * ev.gap:.2f}%")
         live.update(Text("  ".join(parts)))
 
-    pipeline.PROGRESS[strategy] = show
-    try:
-        with live:
-            yield {"progress": show}
-    finally:
-        pipeline.PROGRESS.pop(strategy, None)
+    with live:
+        yield show

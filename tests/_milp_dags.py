@@ -61,7 +61,7 @@ def exhaustive_optimum(dag: DAG, budget: int) -> float | None:
     """The least cost over every S (R = solve_r(S)) that is correct and within budget; None if none is.
 
     This covers every frontier-advancing schedule: any feasible (R, S) can be cleaned to one with
-    R = solve_r(S') and no more cost or memory (see passes/_lp.clean).
+    R = solve_r(S') and no more cost or memory (see passes/milp_model.clean).
     """
     n = dag.n
     cells = [(t, i) for t in range(n) for i in range(t)]

@@ -4,10 +4,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from remc.ir.errors import InfeasibleError
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import check, checkpoint_all
-from remc.passes.approx import default_thresholds, solve_approx
-from remc.passes.milp import solve_milp
+from remc.backends.strategies import solve_approx
+from remc.passes.approx import default_thresholds
+from remc.backends.strategies import solve_milp
 
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
@@ -16,7 +17,7 @@ def assert_valid(dag, sched, budget):
     assert not check(dag, sched.R, sched.S)
     assert sched.peak(dag) <= budget
     assert sched.report["peak"] == sched.peak(dag)
-    assert sched.report["objective"] == pytest.approx(sched.cost(dag))
+    assert sched.report.cost == pytest.approx(sched.cost(dag))
 
 
 def test_bounds_sandwich_the_optimum_on_tiny_graphs():
@@ -36,7 +37,7 @@ def test_bounds_sandwich_the_optimum_on_tiny_graphs():
                 continue
             assert_valid(dag, sched, budget)
             assert sched.cost(dag) >= best - 1e-9
-            assert sched.report["lp_bound"] <= best + 1e-6
+            assert sched.report.bound <= best + 1e-6
             checked += 1
     assert checked >= 3 * failed and checked >= 20
 
@@ -115,13 +116,14 @@ def test_default_thresholds():
 
 def test_bad_rounding_name():
     dag = random_dag(3, np.random.default_rng(27))
-    with pytest.raises(ValueError, match="rounding"):
+    with pytest.raises(RemcError, match="rounding"):
         solve_approx(dag, 10**6, rounding="greedy")
 
 
 def test_safe_dual_bound_is_below_the_lp_for_any_duals():
     """safe_dual_bound is a lower bound for every dual vector, and the LP optimum at the optimal duals."""
-    from remc.passes._lp import LpSession, build_model, safe_dual_bound
+    from remc.backends.highs import LpSession
+    from remc.passes.milp_model import build_model, safe_dual_bound
 
     rng = np.random.default_rng(5)
     for k in range(6):
@@ -145,7 +147,8 @@ def test_safe_dual_bound_is_below_the_lp_for_any_duals():
 def test_lp_stopped_at_its_time_limit_still_gives_a_valid_bound():
     """With presolve off, a dual simplex stopped by the time limit leaves duals: their bound is finite and
     below the LP optimum."""
-    from remc.passes._lp import LpSession, build_model
+    from remc.backends.highs import LpSession
+    from remc.passes.milp_model import build_model
 
     dag = training_graph(40, np.random.default_rng(3), skips=((2, 9), (12, 30)), workspace=True)
     budget = int(0.7 * checkpoint_all(dag).peak(dag))

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import onnx.parser
 import pytest
 
 from remc import zoo
 from remc.backends.runtime import import_model
 from remc.ir.schedule import checkpoint_all
-from remc.passes._lp import simple_lower_bound
+from remc.passes.milp_model import simple_lower_bound
 from remc.passes.coarsen import coarse_units, split_lifetimes
 from remc.passes.costs import node_costs
 from remc.passes.dagbuild import build_dag, fine_units

@@ -10,7 +10,7 @@ pytest.importorskip("ortools")
 from remc.backends.cpsat import CpSatOptions, solve_cpsat  # noqa: E402
 from remc.ir.errors import InfeasibleError  # noqa: E402
 from remc.ir.schedule import check, checkpoint_all  # noqa: E402
-from remc.passes.approx import solve_approx  # noqa: E402
+from remc.backends.strategies import solve_approx  # noqa: E402
 
 from _milp_dags import exhaustive_optimum, random_dag, training_graph  # noqa: E402
 

@@ -12,7 +12,7 @@ import onnx.parser
 import pytest
 
 from remc.ir.errors import RemcError
-from remc.ir.nodelink import dag_from_nodelink, load_nodelink, nodelink_from_dag, save_nodelink
+from remc.ir.nodelink import dag_from_nodelink, load_nodelink, save_nodelink
 from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.passes.dagbuild import build_dag
@@ -102,7 +102,7 @@ def test_compile_show_check_json(tmp_path: Path) -> None:
     src, out, plan = tmp_path / "u.onnx", tmp_path / "out.onnx", tmp_path / "out.plan"
     onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
     res = remc("compile", str(src), "--budget", "300", "-o", str(out), "--plan", str(plan),
-               "--strategy", "checkpoint-all", "--granularity", "fine", "--json")
+               "--strategy", "checkpoint-all", "--granularity", "fine", "--json", "--no-fit")
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
     assert rep["peak"] == 248 and rep["budget"] == 300 and rep["strategy"] == "checkpoint-all"
@@ -124,7 +124,7 @@ def test_plan_check_rejects_foreign_graph(tmp_path: Path) -> None:
     other = tmp_path / "chain.onnx"
     onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), other)
     assert remc("compile", str(src), "--budget", "1KiB", "-o", str(tmp_path / "o.onnx"), "--plan", str(plan),
-                "--strategy", "checkpoint-all").returncode == 0
+                "--strategy", "checkpoint-all", "--no-fit").returncode == 0
     res = remc("plan", "check", str(plan), "--graph", str(other))
     assert res.returncode != 0 and "Traceback" not in res.stderr
 
@@ -202,3 +202,37 @@ def test_solve_approx_with_and_without_refine(tmp_path: Path) -> None:
     assert plain["cost"] == pytest.approx(plain["rounded_cost"]) and "refined" not in plain["rule"]
     assert refined["rounded_cost"] == pytest.approx(plain["cost"]) and "refined" in refined["rule"]
     assert refined["cost"] <= plain["cost"] and max(refined["peak"], plain["peak"]) <= budget
+
+
+@pytest.mark.parametrize("flags", [("--strategy", "approx"), ("--strategy", "approx", "--no-refine"),
+                                   ("--strategy", "checkmate")])
+def test_compile_solver_strategies_under_a_terminal(tmp_path: Path, flags: tuple[str, ...]) -> None:
+    """With a terminal on stderr the live progress display is on: every solver strategy still compiles."""
+    import os
+    import pty
+
+    src, out = tmp_path / "u.onnx", tmp_path / "out.onnx"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), src)
+    primary, secondary = pty.openpty()
+    try:
+        res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(src), "--budget", "160", "-o",
+                              str(out), "--granularity", "fine", "--time-limit", "30", *flags],
+                             stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=300)
+        os.close(secondary)
+        secondary = -1
+        chunks = []
+        while True:
+            try:
+                data = os.read(primary, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        err = b"".join(chunks).decode(errors="replace")
+    finally:
+        if secondary >= 0:
+            os.close(secondary)
+        os.close(primary)
+    assert res.returncode == 0 and "Traceback" not in err, err
+    assert out.exists() and flags[1] in res.stdout

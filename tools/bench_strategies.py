@@ -19,7 +19,8 @@ from pathlib import Path
 from remc import zoo
 from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
-from remc.passes.strategies import STRATEGIES, solve
+from remc.backends.strategies import make_options, names, solve
+STRATEGIES = names()
 from remc.pipeline import State, compile_pipeline, run
 
 
@@ -34,19 +35,21 @@ def bench_model(name: str, fractions: list[float], time_limit: float, threads: i
     for f in fractions:
         budget = int(f * full)
         for strategy in strategies:
-            opts = {"time_limit": time_limit, "threads": threads} if strategy in ("checkmate", "approx") else {}
+            opts = make_options(strategy, time_limit=time_limit, threads=threads) \
+                if strategy in ("checkmate", "approx") else None
             t0 = time.perf_counter()
             row = {"model": name, "fraction": f, "budget": budget, "strategy": strategy}
             try:
-                s = solve(strategy, dag, budget, **{k: v for k, v in opts.items() if v is not None})
+                s = solve(strategy, dag, budget, opts)
                 rep = s.report
-                row.update(status=rep.get("status", "heuristic"), overhead=s.cost(dag) / dag.total_cost,
-                           peak=s.peak(dag), bound=rep.get("bound", rep.get("lp_bound")), gap=rep.get("gap"))
+                row.update(status=rep.status, overhead=s.cost(dag) / dag.total_cost, peak=s.peak(dag),
+                           bound=rep.bound, gap=rep.gap, gap_measure=rep.gap_measure)
                 if strategy == "approx":  # Algorithm 2 alone, before the local search
-                    rc = rep.get("rounded_cost")
-                    row.update(rounded_overhead=None if rc is None else rc / dag.total_cost, rule=rep.get("rule"))
+                    rc = rep.extras.get("rounded_cost")
+                    row.update(rounded_overhead=None if rc is None else rc / dag.total_cost,
+                               rule=rep.extras.get("rule"))
                 if strategy == "checkmate":
-                    row.update(incumbent=rep.get("incumbent"))
+                    row.update(incumbent=rep.extras.get("incumbent"))
             except InfeasibleError as e:
                 row.update(status="over budget", error=str(e)[:300], least=e.least_feasible)
             except RemcError as e:

@@ -28,7 +28,8 @@ import numpy as np
 from remc import zoo
 from remc.backends.runtime import import_model
 from remc.ir.schedule import checkpoint_all
-from remc.passes._lp import allowed, build_model, simple_lower_bound, solve_highs
+from remc.backends.highs import solve_highs
+from remc.passes.milp_model import allowed, build_model, simple_lower_bound
 from remc.passes.coarsen import coarse_units
 from remc.passes.costs import node_costs
 from remc.passes.dagbuild import build_dag, fine_units

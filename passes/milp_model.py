@@ -35,18 +35,18 @@ otherwise by a unit making the largest M_k or W_k 1e3 (float coefficients; the b
 down, so the model keeps every schedule that fits and its dual bound stays valid; a solution that
 exceeds the budget by a few bytes through solver tolerances is caught by the exact check, and the
 MILP pass then solves again with a lowered budget). Costs are divided by the largest
-cost, and costs below COST_EPS of it become 0 (a valid relaxation: the dual bound stays a lower bound;
-the caller reports the exact cost of the schedule). Every schedule a solver returns is checked again
-in exact bytes by the caller.
+cost, and positive costs below COST_EPS of it are raised to COST_EPS (no unit is free in the model, so the
+solver never recomputes a cheap unit for nothing; ``bound_correction`` keeps the dual bound valid for the
+exact costs). The objective offset ``offset`` is minus the cost of computing every unit once, so that a
+solver's relative gap is measured on the recomputation overhead. Every schedule a solver returns is
+checked again in exact bytes by the caller.
+
+The solver itself is not here: the passes hand models to a backend they receive (passes/solver_api.py).
 """
 from __future__ import annotations
 
-import ctypes
-import math
-import os
-import sys
-import time
 import dataclasses
+import math
 from dataclasses import dataclass
 from functools import reduce
 
@@ -55,6 +55,7 @@ import scipy.sparse as sp
 
 from ..ir.dag import DAG
 from ..ir.schedule import free_matrix, memory_profile
+from .solver_api import SolverBackend
 
 EXACT_LIMIT = 1e4
 """Largest memory coefficient allowed after dividing by the gcd; above it a float unit is used. HiGHS
@@ -68,15 +69,12 @@ DENSE_LIMIT = 80_000_000
 resident while HiGHS solves). HiGHS' dual simplex solves the dense LP far faster: ResNet50 (515 units)
 in 70 s where the recurrence LP (2-3M nonzeros) had not finished after 150 s; MobileNetV2 (390 units,
 25M) in 24 s. GPT-2 (724 units) would need 178M nonzeros and 18 GB and did not finish in 200 s."""
-COST_EPS = 1e-6
-"""Costs below this fraction of the largest are 0 in the model: HiGHS returned invalid dual bounds with
-costs spanning 1e-12..1 (VGG16 with FLOP costs, where a ReLU costs 4e-12 of a convolution). The model
-costs are then <= the true ones, so the model's dual bound stays a valid lower bound."""
-LP_PRESOLVE = "off"
-"""HiGHS' presolve for LP relaxations (not the MILP). Off: HiGHS then holds duals of the original LP when a
-time limit stops the dual simplex, which give a proven bound (``safe_dual_bound``); with presolve on it
-has none. Also faster on the zoo's dense LPs (1 thread, one after the other on the shared 2-core machine):
-VGG19 at 0.8 2.0 -> 0.7 s, MobileNet 14.0 -> 8.3 s, U-Net 1.5 -> 0.6 s, ResNet50 at 0.6 289 -> 147 s."""
+COST_EPS = 1e-7
+"""Positive costs below this fraction of the largest are raised to it in the model: HiGHS returned invalid
+dual bounds with costs spanning 1e-12..1 (VGG16 with FLOP costs, where a ReLU costs 4e-12 of a
+convolution). They were once set to 0, which let the MILP recompute such a unit for free and call a worse
+schedule optimal (FCN8's add). Raised costs are >= the true ones, so the model's dual bound is lowered by
+``CheckmateModel.bound_correction`` (the most the raise can add to any schedule) to stay valid."""
 FLOAT_SLACK = 1e-12
 """With a float unit, the model budget is raised by this fraction, so that floating-point rounding of the
 coefficients cannot exclude a schedule that fits: the model stays a relaxation and its bound valid."""
@@ -191,6 +189,22 @@ class CheckmateModel:
     """Column of the budget variable in the least-budget LP, else -1."""
     budget_rows: np.ndarray | None = None
     """Rows whose upper bound is the model budget (dense form)."""
+    offset: float = 0.0
+    """Objective offset (model units): minus the cost of computing every unit once, so that objective +
+    offset is the recomputation overhead, on which a backend's relative gap is measured."""
+    bound_correction: float = 0.0
+    cost_floor: float = COST_EPS
+    """Positive costs below this fraction of the largest were raised to it."""
+    """Model units by which costs raised to COST_EPS can overstate any schedule's cost: a bound B on the
+    model's objective gives B - bound_correction on the exact one."""
+
+    def cost_of(self, objective: float) -> float:
+        """A model objective (offset excluded) in cost units (an upper estimate of the exact cost)."""
+        return objective * self.cost_unit
+
+    def bound_of(self, bound: float) -> float:
+        """A proven lower bound on the model objective as a proven lower bound on the exact cost."""
+        return (bound - self.bound_correction) * self.cost_unit if math.isfinite(bound) else -math.inf
 
     def budget_cols(self) -> np.ndarray:
         """Columns whose upper bound is the model budget (P, recurrence form)."""
@@ -295,8 +309,11 @@ class _Rows:
 
 
 def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper_6b: bool = False,
-                usefulness: bool = True, memory_form: str = "auto") -> CheckmateModel:
+                usefulness: bool = True, memory_form: str = "auto", cost_floor: float = COST_EPS) -> CheckmateModel:
     """Eq. (9) for ``dag`` at ``budget`` bytes.
+
+    ``cost_floor``: positive costs below this fraction of the largest are raised to it (see COST_EPS and
+    ``CheckmateModel.bound_correction``; ``cost_floor_for`` picks one that keeps the correction small).
 
     budget None builds the least-budget LP instead: the objective is a budget column B (in model
     units above the constant) bounding every budget row, and the cost terms are dropped.
@@ -322,10 +339,14 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     r_ok, s_ok, s_one = allowed(dag)
     tt = np.arange(n)[:, None]
     cols = _Cols()
-    unit_cost = dag.cost / cost_unit
-    unit_cost[unit_cost < COST_EPS] = 0.0
+    exact_cost = dag.cost / cost_unit
+    unit_cost = np.where((exact_cost > 0) & (exact_cost < cost_floor), cost_floor, exact_cost)
     obj = unit_cost[None, :] if budget is not None else 0.0
     r = cols.add(r_ok, cost=obj, lo=np.eye(n))
+    offset = correction = 0.0
+    if budget is not None:
+        offset = -float(unit_cost.sum())
+        correction = float(((unit_cost - exact_cost) * r_ok.sum(axis=0)).sum())
     s = cols.add(s_ok, lo=s_one.astype(float))
     # FREE[t, (i, k)]: k computed in t (R allowed), i not pinned into t+1, unit t not a later user of i.
     s_next_one = np.zeros((n, n), dtype=bool)
@@ -363,7 +384,7 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     return CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), cat(cols.lo), cat(cols.hi),
-                          cat(cols.int), A, lo, hi, bcol, budget_rows)
+                          cat(cols.int), A, lo, hi, bcol, budget_rows, offset, correction, cost_floor)
 
 
 def _rows_dependencies(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray) -> None:
@@ -538,266 +559,6 @@ def _rows_memory(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.n
             rows.term(rr[ok], free[t, fe[ok]], mem[E[fe[ok], 0]])
 
 
-@dataclass
-class SolveResult:
-    """What a solver run left: status, best column vector (or None), objective and bound in model units."""
-
-    status: str
-    """"optimal", "time_limit", "infeasible", "interrupted", or another solver status in lower case."""
-    x: np.ndarray | None
-    objective: float
-    bound: float
-    seconds: float
-    nodes: int = 0
-
-
-_scheduler_threads: int | None = None
-"""Threads the HiGHS global scheduler was started with in this process (None: not started)."""
-
-_HIGHS_STATUS = {"kOptimal": "optimal", "kTimeLimit": "time_limit", "kInfeasible": "infeasible",
-                 "kInterrupt": "interrupted", "kUnboundedOrInfeasible": "infeasible",
-                 "kSolutionLimit": "solution_limit", "kIterationLimit": "iteration_limit",
-                 "kObjectiveBound": "objective_bound", "kObjectiveTarget": "objective_target"}
-
-
-def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | None = None,
-                threads: int | None = None, gap: float = 1e-4, start: np.ndarray | None = None,
-                progress=None, progress_every: float = 1.0) -> SolveResult:
-    """Solve ``model`` (the MILP, or its LP relaxation when ``integral`` is False) with HiGHS.
-
-    ``progress(dict)`` is called on every improving solution and at most every ``progress_every``
-    seconds from HiGHS' MIP interrupt callback, with the incumbent and dual bound in model units.
-    """
-    if integral and time_limit is not None:
-        return _solve_isolated(model, time_limit=time_limit, threads=threads, gap=gap, start=start,
-                               progress=progress, progress_every=progress_every)
-    return _solve_here(model, integral=integral, time_limit=time_limit, threads=threads, gap=gap, start=start,
-                       progress=progress, progress_every=progress_every)
-
-
-def _solve_here(model: CheckmateModel, *, integral: bool, time_limit: float | None, threads: int | None,
-                gap: float, start: np.ndarray | None, progress, progress_every: float,
-                on_incumbent=None) -> SolveResult:
-    """``solve_highs`` in this process (``on_incumbent(x, objective)`` on every improving MIP solution)."""
-    h, clock = _load_highs(model, integral, threads, gap)
-    if start is not None and integral:
-        h.setSolution(model.num_col, np.arange(model.num_col, dtype=np.int32), np.asarray(start, dtype=float))
-    failed: list[BaseException] = []
-    if progress is not None and integral:
-        _subscribe_progress(h, progress, progress_every, failed)
-    if on_incumbent is not None and integral:
-        h.cbMipImprovingSolution.subscribe(
-            lambda e: on_incumbent(np.array(e.data_out.mip_solution, dtype=float), e.data_out.objective_function_value))
-    return _run_highs(h, clock, integral, time_limit, failed, model)
-
-
-HARD_STOP_GRACE = 5.0
-"""Seconds past the time limit (plus 5% of it) after which a MILP solve's process is killed."""
-
-
-def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | None, gap: float,
-                    start: np.ndarray | None, progress, progress_every: float) -> SolveResult:
-    """The MILP in a child process (``python -m remc.passes._highs_worker``), stopped for certain at the
-    time limit.
-
-    HiGHS checks its time limit and interrupt callbacks in the MIP search, but not inside every step:
-    its MIP presolve on dense budget rows, and the dual simplex of the root LP (a separate LP solver
-    inside the MIP that the user callbacks do not reach), ran minutes past a 20 s limit on small zoo
-    graphs. The child sends every improving solution and progress report as it goes; if it has not
-    returned HARD_STOP_GRACE seconds (plus 5%) after the limit, it is killed and the best solution it
-    sent is the result, with status "time_limit".
-    """
-    import pickle
-    import queue
-    import subprocess
-    import threading
-
-    t0 = time.perf_counter()
-    rfd, wfd = os.pipe()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    try:
-        proc = subprocess.Popen([sys.executable, "-m", "remc.passes._highs_worker", str(wfd)], stdin=subprocess.PIPE,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(wfd,), env=env)
-    finally:
-        os.close(wfd)
-    inbox: queue.Queue = queue.Queue()
-
-    def read() -> None:
-        with os.fdopen(rfd, "rb") as f:
-            while True:
-                try:
-                    inbox.put(pickle.load(f))
-                except Exception:  # EOF: the child ended or was killed
-                    inbox.put(("eof", None))
-                    return
-
-    reader = threading.Thread(target=read, daemon=True, name="remc-highs-reader")
-    reader.start()
-    opts = dict(threads=threads, gap=gap, start=start, progress_every=progress_every,
-                deadline=time.time() + time_limit, want_progress=progress is not None)
-    try:
-        pickle.dump((model, opts), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
-        proc.stdin.close()
-    except OSError:  # the child died at start; its end of the pipe says why (an "error" message) or EOF
-        pass
-    hard = t0 + time_limit * 1.05 + HARD_STOP_GRACE
-    best_x, best_obj, bound, result, error = None, math.inf, -math.inf, None, None
-    try:
-        while result is None and error is None:
-            left = hard - time.perf_counter()
-            if left <= 0:
-                break
-            try:
-                kind, payload = inbox.get(timeout=min(left, 0.5))
-            except queue.Empty:
-                continue
-            if kind == "incumbent":
-                x, obj = payload
-                if obj < best_obj:
-                    best_x, best_obj = x, obj
-            elif kind == "progress":
-                if math.isfinite(payload["bound"]):
-                    bound = max(bound, payload["bound"])
-                progress(payload)
-            elif kind == "result":
-                result = payload
-            elif kind == "error":
-                error = payload
-            else:  # eof
-                error = f"the solver process ended without a result (exit code {proc.wait(5)})"
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait(5)
-    if result is not None:
-        return result
-    if error is not None:
-        from ..ir.errors import SolverError
-        raise SolverError(f"HiGHS failed in its solver process: {error}")
-    return SolveResult("time_limit", best_x, best_obj if best_x is not None else math.inf, bound,
-                       time.perf_counter() - t0, 0)
-
-
-def isolated_main(fd: int) -> None:
-    """Body of the child process of ``_solve_isolated``: read (model, options) from stdin, solve, and write
-    pickled (kind, payload) messages to file descriptor ``fd``."""
-    import pickle
-
-    out = os.fdopen(fd, "wb")
-
-    def send(msg) -> None:
-        pickle.dump(msg, out, protocol=pickle.HIGHEST_PROTOCOL)
-        out.flush()
-
-    try:
-        model, opts = pickle.load(sys.stdin.buffer)
-        progress = (lambda d: send(("progress", d))) if opts["want_progress"] else None
-        res = _solve_here(model, integral=True, time_limit=max(opts["deadline"] - time.time(), 1e-3),
-                          threads=opts["threads"], gap=opts["gap"], start=opts["start"], progress=progress,
-                          progress_every=opts["progress_every"], on_incumbent=lambda x, obj: send(("incumbent", (x, obj))))
-        send(("result", res))
-    except BaseException as e:  # reported to the parent, which raises
-        try:
-            send(("error", f"{type(e).__name__}: {e}"))
-        except Exception:
-            pass
-    finally:
-        try:
-            out.close()
-        except Exception:
-            pass
-
-
-class LpSession:
-    """The LP relaxation of one model in one HiGHS instance, re-solved at other budgets from its last
-    basis (dual simplex after a bound change): an eps search costs little more than one LP."""
-
-    def __init__(self, model: CheckmateModel, *, threads: int | None = None) -> None:
-        self.model = model
-        self._h, self._clock = _load_highs(model, False, threads, 1e-4)
-        self._rows = model.budget_rows if model.budget_rows is not None else np.zeros(0, np.int64)
-        self._cols = model.budget_cols()
-
-    def solve(self, budget: int, *, time_limit: float | None = None) -> SolveResult:
-        """The LP at ``budget`` bytes."""
-        room = self.model.scale.room(budget)
-        h = self._h
-        if len(self._rows):
-            k = len(self._rows)
-            h.changeRowsBounds(k, self._rows.astype(np.int32), np.full(k, -np.inf), np.full(k, room))
-        if len(self._cols):
-            k = len(self._cols)
-            h.changeColsBounds(k, self._cols.astype(np.int32), np.zeros(k), np.full(k, room))
-        return _run_highs(h, self._clock, False, time_limit, [], self.model)
-
-
-def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap: float):
-    """A silent Highs instance holding ``model``, and its deadline clock (see ``_Deadline``)."""
-    import highspy
-
-    global _scheduler_threads
-    want = int(threads or 0)
-    if _scheduler_threads is not None and _scheduler_threads != want:
-        highspy.Highs.resetGlobalScheduler(True)  # HiGHS refuses a new thread count otherwise
-    _scheduler_threads = want
-    h = _new_highs()
-    h.silent()
-    h.setOptionValue("threads", want)
-    h.setOptionValue("mip_rel_gap", float(gap))
-    if not integral:
-        h.setOptionValue("presolve", LP_PRESOLVE)
-    A = model.A
-    kind = model.integral.astype(np.int32) if integral else np.zeros(model.num_col, np.int32)
-    status = h.passModel(model.num_col, model.num_row, int(A.nnz), 1, 1, 0.0, model.col_cost, model.col_lower,
-                         model.col_upper, model.row_lower, model.row_upper, A.indptr.astype(np.int32),
-                         A.indices.astype(np.int32), A.data.astype(float), kind)
-    if status == highspy.HighsStatus.kError:
-        raise RuntimeError("HiGHS rejected the model (passModel returned an error)")
-    clock = _Deadline()
-    h.cbMipInterrupt.subscribe(clock.check)
-    h.cbSimplexInterrupt.subscribe(clock.check)
-    return h, clock
-
-
-def _run_highs(h, clock: "_Deadline", integral: bool, time_limit: float | None,
-               failed: list[BaseException], model: CheckmateModel | None = None) -> SolveResult:
-    """Run ``h`` (within ``time_limit`` seconds of this call) and read its result.
-
-    For an LP the bound is ``safe_dual_bound`` of HiGHS' row duals whenever it has a dual vector for the
-    original LP (at the optimum, and at a time limit when presolve is off), else -inf (``model`` needed).
-    """
-    h.setOptionValue("time_limit", math.inf if time_limit is None else h.getRunTime() + float(time_limit))
-    clock.start(time_limit)
-    before = h.getRunTime()
-    h.run()
-    if failed:
-        raise failed[0]
-    info = h.getInfo()
-    name = h.getModelStatus().name
-    st = _HIGHS_STATUS.get(name, name.removeprefix("k").lower())
-    if clock.late and st == "interrupted":
-        st = "time_limit"
-    has_x = info.primal_solution_status == 2  # kSolutionStatusFeasible
-    x = np.asarray(h.getSolution().col_value) if has_x else None
-    obj = info.objective_function_value if has_x else math.inf
-    if integral:
-        bound = info.mip_dual_bound
-    else:
-        bound = _lp_bound(h, model) if model is not None else (obj if st == "optimal" else -math.inf)
-    return SolveResult(st, x, obj, bound, h.getRunTime() - before, int(info.mip_node_count) if integral else 0)
-
-
-def _lp_bound(h, model: CheckmateModel) -> float:
-    """``safe_dual_bound`` of the row duals HiGHS holds for ``model``'s LP, or -inf when it holds none."""
-    sol = h.getSolution()
-    if not sol.dual_valid:
-        return -math.inf
-    y = np.asarray(sol.row_dual, dtype=float)
-    if len(y) != model.num_row or not np.isfinite(y).all():
-        return -math.inf
-    return safe_dual_bound(model, y)
-
-
 BOUND_SLACK = 1e-9
 """Relative slack taken off ``safe_dual_bound`` for floating-point rounding in its sums."""
 
@@ -832,72 +593,6 @@ def safe_dual_bound(model: CheckmateModel, row_dual: np.ndarray) -> float:
     return total - BOUND_SLACK * float(np.abs(row).sum() + np.abs(col).sum()) - 1e-12
 
 
-class _Deadline:
-    """Interrupts HiGHS once the deadline has passed: its own time limit is not checked inside long root
-    cut loops (a 285 s limit ran 378 s on a 197-unit VGG16)."""
-
-    def __init__(self) -> None:
-        self.deadline = math.inf
-        self.late = False
-
-    def start(self, time_limit: float | None) -> None:
-        self.deadline = math.inf if time_limit is None else time.perf_counter() + time_limit
-        self.late = False
-
-    def check(self, e) -> None:
-        if time.perf_counter() > self.deadline:
-            self.late = True
-            e.interrupt()
-
-
-_banner_done = False
-
-
-def _new_highs():
-    """A Highs instance; the first one in the process is made with fd 1 muted (HiGHS prints a banner)."""
-    import highspy
-
-    global _banner_done
-    if _banner_done:
-        return highspy.Highs()
-    _banner_done = True
-    try:
-        sys.stdout.flush()
-        saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-    except (OSError, ValueError):
-        return highspy.Highs()
-    try:
-        os.dup2(null, 1)
-        h = highspy.Highs()
-        ctypes.CDLL(None).fflush(None)
-    finally:
-        os.dup2(saved, 1)
-        os.close(saved)
-        os.close(null)
-    return h
-
-
-def _subscribe_progress(h, progress, every: float, failed: list[BaseException]) -> None:
-    """Forward HiGHS MIP callbacks to ``progress``; an exception in it stops the solve and is kept."""
-    last = [-math.inf]
-
-    def report(e, force: bool) -> None:
-        d = e.data_out
-        if failed:
-            e.interrupt()
-        elif force or d.running_time - last[0] >= every:
-            last[0] = d.running_time
-            try:
-                progress(dict(incumbent=d.mip_primal_bound, bound=d.mip_dual_bound, gap=d.mip_gap,
-                              elapsed=d.running_time))
-            except BaseException as exc:  # re-raised by solve_highs once HiGHS has stopped
-                failed.append(exc)
-                e.interrupt()
-
-    h.cbMipImprovingSolution.subscribe(lambda e: report(e, True))
-    h.cbMipInterrupt.subscribe(lambda e: report(e, False))
-
-
 def simple_lower_bound(dag: DAG) -> int:
     """A proven lower bound on any schedule's peak: each unit runs once with all its inputs resident."""
     need = dag.constant + dag.mem + dag.workspace
@@ -906,16 +601,35 @@ def simple_lower_bound(dag: DAG) -> int:
     return int(need.max()) if dag.n else int(dag.constant)
 
 
-def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: int | None = None) -> int:
+def least_budget_bound(dag: DAG, lp: SolverBackend, *, time_limit: float | None = None,
+                       threads: int | None = None) -> int:
     """A proven lower bound on the least budget any schedule fits: max(simple bound, LP relaxation bound).
 
-    The LP minimizes a budget column B over the relaxation of eq. (9); every schedule's peak is feasible
-    for it, so B* is a lower bound (lowered by 1 ppm for solver tolerances).
+    The LP (solved by backend ``lp``) minimizes a budget column B over the relaxation of eq. (9); every
+    schedule's peak is feasible for it, so B* is a lower bound (lowered by 1 ppm for solver tolerances).
     """
     best = simple_lower_bound(dag)
     model = build_model(dag, None, usefulness=False)
-    res = solve_highs(model, integral=False, time_limit=time_limit, threads=threads)
+    res = lp.solve(model, integral=False, time_limit=time_limit, threads=threads)
     if res.status == "optimal" and res.x is not None:
-        lp = math.ceil(res.objective * model.scale.unit * (1 - 1e-6)) + int(dag.constant)
-        best = max(best, lp)
+        lp_b = math.ceil(res.objective * model.scale.unit * (1 - 1e-6)) + int(dag.constant)
+        best = max(best, lp_b)
     return best
+
+
+def cost_floor_for(dag: DAG, slack: float) -> float:
+    """The largest cost floor (at most COST_EPS) whose ``bound_correction`` is at most ``slack`` cost units:
+    every R column's cost may be raised by the floor, so floor * (R columns) * (largest cost) <= slack."""
+    top = float(dag.cost.max()) if dag.n else 0.0
+    if top <= 0 or slack <= 0:
+        return COST_EPS
+    r_ok, _, _ = allowed(dag)
+    return float(min(COST_EPS, max(slack / (top * max(int(r_ok.sum()), 1)), 1e-12)))
+
+
+def model_columns(dag: DAG) -> int:
+    """Columns of eq. (9) for ``dag`` after variable fixing (R, S and FREE; cheap to count, no model built)."""
+    r_ok, s_ok, _ = allowed(dag)
+    E = dag.edges
+    free = int(r_ok[:, E[:, 1]].sum()) if len(E) else 0  # an upper bound on FREE's columns
+    return int(r_ok.sum() + s_ok.sum()) + free

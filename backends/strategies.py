@@ -1,0 +1,146 @@
+"""The strategy registry: strategy names wired to their functions and, for the solver strategies, to an
+LP/MIP backend (HiGHS, or Gurobi for checkmate's MILP). The driver calls ``solve`` with typed options.
+
+Every solver strategy is anytime under its time limit, which covers every phase: the clock starts here,
+the baselines run first (quickest first, none started after the limit) and their best schedule is the
+incumbent of approx and checkmate, so neither returns "no schedule" while a baseline fits.
+
+Other strategies (e.g. a CP-SAT model) join with ``register``.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..ir.errors import RemcError, SolverError
+from ..ir.dag import DAG
+from ..ir.schedule import Schedule
+from ..passes import approx as _approx
+from ..passes import milp as _milp
+from ..passes.milp_model import least_budget_bound as _least_budget_bound
+from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
+from ..passes.solver_api import Clock, Progress, SolverBackend
+from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
+from .cpsat import CpSatOptions, cpsat_strategy
+from .highs import HighsBackend
+
+StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
+"""``fn(dag, budget, options, progress) -> Schedule``."""
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """A registered strategy: its function and the options dataclass it takes."""
+
+    fn: StrategyFn
+    options: type
+    needs_budget: bool = False
+
+
+def backend(name: str) -> SolverBackend:
+    """The solver backend called ``name`` ("highs" or "gurobi")."""
+    if name == "highs":
+        return HighsBackend()
+    if name == "gurobi":
+        import importlib.util
+
+        from .gurobi import GurobiBackend
+        if importlib.util.find_spec("gurobipy") is None:
+            raise SolverError("gurobipy is not installed; pip install remc[gurobi]")
+        return GurobiBackend()
+    raise RemcError(f"unknown solver backend {name!r}; choose highs or gurobi")
+
+
+def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
+    assert budget is not None
+    clock = Clock(o.time_limit)
+    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    return _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
+                            progress=progress, clock=clock)
+
+
+def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
+    assert budget is not None
+    clock = Clock(o.time_limit)
+    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
+                                clock=clock)
+
+
+def _baseline(name: str) -> StrategyFn:
+    def run(dag: DAG, budget: int | None, o: BaselineOptions, progress: Progress | None) -> Schedule:
+        return solve_baseline_strategy(name, dag, budget, o)
+    return run
+
+
+REGISTRY: dict[str, Strategy] = {
+    "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True),
+    "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True),
+    "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),  # OR-Tools: the cpsat extra
+    **{name: Strategy(_baseline(name), BaselineOptions) for name in BASELINE_NAMES},
+}
+
+
+def register(name: str, fn: StrategyFn, options: type, *, needs_budget: bool = True) -> None:
+    """Add a strategy (e.g. a CP-SAT model) under ``name``."""
+    REGISTRY[name] = Strategy(fn, options, needs_budget)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(REGISTRY)
+
+
+def make_options(name: str, **fields: Any) -> Any:
+    """The options of strategy ``name`` with ``fields`` set (None values are left at their defaults);
+    RemcError for an unknown strategy, a field it does not have, or a value out of range."""
+    strat = _lookup(name)
+    known = {f.name for f in dataclasses.fields(strat.options)}
+    given = {k: v for k, v in fields.items() if v is not None}
+    bad = sorted(set(given) - known)
+    if bad:
+        raise RemcError(f"strategy {name!r} has no option {', '.join(bad)}; options: {', '.join(sorted(known))}")
+    return strat.options(**given)
+
+
+def _lookup(name: str) -> Strategy:
+    if name not in REGISTRY:
+        raise RemcError(f"unknown strategy {name!r}; choose one of {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
+          progress: Progress | None = None) -> Schedule:
+    """Run strategy ``name`` with ``options`` (its options dataclass; None: defaults); InfeasibleError when
+    no schedule of it fits ``budget``."""
+    strat = _lookup(name)
+    if options is None:
+        options = strat.options()
+    elif not isinstance(options, strat.options):
+        raise RemcError(f"strategy {name!r} takes {strat.options.__name__}, not {type(options).__name__}")
+    if strat.needs_budget and budget is None:
+        raise RemcError(f"the {name} strategy needs a budget")
+    return strat.fn(dag, budget, options, progress)
+
+
+def solve_milp(dag: DAG, budget: int, *, incumbent: Schedule | None = None, progress: Progress | None = None,
+               **fields: Any) -> Schedule:
+    """passes.milp.solve_milp with HiGHS (or ``solver``) wired in and CheckmateOptions from ``fields``
+    (for tools and tests; no baselines run)."""
+    o = make_options("checkmate", **fields)
+    return _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
+                            progress=progress)
+
+
+def solve_approx(dag: DAG, budget: int, *, incumbent: Schedule | None = None, progress: Progress | None = None,
+                 **fields: Any) -> Schedule:
+    """passes.approx.solve_approx with HiGHS wired in and ApproxOptions from ``fields`` (for tools and tests)."""
+    if "thresholds" in fields and fields["thresholds"] is not None:
+        fields["thresholds"] = tuple(fields["thresholds"])
+    return _approx.solve_approx(dag, budget, make_options("approx", **fields), lp=HighsBackend(),
+                                incumbent=incumbent, progress=progress)
+
+
+def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: int | None = None) -> int:
+    """passes.milp_model.least_budget_bound with HiGHS."""
+    return _least_budget_bound(dag, HighsBackend(), time_limit=time_limit, threads=threads)

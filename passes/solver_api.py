@@ -1,0 +1,93 @@
+"""What the solver passes need from an LP/MIP solver, as Protocols: the passes build models (eq. 9 as
+matrices, passes/milp_model.py) and hand them to a backend they receive as an argument (HiGHS or Gurobi,
+remc.backends), so no pass imports a solver."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .milp_model import CheckmateModel
+
+
+@dataclass
+class SolveResult:
+    """What a solver run left: status, best column vector (or None), objective and bound in model units
+    (``model.col_cost @ x``; the objective offset a backend passes to its solver is not included)."""
+
+    status: str
+    """"optimal", "time_limit", "infeasible", "interrupted", or another solver status in lower case."""
+    x: np.ndarray | None
+    objective: float
+    bound: float
+    seconds: float
+    nodes: int = 0
+
+
+@dataclass(frozen=True)
+class ProgressEvent:
+    """One progress report of a running strategy (cost units; None where not known yet)."""
+
+    elapsed: float
+    """Seconds since the strategy started."""
+    phase: str = ""
+    """What runs now: "baselines", "lp", "rounding", "refine", "milp", ..."""
+    incumbent: float | None = None
+    """Cost of the best schedule so far."""
+    bound: float | None = None
+    """Best proven lower bound so far."""
+    gap: float | None = None
+
+
+Progress = Callable[[ProgressEvent], None]
+"""A progress callback; an exception raised in it stops the solve and propagates."""
+
+
+class LpSession(Protocol):
+    """The LP relaxation of one model, re-solvable at other budgets (bound changes on its budget rows)."""
+
+    def solve(self, budget: int, *, time_limit: float | None = None) -> SolveResult: ...
+
+
+class SolverBackend(Protocol):
+    """An LP/MIP solver for Checkmate models (remc.backends.highs.HighsBackend, remc.backends.gurobi)."""
+
+    name: str
+
+    def solve(self, model: "CheckmateModel", *, integral: bool, time_limit: float | None = None,
+              threads: int | None = None, gap: float = 1e-4, start: np.ndarray | None = None,
+              progress: Callable[[float, float, float], None] | None = None) -> SolveResult:
+        """Solve the MILP (``integral``) or its LP relaxation. ``gap``: relative gap on the objective
+        including ``model.offset`` (the recomputation overhead). ``progress(incumbent, bound, elapsed)`` in
+        model units (offset excluded) while a MILP runs. A MILP with a time limit stops at it for
+        certain, returning the best solution it had."""
+        ...
+
+    def lp_session(self, model: "CheckmateModel", *, threads: int | None = None) -> LpSession: ...
+
+
+class Clock:
+    """A strategy's wall clock: started once, shared by every phase, so that ``time_limit`` covers all."""
+
+    def __init__(self, time_limit: float | None) -> None:
+        import time
+        self._now = time.perf_counter
+        self.start = self._now()
+        self.time_limit = time_limit
+
+    def elapsed(self) -> float:
+        return self._now() - self.start
+
+    def left(self) -> float | None:
+        """Seconds left (None: no limit; never negative)."""
+        return None if self.time_limit is None else max(self.time_limit - self.elapsed(), 0.0)
+
+    def expired(self) -> bool:
+        return self.time_limit is not None and self.elapsed() >= self.time_limit
+
+    @property
+    def deadline(self) -> float | None:
+        """The ``time.perf_counter()`` value at which time runs out (None: no limit)."""
+        return None if self.time_limit is None else self.start + self.time_limit

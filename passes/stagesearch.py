@@ -1,0 +1,268 @@
+"""A local search on S that re-evaluates only the stages a move touches: schedules for graphs whose LP
+relaxation is too large to solve in minutes (random layered DAGs of 500-1000 units, ONNX-node granularity).
+
+A schedule is S; R is the least R for it (``solve_r``, row by row: stage t computes t, the values kept for
+stage t+1 that are not resident in t, and every non-resident ancestor of those). Row t of R and of the
+memory profile depend only on S[t] and S[t+1], so a move that changes S[a..b, i] re-evaluates stages
+a-1..b alone (``StageState.try_move``), where ``refine`` evaluates all n stages.
+
+* ``repair``: from checkpoint-all (or a given S), while some stage's peak exceeds the budget: at the stage of
+  the highest peak, drop a resident value over its run of stages (the whole run, the part from that stage
+  on, or the part up to it); candidates are ranked by bytes removed from stages over budget per unit of cost
+  and the best few are evaluated exactly; the move removing the most excess bytes per unit of added cost
+  is taken.
+* ``improve``: for each recomputation (most expensive first), keep the value resident from its previous
+  residency instead, when that fits and costs less.
+
+Both stop at a deadline. The result is checked by the caller in full (``check``, ``memory_profile``).
+No-recompute units are never dropped; a move that would recompute one is rejected.
+"""
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..ir.dag import DAG
+from ..ir.schedule import checkpoint_all
+
+TOP_K = 6
+"""Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
+
+
+class StageState:
+    """S, its least R, and per-stage cost and peak, for one graph and budget."""
+
+    def __init__(self, dag: DAG, budget: int, S: np.ndarray) -> None:
+        self.dag, self.budget, self.n = dag, int(budget), dag.n
+        self.S = np.array(S, dtype=bool)
+        self.R = np.zeros((self.n, self.n), dtype=bool)
+        self.peak = np.zeros(self.n, dtype=np.int64)
+        self.cost = np.zeros(self.n)
+        self._e0, self._e1 = dag.edges[:, 0], dag.edges[:, 1]
+        self._emem = dag.mem[self._e0] if len(dag.edges) else np.zeros(0, np.int64)
+        self.evals = 0
+        for t in range(self.n):
+            self._set_row(t)
+
+    # rows ------------------------------------------------------------------------------------------
+    def _row_r(self, t: int) -> np.ndarray:
+        """Row t of the least R for S."""
+        dag, S = self.dag, self.S
+        row = np.zeros(self.n, dtype=bool)
+        row[t] = True
+        if t + 1 < self.n:
+            row[:t + 1] |= S[t + 1, :t + 1] & ~S[t, :t + 1]
+        have = S[t]
+        stack = np.flatnonzero(row).tolist()
+        preds = dag.preds
+        while stack:
+            k = stack.pop()
+            for p in preds[k][~have[preds[k]]].tolist():
+                if not row[p]:
+                    row[p] = True
+                    stack.append(p)
+        return row
+
+    def _row_peak(self, t: int, row: np.ndarray) -> int:
+        """The largest entry of row t of ``memory_profile`` for R row ``row``."""
+        dag, S, n = self.dag, self.S, self.n
+        s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
+        gc = np.zeros(n, dtype=np.int64)
+        if len(self._e0):
+            # edges are sorted by (parent, child): the last computed user of each parent is the last
+            # edge of its group among those into computed units
+            sel = np.flatnonzero(row[self._e1])
+            e0 = self._e0[sel]
+            last = np.ones(len(sel), dtype=bool)
+            last[:-1] = e0[:-1] != e0[1:]
+            free = sel[last & ~s_next[e0]]
+            gc = np.bincount(self._e1[free], weights=self._emem[free], minlength=n).astype(np.int64)
+        alloc = np.where(row, dag.mem, 0)
+        freed_before = np.zeros(n, dtype=np.int64)
+        freed_before[1:] = np.cumsum(gc)[:-1]
+        U = dag.constant + int(dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
+        return int((U + np.where(row, dag.workspace, 0)).max())
+
+    def _set_row(self, t: int) -> bool:
+        """Re-evaluate stage t; False when it would recompute a no-recompute unit."""
+        row = self._row_r(t)
+        nr = self.dag.no_recompute
+        if nr.any() and (row & nr)[:t].any():
+            return False
+        self.R[t] = row
+        self.cost[t] = float(self.dag.cost[row].sum())
+        self.peak[t] = self._row_peak(t, row)
+        return True
+
+    # moves -----------------------------------------------------------------------------------------
+    def try_move(self, i: int, a: int, b: int, value: bool, accept) -> bool:
+        """Set S[a..b, i] to ``value``, re-evaluate stages a-1..b, and keep the change when
+        ``accept(old_cost, new_cost, old_peaks, new_peaks, lo)`` (peaks of stages lo..b) says so."""
+        self.evals += 1
+        lo, hi = max(a - 1, 0), b
+        old_col = self.S[a:b + 1, i].copy()
+        old_R, old_cost, old_peak = self.R[lo:hi + 1].copy(), self.cost[lo:hi + 1].copy(), self.peak[lo:hi + 1].copy()
+        self.S[a:b + 1, i] = value
+        ok = all(self._set_row(t) for t in range(lo, hi + 1))
+        if ok and accept(float(old_cost.sum()), float(self.cost[lo:hi + 1].sum()), old_peak, self.peak[lo:hi + 1]):
+            return True
+        self.S[a:b + 1, i] = old_col
+        self.R[lo:hi + 1], self.cost[lo:hi + 1], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
+        return False
+
+    def snapshot(self) -> tuple:
+        return self.S.copy(), self.R.copy(), self.cost.copy(), self.peak.copy()
+
+    def restore(self, snap: tuple) -> None:
+        self.S, self.R, self.cost, self.peak = (a.copy() for a in snap)
+
+    def excess(self, peaks: np.ndarray) -> int:
+        return int(np.maximum(peaks - self.budget, 0).sum())
+
+    def total_cost(self) -> float:
+        return float(self.cost.sum())
+
+
+def _run(col: np.ndarray, t: int) -> tuple[int, int]:
+    """The maximal run of True entries of ``col`` containing t."""
+    a = t
+    while a > 0 and col[a - 1]:
+        a -= 1
+    b = t
+    while b + 1 < len(col) and col[b + 1]:
+        b += 1
+    return a, b
+
+
+def repair(st: StageState, deadline: float | None) -> bool:
+    """Drop residencies until every stage fits the budget (True), or no move helps / time is up (False).
+
+    When no single move at the highest stage lowers the bytes over budget, pairs are tried: each of the
+    TOP_K best-ranked moves, followed by the best move at the stage that is then highest."""
+    floor = 1e-9 * max(float(st.dag.cost.sum()), 1.0)
+    while st.peak.max() > st.budget:
+        if deadline is not None and time.perf_counter() >= deadline:
+            return False
+        cands = _repair_moves(st, floor)
+        if _best_repair(st, cands[:TOP_K], floor) or _best_repair(st, cands[TOP_K:], floor, deadline):
+            continue
+        if not _pair_repair(st, cands[:TOP_K], floor, deadline):
+            return False
+    return True
+
+
+def _repair_moves(st: StageState, floor: float) -> list[tuple]:
+    """(estimate, i, lo, hi, value) moves at the stage of the highest peak, best estimate first: drop a
+    resident value over (part of) its run, or keep a value recomputed there resident instead."""
+    dag = st.dag
+    t = int(np.argmax(st.peak))
+    over = st.peak > st.budget
+    cands: list[tuple] = []
+    for i in np.flatnonzero(st.S[t]).tolist():
+        if dag.no_recompute[i]:
+            continue
+        a, b = _run(st.S[:, i], t)
+        users = dag.succs[i]
+        for lo, hi in {(a, b), (t, b), (a, t)}:
+            gain = int(dag.mem[i]) * int(over[lo:hi + 1].sum())
+            uses = int(st.R[lo:hi + 1][:, users].any(axis=1).sum()) if len(users) else 0
+            cands.append((gain / max(float(dag.cost[i]) * max(uses, 1), floor), i, lo, hi, False))
+    for i in np.flatnonzero(st.R[t, :t]).tolist():
+        prev = np.flatnonzero(st.R[:t, i] | st.S[:t, i])
+        if len(prev):
+            cands.append((-1.0, i, int(prev.max()) + 1, t, True))
+    cands.sort(key=lambda c: c[0], reverse=True)
+    return cands
+
+
+def _pair_repair(st: StageState, firsts: list, floor: float, deadline: float | None) -> bool:
+    """Apply the best pair (a move of ``firsts``, then the best move at the new highest stage) that lowers
+    the bytes over budget; False when none does."""
+    ex0, c0 = st.excess(st.peak), st.total_cost()
+    snap = st.snapshot()
+    best, best_score = None, 0.0
+    for _, i, lo, hi, value in firsts:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        st.try_move(i, lo, hi, value, lambda *a: True)
+        if _best_repair(st, _repair_moves(st, floor)[:TOP_K], floor, deadline, allow_worse=True):
+            gain = ex0 - st.excess(st.peak)
+            if gain > 0:
+                score = gain / max(st.total_cost() - c0, floor)
+                if score > best_score:
+                    best, best_score = st.snapshot(), score
+        st.restore(snap)
+    if best is None:
+        return False
+    st.restore(best)
+    return True
+
+
+def _best_repair(st: StageState, cands: list, floor: float, deadline: float | None = None,
+                 allow_worse: bool = False) -> bool:
+    """Evaluate ``cands`` and apply the one removing the most excess per added cost (False: none helps;
+    with ``allow_worse``, the one adding the least excess when none removes any)."""
+    best, best_score = None, -math.inf if allow_worse else 0.0
+    for _, i, lo, hi, value in cands:
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        score = [-math.inf]
+
+        def measure(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray) -> bool:
+            gain = st.excess(p0) - st.excess(p1)
+            score[0] = gain / max(c1 - c0, floor) if gain > 0 else (float(gain) if allow_worse else 0.0)
+            return False  # measure only
+
+        st.try_move(i, lo, hi, value, measure)
+        if score[0] > best_score:
+            best, best_score = (i, lo, hi, value), score[0]
+    if best is None:
+        return False
+    i, lo, hi, value = best
+    return st.try_move(i, lo, hi, value, lambda *a: True)
+
+
+def improve(st: StageState, deadline: float | None) -> None:
+    """Replace recomputations by residency while that lowers the cost: a move that fits is taken when it is
+    cheaper; one that does not is followed by ``repair`` and kept when the repaired schedule is cheaper."""
+    dag = st.dag
+    changed = True
+    while changed:
+        changed = False
+        rec = np.argwhere(st.R & ~np.eye(st.n, dtype=bool))
+        rec = rec[np.argsort(-dag.cost[rec[:, 1]], kind="stable")]
+        for t, i in rec.tolist():
+            if deadline is not None and time.perf_counter() >= deadline:
+                return
+            if not st.R[t, i]:
+                continue
+            prev = np.flatnonzero(st.R[:t, i] | st.S[:t, i])
+            if not len(prev):
+                continue
+            a = int(prev.max()) + 1
+            before = st.total_cost()
+            snap = st.snapshot()
+
+            def cheaper(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray) -> bool:
+                return c1 < c0 - 1e-12
+
+            if not st.try_move(i, a, t, True, cheaper):
+                continue
+            if st.peak.max() > st.budget and not (repair(st, deadline) and st.total_cost() < before - 1e-12):
+                st.restore(snap)
+                continue
+            changed = True
+
+
+def stage_search(dag: DAG, budget: int, *, deadline: float | None = None,
+                 start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """(R, S, evaluations) of a schedule within ``budget`` found by ``repair`` then ``improve`` from ``start``
+    (an S; checkpoint-all when None), or None when repair fails. R and S are the search's own (the caller
+    cleans and checks them)."""
+    st = StageState(dag, budget, checkpoint_all(dag).S if start is None else start)
+    if not repair(st, deadline):
+        return None
+    improve(st, deadline)
+    return st.R.copy(), st.S.copy(), st.evals

@@ -1,0 +1,55 @@
+"""The stage search (passes/stagesearch.py): its per-stage evaluation equals the full one, and its schedules
+are correct and within budget."""
+from __future__ import annotations
+
+import numpy as np
+
+from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_r
+from remc.passes.milp_model import clean
+from remc.passes.stagesearch import StageState, stage_search
+
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
+
+def test_stage_rows_equal_the_full_evaluation():
+    rng = np.random.default_rng(40)
+    for k in range(12):
+        dag = random_dag(int(rng.integers(5, 30)), rng, p=0.3, workspace=k % 2 == 0)
+        S = checkpoint_all(dag).S & (rng.random((dag.n, dag.n)) < 0.6)
+        st = StageState(dag, 10**12, S)
+        R = solve_r(dag, S)
+        assert (st.R == R).all()
+        assert (st.peak == memory_profile(dag, R, S).max(axis=1)).all()
+        assert st.total_cost() == float(R.sum(axis=0) @ dag.cost)
+
+
+def test_moves_keep_rows_in_step_with_the_full_evaluation():
+    rng = np.random.default_rng(41)
+    dag = training_graph(14, rng, skips=((0, 13), (2, 9)), workspace=True)
+    st = StageState(dag, 10**12, checkpoint_all(dag).S)
+    for _ in range(40):
+        i = int(rng.integers(0, dag.n - 1))
+        a = int(rng.integers(i + 1, dag.n))
+        b = int(rng.integers(a, dag.n))
+        st.try_move(i, a, b, bool(rng.random() < 0.5), lambda *x: bool(rng.random() < 0.7))
+        R = solve_r(dag, st.S)
+        assert (st.R == R).all() and (st.peak == memory_profile(dag, R, st.S).max(axis=1)).all()
+
+
+def test_stage_search_schedules_are_correct_within_budget_and_never_below_the_optimum():
+    rng = np.random.default_rng(42)
+    found = 0
+    for k in range(10):
+        dag = random_dag(int(rng.integers(4, 7)), rng, p=0.5, workspace=k % 2 == 0)
+        for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            res = stage_search(dag, budget)
+            if res is None:
+                continue
+            R, S = clean(dag, res[0], res[1])
+            assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+            assert float(R.sum(axis=0) @ dag.cost) >= best - 1e-9
+            found += 1
+    assert found >= 10
