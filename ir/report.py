@@ -19,8 +19,8 @@ class SolveReport:
     It also reads as a mapping (``rep["cost"]``, ``rep.get(...)``, ``items()``) over the fields that are set
     followed by the extras, which is what plans record and JSON prints."""
 
-    status: str = "heuristic"
-    """"optimal" (gap within the requested gap), "time_limit", "feasible", "heuristic", ..."""
+    status: str | None = None
+    """"optimal" (gap within the requested gap), "time_limit", "feasible", "heuristic", ... (None: unset)"""
     cost: float | None = None
     """The schedule's exact cost (eq. 1a)."""
     peak: int | None = None
