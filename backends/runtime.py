@@ -63,13 +63,25 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 from onnx import helper
 
-from remc.ir.errors import ModelError, RuntimeFailure
+from remc.ir.errors import ModelError, RemcError, RuntimeFailure
+
+try:
+    import onnxruntime as ort
+except ImportError as _exc:
+    _why = _exc.__cause__ or _exc.__context__
+    if _why is not None and not isinstance(_why, Exception):
+        raise _why from None  # a signal arrived while the runtime was loading: end as that signal says
+    if not isinstance(_exc, ModuleNotFoundError):
+        raise
+    # neither build installed: remc needs one (pyproject extras cpu / gpu)
+    raise RemcError("ONNX Runtime is not installed: pip install 'remc[cpu]', or 'remc[gpu]' for CUDA "
+                    f"(never both; {_exc})") from None
 from remc.ir.device import parse_device
 from remc.ir.graph import Graph
 from remc.ir.onnx_io import import_model as _import_model
+from remc.ir.onnx_io import load_model
 from remc.ir.onnx_io import inline_function_ops as _inline_function_ops
 from remc.ir.onnx_types import TensorType, node_keys, static_types
 from remc.passes.lower import order_for_ort, ort_execution_order  # noqa: F401 (part of this module's API)
@@ -198,20 +210,10 @@ def register_cpu_arena(limit: int) -> None:
 # Sessions
 # ---------------------------------------------------------------------------------------------------
 
-def load_model(model: ModelLike) -> onnx.ModelProto:
-    """The model proto (loaded with its external data when given a path)."""
-    if isinstance(model, onnx.ModelProto):
-        return model
-    try:
-        return onnx.load(str(model))
-    except Exception as exc:
-        raise ModelError(f"cannot read ONNX model {str(model)!r}: {exc}") from exc
-
-
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
                  mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
-                 log_level: int = 3) -> ort.InferenceSession:
+                 log_level: int = 4) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
@@ -265,7 +267,7 @@ def _create_session(model: ModelLike, so: ort.SessionOptions, providers: list, d
         if m is None:
             raise _failure(exc, device, mem_limit, "loading the model") from exc
         lowered = onnx.ModelProto()
-        lowered.CopyFrom(load_model(model))
+        lowered.CopyFrom(load_model(model, with_data=True))
         lowered.ir_version = int(m.group(2))
         try:
             return ort.InferenceSession(lowered.SerializeToString(), so, providers=providers)
@@ -535,7 +537,7 @@ def executed_order(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str,
 
     Unnamed nodes appear as ``<op_type>_<index>``, as ``remc.passes.costs.node_keys`` names them.
     """
-    proto = load_model(model)
+    proto = load_model(model, with_data=True)
     feeds = random_inputs(proto, seed, feeds=feeds)
     return [_event_node(e) for e in _profile_events(model, device, feeds)]
 
@@ -622,7 +624,7 @@ def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, n
     """Measured peak bytes of one run (module docstring): ``method`` 'profiler', 'bisect', or 'auto'
     (the profiler's stats where this build writes usable ones for the device, else bisection; the
     result's ``method`` says which). ``mem_limit`` applies to the profiled session, not to bisection."""
-    proto = load_model(model)
+    proto = load_model(model, with_data=True)
     feeds = random_inputs(proto, seed, feeds=feeds)
     if method not in PEAK_METHODS:
         raise ValueError(f"unknown peak method {method!r}: expected one of {PEAK_METHODS}")
@@ -649,7 +651,7 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
     Memory is measured in its own profiled session (profiling slows kernels); the timed session has the
     same options, ``mem_limit`` included. Feeds default to ``random_inputs(model, seed)``.
     """
-    proto = load_model(model)
+    proto = load_model(model, with_data=True)
     feeds = random_inputs(proto, seed, feeds=feeds)
     peak = None if mem_method is None else measure_peak(model, device, feeds=feeds, method=mem_method,
                                                         mem_limit=mem_limit, threads=threads)

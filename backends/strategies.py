@@ -22,6 +22,7 @@ from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.solver_api import Clock, Progress, SolverBackend
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
+from .cpsat import CpSatOptions, cpsat_strategy
 from .highs import HighsBackend
 
 StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
@@ -76,6 +77,7 @@ def _baseline(name: str) -> StrategyFn:
 REGISTRY: dict[str, Strategy] = {
     "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True),
     "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True),
+    "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),  # OR-Tools: the cpsat extra
     **{name: Strategy(_baseline(name), BaselineOptions) for name in BASELINE_NAMES},
 }
 

@@ -31,11 +31,11 @@ class DAG:
     """int64[m, 2]: dependency edges (i, j), i < j, no duplicates, sorted."""
     constant: int = 0
     """Bytes always resident: graph inputs, parameters, kept outputs (paper eq. U_init)."""
-    workspace: np.ndarray | None = None
+    workspace: np.ndarray = None  # type: ignore[assignment]  # an array after __post_init__
     """int64[n]: W_v, transient bytes while v runs; zeros when None."""
-    backward: np.ndarray | None = None
+    backward: np.ndarray = None  # type: ignore[assignment]
     """bool[n]: True for backward units (gradient computation); all False when None."""
-    no_recompute: np.ndarray | None = None
+    no_recompute: np.ndarray = None  # type: ignore[assignment]
     """bool[n]: units that must be computed exactly once (random ops); all False when None."""
     ops: tuple[str, ...] | None = None
     """Optional human-readable op summary per unit (e.g. 'Conv' or 'Conv+Relu')."""

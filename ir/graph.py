@@ -17,7 +17,7 @@ class Use(NamedTuple):
     """The ``index``-th input of ``node``."""
 
     node: "Node"
-    index: int
+    index: int  # type: ignore[assignment]  # shadows tuple.index, on purpose: Use(node, index)
 
 
 class Value:

@@ -8,8 +8,9 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import onnx
+import onnx.external_data_helper
 from google.protobuf.message import DecodeError
-from onnx import inliner
+from onnx import inliner, numpy_helper
 
 from .errors import ModelError, UnsupportedOpError
 from .graph import Graph, Node, Use, Value
@@ -24,8 +25,9 @@ MAX_IR_VERSION = 10
 """onnxruntime 1.31 (the GPU machine's build) reads ir_version <= 13; 10 is what opsets <= 21 need."""
 
 
-def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.ModelProto:
-    """Read a model file without loading external weight data; raise ModelError on anything that is not ONNX."""
+def load_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, with_data: bool = False) -> onnx.ModelProto:
+    """Read a model file; raise ModelError on anything that is not ONNX. External weight data is loaded
+    (from the file's folder) only ``with_data``: passes read shapes, runtimes need the values."""
     if isinstance(source, onnx.ModelProto):
         return source
     if isinstance(source, bytes):
@@ -42,27 +44,41 @@ def load_model(source: str | os.PathLike | bytes | onnx.ModelProto) -> onnx.Mode
         raise ModelError(f"{where} is not a readable ONNX model (protobuf decode failed: {e})") from None
     if not model.HasField("graph") or not model.opset_import or not model.graph.node:
         raise ModelError(f"{where} is not an ONNX model (no graph, opset or nodes; truncated or not ONNX?)")
+    if with_data and not isinstance(source, bytes):
+        try:
+            onnx.external_data_helper.load_external_data_for_model(model, str(Path(source).resolve().parent))
+        except (OSError, ValueError, onnx.checker.ValidationError) as e:
+            raise ModelError(f"{where}: cannot load its external data ({e})") from None
     return model
 
 
 def bind_batch(model: onnx.ModelProto, batch: int | None) -> onnx.ModelProto:
-    """Copy of model with the symbolic leading dim of every graph input set to ``batch``.
+    """Copy of model with the symbolic leading dim of every graph input set to ``batch`` (the one batch
+    binder: import and gradient construction both use it).
 
-    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound.
+    Raises ModelError naming the input and axis when a dim is dynamic and cannot be bound, when an input
+    has no tensor shape, or when a static batch dimension differs from ``batch``.
     """
+    if batch is not None and batch < 1:
+        raise ModelError(f"batch must be a positive integer, not {batch}")
     m = onnx.ModelProto()
     m.CopyFrom(model)
     inits = {t.name for t in m.graph.initializer}
     for vi in m.graph.input:
-        if vi.name in inits or not vi.type.HasField("tensor_type"):
+        if vi.name in inits:
             continue
+        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
+            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
         for axis, dim in enumerate(vi.type.tensor_type.shape.dim):
             if dim.HasField("dim_value") and dim.dim_value > 0:
+                if axis == 0 and batch is not None and dim.dim_value != batch:
+                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
+                                     f"not the requested batch {batch}")
                 continue
-            sym = dim.dim_param or "?"
             if batch is None or axis != 0:
                 hint = " (pass --batch N to bind it)" if axis == 0 else ""
-                raise ModelError(f"input {vi.name!r} has a dynamic dimension {sym!r} at axis {axis}{hint}")
+                raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {axis} "
+                                 f"({dim.dim_param or '?'!r}); remc needs static shapes{hint}")
             dim.Clear()
             dim.dim_value = batch
     for vi in list(m.graph.output) + list(m.graph.value_info):
@@ -119,7 +135,8 @@ def _toposort(nodes: list[onnx.NodeProto], graph_inputs: set[str]) -> list[onnx.
     except nx.NetworkXUnfeasible:
         cycle = nx.find_cycle(g)
         names = " -> ".join(nodes[a].name or nodes[a].op_type for a, _ in cycle)
-        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}")
+        raise ModelError(f"graph has a cycle: {names} -> {nodes[cycle[0][0]].name or nodes[cycle[0][0]].op_type}"
+                         ) from None
     return [nodes[i] for i in order]
 
 
@@ -217,9 +234,9 @@ def build_graph(model: onnx.ModelProto) -> Graph:
                       "activation", node)
             values[name] = v
             node.outputs.append(v)
-        for i, v in enumerate(ins):
-            if v is not None:
-                v.uses.append(Use(node, i))
+        for i, src in enumerate(ins):
+            if src is not None:
+                src.uses.append(Use(node, i))
         nodes.append(node)
     outputs = []
     for vi in g.output:
@@ -266,15 +283,159 @@ def export_model(graph: Graph, node_protos: list[onnx.NodeProto] | None = None, 
     return m
 
 
-def save_model(model: onnx.ModelProto, path: str | os.PathLike) -> None:
-    """Write atomically: a temporary name in the same folder, then rename."""
+PROTO_LIMIT = (1 << 31) - (1 << 26)
+"""Models whose tensor data exceeds this are written with external data: protobuf cannot serialize a
+message of 2 GiB or more (the rest of the graph gets 64 MiB of room)."""
+EXTERNAL_MIN_BYTES = 1024
+"""With external data, tensors smaller than this stay inside the model file (as onnx.save does)."""
+
+
+def save_model(model: onnx.ModelProto, path: str | os.PathLike, *, data_dir: str | os.PathLike | None = None
+               ) -> None:
+    """Write ``model`` so that it loads from any working directory, atomically.
+
+    Tensors stored as external data whose file exists under ``data_dir`` (the folder of the file the
+    model was read from: relative locations are relative to it) are read in. When all tensor data fits
+    a protobuf message (``PROTO_LIMIT``) the result is one self-contained file; otherwise tensors of at
+    least ``EXTERNAL_MIN_BYTES`` go to ``<path>.data`` beside it (location ``<name>.data``, relative to
+    the model file, as ONNX Runtime and onnx.load resolve it). External tensors whose data file does not
+    exist (shape-only weights, which have no data) are written as they are. Both files are written under
+    temporary names in the output folder and renamed into place (the data file first). ModelError when
+    the output folder does not exist.
+    """
     path = Path(path)
+    if not path.parent.is_dir():
+        raise ModelError(f"cannot write {path}: folder {path.parent} does not exist")
+    m = _copy(model)
+    base = Path(data_dir) if data_dir is not None else None
+    tensors = _data_tensors(m)
+    external = sum(_data_size(t, base) for t in tensors) > PROTO_LIMIT
+    data_name = f"{path.name}.data"
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp_data = path.with_name(f".{data_name}.tmp-{os.getpid()}")
     try:
-        onnx.save(model, tmp)
+        if external:
+            _write_external(tensors, base, tmp_data, data_name)
+        else:
+            _inline(tensors, base, None)
+        tmp.write_bytes(m.SerializeToString())
+        if external:
+            os.replace(tmp_data, path.parent / data_name)
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+        tmp_data.unlink(missing_ok=True)
+
+
+def inline_external_data(model: onnx.ModelProto, data_dir: str | os.PathLike, max_bytes: int | None = None
+                         ) -> onnx.ModelProto:
+    """Read the external data of ``model``'s tensors (of at most ``max_bytes`` each, all when None) from
+    their files under ``data_dir`` into the model, in place; tensors whose file does not exist (shape-only
+    weights) stay external. Returns ``model``."""
+    _inline(_data_tensors(model), Path(data_dir), max_bytes)
+    return model
+
+
+def _inline(tensors: list[onnx.TensorProto], base: Path | None, max_bytes: int | None) -> None:
+    for t in tensors:
+        if t.data_location != onnx.TensorProto.EXTERNAL:
+            continue
+        if max_bytes is not None and _data_size(t, base) > max_bytes:
+            continue
+        data = _external_bytes(t, base)
+        if data is not None:
+            _set_raw(t, data)
+
+
+def _data_tensors(model: onnx.ModelProto) -> list[onnx.TensorProto]:
+    """The initializers and the tensors of Constant nodes (the tensors that may hold weight data)."""
+    out = list(model.graph.initializer)
+    for n in model.graph.node:
+        out += [a.t for a in n.attribute if a.type == onnx.AttributeProto.TENSOR]
+    return out
+
+
+def _external_info(t: onnx.TensorProto) -> dict[str, str]:
+    return {e.key: e.value for e in t.external_data}
+
+
+def _external_file(t: onnx.TensorProto, base: Path | None) -> Path | None:
+    loc = _external_info(t).get("location")
+    if base is None or not loc:
+        return None
+    f = base / loc
+    return f if f.is_file() else None
+
+
+def _data_size(t: onnx.TensorProto, base: Path | None) -> int:
+    """Bytes of ``t``'s data as it will be written (0 for external data that does not exist)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        if _external_file(t, base) is None:
+            return 0
+        info = _external_info(t)
+        if "length" in info:
+            return int(info["length"])
+        return int(np.prod(t.dims, dtype=np.int64)) * onnx.helper.tensor_dtype_to_np_dtype(t.data_type).itemsize
+    return t.ByteSize()
+
+
+def _external_bytes(t: onnx.TensorProto, base: Path | None) -> bytes | None:
+    """The data of an external tensor read from its file under ``base``; None when that file does not exist."""
+    f = _external_file(t, base)
+    if f is None:
+        return None
+    info = _external_info(t)
+    offset = int(info.get("offset", 0))
+    length = int(info["length"]) if "length" in info else -1
+    with open(f, "rb") as fh:
+        fh.seek(offset)
+        data = fh.read(length)
+    if length >= 0 and len(data) != length:
+        raise ModelError(f"external data of tensor {t.name!r} in {f} is truncated ({len(data)} of {length} bytes)")
+    return data
+
+
+def _tensor_bytes(t: onnx.TensorProto, base: Path | None) -> bytes | None:
+    """The raw little-endian data of ``t`` wherever it is stored; None where there is none (shape-only)."""
+    if t.data_location == onnx.TensorProto.EXTERNAL:
+        return _external_bytes(t, base)
+    if t.data_type == onnx.TensorProto.STRING:
+        return None
+    if t.HasField("raw_data"):
+        return t.raw_data
+    return np.ascontiguousarray(numpy_helper.to_array(t)).tobytes()  # little-endian hosts (x86, arm64)
+
+
+_TYPED_FIELDS = ("float_data", "int32_data", "string_data", "int64_data", "double_data", "uint64_data")
+
+
+def _set_raw(t: onnx.TensorProto, data: bytes) -> None:
+    for f in _TYPED_FIELDS:
+        t.ClearField(f)
+    del t.external_data[:]
+    t.data_location = onnx.TensorProto.DEFAULT
+    t.raw_data = data
+
+
+def _write_external(tensors: list[onnx.TensorProto], base: Path | None, tmp_data: Path, data_name: str) -> None:
+    """Move the data of every tensor of at least EXTERNAL_MIN_BYTES into ``tmp_data`` (to be renamed to
+    ``data_name`` beside the model), pointing the tensors at it; smaller ones go inside the model."""
+    with open(tmp_data, "wb") as fh:
+        for t in tensors:
+            data = _tensor_bytes(t, base)
+            if data is None:
+                continue
+            if len(data) < EXTERNAL_MIN_BYTES:
+                _set_raw(t, data)
+                continue
+            offset = fh.tell()
+            fh.write(data)
+            _set_raw(t, b"")
+            t.ClearField("raw_data")
+            t.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", data_name), ("offset", str(offset)), ("length", str(len(data)))):
+                e = t.external_data.add()
+                e.key, e.value = key, value
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
@@ -318,7 +479,8 @@ def _inline_once(model: onnx.ModelProto, todo: set[str], where: str) -> onnx.Mod
             schema = onnx.defs.get_schema(n.op_type, opsets.get(n.domain, 1), n.domain)
         except onnx.defs.SchemaError:
             schema = None
-        if schema is None or not (schema.has_function or schema.has_context_dependent_function):
+        if schema is None or not (getattr(schema, "has_function", False)
+                                   or getattr(schema, "has_context_dependent_function", False)):
             raise UnsupportedOpError(n.op_type, k, f"kernel in {where} or function body")
     ids = sorted({(n.domain, n.op_type) for _, n in calls})
     inlined = inliner.inline_selected_functions(model, ids, exclude=False, inline_schema_functions=True)

@@ -40,7 +40,8 @@ from typing import Callable
 import numpy as np
 
 from remc.ir.errors import PlanError, RemcError
-from remc.ir.plan import Compute, Plan, human_bytes, quote, where
+from remc.ir.plan import Compute, Plan, quote, where
+from remc.ir.sizes import format_size
 
 
 @dataclass(frozen=True, eq=False)
@@ -387,6 +388,6 @@ def _insert(live: list[tuple[int, int, str]], block: tuple[int, int, str],
 def format_allocation(alloc: Allocation) -> str:
     """One line for ``remc plan show``: arena, live peak, fragmentation, heuristic, buffers, alignment."""
     n = len(alloc.offsets) + len(alloc.workspace_offsets)
-    return (f"arena {human_bytes(alloc.arena_size)} ({alloc.arena_size} bytes) for a live peak of "
-            f"{human_bytes(alloc.live_peak)} (fragmentation {100 * alloc.fragmentation:.1f}%), {alloc.method}, "
+    return (f"arena {format_size(alloc.arena_size)} ({alloc.arena_size} bytes) for a live peak of "
+            f"{format_size(alloc.live_peak)} (fragmentation {100 * alloc.fragmentation:.1f}%), {alloc.method}, "
             f"{n} buffers, {alloc.alignment}-byte alignment, constant overhead outside the arena")

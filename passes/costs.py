@@ -36,6 +36,7 @@ Measured costs (``method="profile"``) are a backend: ``remc.backends.profile``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import onnx

@@ -16,7 +16,7 @@ loss (a scalar graph output, preferably named 'loss'). Units holding a random op
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -122,11 +122,11 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
     )
 
 
-def _unit_name(unit: list[Node]) -> str:
+def _unit_name(unit: Sequence[Node]) -> str:
     return unit[0].name if len(unit) == 1 else f"{unit[0].name}(+{len(unit) - 1})"
 
 
-def unit_peak(unit: list[Node], kept: set[Value], device: str = "cpu") -> tuple[int, int]:
+def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu") -> tuple[int, int]:
     """(peak, outputs): the most bytes the unit's own values hold at once while its nodes run in order
     (internal and dead values until their last use, outputs read outside the unit from when they are
     produced) plus the running node's kernel scratch; and the bytes of those outputs (M_v). Kept values

@@ -121,7 +121,6 @@ def ort_execution_order(model: onnx.ModelProto) -> list[str]:
     lowest node index (ORT ``PriorityNodeCompare``; node priorities are 0 outside training builds).
     Constant nodes are left out: ORT turns them into initializers. Names as ``node_keys``.
     """
-    from remc.passes.costs import node_keys
     keys = node_keys(model)
     nodes = [(k, n) for k, n in zip(keys, model.graph.node)
              if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
@@ -155,7 +154,6 @@ def order_for_ort(model: onnx.ModelProto) -> onnx.ModelProto:
     """A copy whose node list is ``ort_execution_order`` (Constant nodes first), so the file order is
     the executed order. It moves only Shape/Size nodes of a topologically sorted graph (they run as soon
     as their input exists); any other move means the file was not topologically sorted."""
-    from remc.passes.costs import node_keys
     keys = node_keys(model)
     by_key = dict(zip(keys, model.graph.node))
     consts = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]

@@ -45,7 +45,8 @@ def generate_plan(dag: DAG, schedule: Schedule, *, early_free: bool = True, grap
     stages = _algorithm1(dag, schedule.R, schedule.S)
     if early_free:
         stages = _hoist(dag, stages)
-    report = {str(k): plain_value(str(k), v) for k, v in schedule.report.items() if _scalar(v)}
+    report = {str(k): plain_value(str(k), v) for k, v in schedule.report.items()
+              if _scalar(v) and not _timing(str(k))}
     return Plan(graph=graph_name, budget=budget, constant=int(dag.constant), strategy=schedule.strategy,
                 granularity=granularity, units=unit_table(dag), stages=stages, report=report,
                 device=dag.meta.get("device", "cpu") if dag.meta else "cpu")
@@ -119,6 +120,13 @@ def _hoist(dag: DAG, stages: list[list[Stmt]]) -> list[list[Stmt]]:
             row.extend(Deallocate(r) for _, r in sorted(after.get((t, pos), [])))
         out.append(row)
     return out
+
+
+def _timing(key: str) -> bool:
+    """Report entries that measure time ('seconds', 'refine_seconds', 'elapsed', ...): they differ from
+    run to run, so the plan leaves them out (the command's report has them) and the same input and
+    options give byte-identical plan text."""
+    return key in ("seconds", "elapsed", "time", "wall") or key.endswith(("_seconds", "_elapsed", "_time"))
 
 
 def _scalar(value: object) -> bool:

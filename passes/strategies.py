@@ -11,12 +11,14 @@ import time
 from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, checkpoint_all
+from ..ir.sizes import describe_size
 from .milp_model import simple_lower_bound
 from .options import BaselineOptions
 
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
                   "lin-sqrtn", "lin-greedy")
-SOLVER_NAMES = ("checkmate", "approx")
+SOLVER_NAMES = ("checkmate", "approx", "cpsat")
+"""Strategies with a solver (options with a time limit, a live display); cpsat needs the cpsat extra."""
 STRATEGIES = SOLVER_NAMES + BASELINE_NAMES
 _BY_SPEED = ("checkpoint-all", "chen-sqrtn", "ap-sqrtn", "lin-sqrtn", "griewank", "chen-greedy", "ap-greedy",
              "lin-greedy")
@@ -26,11 +28,6 @@ LARGE_GRAPH = 100
 GREEDY_POINTS = 32
 LATE_POINTS = 4
 """Knob values a greedy baseline (slots for griewank) evaluates when the deadline has passed."""
-
-
-def _bytes(n: int) -> str:
-    from ..ir.sizes import format_size
-    return f"{format_size(n)} ({n} bytes)" if n >= 1024 else f"{n} bytes"
 
 
 def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
@@ -51,8 +48,8 @@ def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
         peak = sched.peak(dag)
         if peak > budget:
             raise InfeasibleError(
-                f"{name} needs {_bytes(peak)}, above the budget of {_bytes(budget)} "
-                f"(no schedule of this graph can need less than {_bytes(simple_lower_bound(dag))})", peak)
+                f"{name} needs {describe_size(peak)}, above the budget of {describe_size(budget)} "
+                f"(no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))})", peak)
     return sched
 
 

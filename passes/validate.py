@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
-from remc.ir.plan import Compute, Plan, human_bytes, quote, where
+from remc.ir.plan import Compute, Plan, quote, where
+from remc.ir.sizes import describe_size, format_size
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +39,6 @@ class SimResult:
     deallocations: int = 0
     live_at_end: tuple[tuple[int, str], ...] = field(default=())
     """Registers never deallocated (the plans remc generates free everything)."""
-
-
-def _size(n: int) -> str:
-    return human_bytes(n) if abs(n) < 1024 else f"{human_bytes(n)} ({n} bytes)"
 
 
 def check_against(plan: Plan, dag: DAG) -> None:
@@ -107,7 +104,7 @@ class _Replay:
         used = self.plan.constant + self.in_use + u.workspace
         for budget, name in self.budgets:
             if used > budget:
-                raise self.fail(s, j, st, f"memory in use {_size(used)} exceeds {name} {_size(budget)} "
+                raise self.fail(s, j, st, f"memory in use {describe_size(used)} exceeds {name} {describe_size(budget)} "
                                           f"({self._biggest()})")
         if used > self.peak or self.peak_stmt < 0:
             self.peak, self.peak_stmt, self.peak_where = used, flat, where(s, j)
@@ -115,9 +112,9 @@ class _Replay:
     def _biggest(self, k: int = 3) -> str:
         """The constant and the largest live registers, for over-budget messages."""
         regs = sorted(self.live.items(), key=lambda rv: (-self.plan.units[rv[1]].mem, rv[0]))
-        parts = [f"constant {human_bytes(self.plan.constant)}"]
+        parts = [f"constant {format_size(self.plan.constant)}"]
         units = self.plan.units
-        parts += [f"%{r} {quote(units[v].name)} {human_bytes(units[v].mem)}" for r, v in regs[:k]]
+        parts += [f"%{r} {quote(units[v].name)} {format_size(units[v].mem)}" for r, v in regs[:k]]
         more = f" and {len(regs) - k} more" if len(regs) > k else ""
         return "live: " + ", ".join(parts) + more
 
@@ -175,8 +172,8 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
     resident; without one only registers and memory are checked. Memory over ``budget`` or the plan's own
     budget (each checked when not None) is an error."""
     if len(plan.unit_index()) != len(plan.units):
-        seen: set[str] = set()
-        dup = next(u.name for u in plan.units if u.name in seen or seen.add(u.name))
+        names = [u.name for u in plan.units]
+        dup = next(n for n in names if names.count(n) > 1)
         raise PlanError(f"the unit table lists {quote(dup)} twice")
     if dag is not None:
         check_against(plan, dag)

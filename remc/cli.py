@@ -1,38 +1,116 @@
-"""The ``remc`` command line. Every user-facing failure is one line on stderr and a non-zero exit."""
+"""The ``remc`` command line. Every user-facing failure is one line on stderr and a non-zero exit.
+
+Usage errors (argparse) are one line too, exit 2. Files: a command checks its output paths before it
+starts (no output may be an input or another output; remc/outputs.py) and writes all its outputs at the
+end, together. SIGINT, SIGTERM and SIGHUP end a command with one line and exit 128 + the signal number,
+after removing its temporary files.
+"""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import math
+import os
+import signal
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, NoReturn, Sequence
 
 from . import __version__
 from .ir.errors import RemcError
 from .ir.sizes import format_size, parse_size
+from .plancheck import dag_for_graph, dag_for_plan  # noqa: F401  (dag_for_graph: tools/gpu_evidence.py)
+
+
+class Interrupted(BaseException):
+    """A terminating signal arrived (BaseException: no ``except Exception`` swallows it; cleanup runs)."""
+
+    def __init__(self, signo: int) -> None:
+        super().__init__(signo)
+        self.signo = signo
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _signals_raise(received: list[int]) -> Iterator[None]:
+    """While the command runs, SIGINT/SIGTERM/SIGHUP raise Interrupted (so ``finally`` blocks remove
+    temporary files) and are appended to ``received``; the previous handlers come back afterwards. Only in
+    the main thread; a signal the process was started with ignored stays ignored."""
+    def raise_interrupted(signo: int, frame: Any) -> NoReturn:
+        received.append(signo)
+        raise Interrupted(signo)
+
+    old = {}
+    try:
+        for s in _SIGNALS:
+            if signal.getsignal(s) != signal.SIG_IGN:  # ignored (nohup, a background job): stays ignored
+                old[s] = signal.signal(s, raise_interrupted)
+    except ValueError:  # not the main thread: leave the handlers alone
+        pass
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 2
     try:
-        return int(args.func(args) or 0)
-    except RemcError as e:
+        args = parser.parse_args(argv)
+    except SystemExit as e:  # --help, --version, or a usage error already printed in one line
+        return int(e.code or 0) if not isinstance(e.code, str) else 2
+    if not getattr(args, "func", None):
+        sub = getattr(args, "_parser", parser)
+        print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
+              f"(see '{sub.prog} --help')", file=sys.stderr)
+        return 2
+    received: list[int] = []
+    try:
+        with _signals_raise(received):
+            return int(args.func(args) or 0)
+    except BaseException as e:  # noqa: BLE001 (each kind is told apart below)
+        return _failed(e, received)
+
+
+def _failed(e: BaseException, received: list[int]) -> int:
+    """The one line and exit status for an exception that ended a command (re-raised when unexpected).
+
+    A signal can surface as another exception (Interrupted raised inside a C extension's import becomes
+    an ImportError), so any exception after a received signal is the interruption."""
+    if received or isinstance(e, (Interrupted, KeyboardInterrupt)):
+        signo = received[0] if received else getattr(e, "signo", signal.SIGINT)
+        print(f"remc: interrupted by {signal.Signals(signo).name}", file=sys.stderr)
+        return 128 + signo
+    if isinstance(e, RemcError):
         print(f"remc: error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("remc: interrupted", file=sys.stderr)
-        return 130
-    except MemoryError:
+    if isinstance(e, MemoryError):
         print("remc: error: out of memory", file=sys.stderr)
         return 1
+    if isinstance(e, BrokenPipeError):  # e.g. `remc plan show p | head`: the reader left; say nothing
+        with contextlib.suppress(OSError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    if isinstance(e, OSError):
+        where = f"{e.filename}: " if e.filename else ""
+        print(f"remc: error: {where}{e.strerror or e}", file=sys.stderr)
+        return 1
+    raise e
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with usage errors in one line: 'remc compile: error: ... (see 'remc compile --help')'."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="remc", description="Rematerialization compiler for ONNX training graphs.")
+    p = _Parser(prog="remc", description="Rematerialization compiler for ONNX training graphs.")
     p.add_argument("--version", action="version", version=f"remc {__version__}")
     sub = p.add_subparsers(metavar="COMMAND")
 
@@ -59,15 +137,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_solve)
 
     pl = sub.add_parser("plan", help="inspect and check execution plans")
+    pl.set_defaults(_parser=pl)
     psub = pl.add_subparsers(metavar="ACTION")
     show = psub.add_parser("show", help="print a plan with its peak, cost and recomputations")
     show.add_argument("file")
+    show.add_argument("--graph", help="the training graph the plan was made for: check the plan against it "
+                                      "(dependencies, use after free, memory); without it only the plan's own "
+                                      "structure is checked")
+    show.add_argument("--batch", type=_count)
+    show.add_argument("--device", choices=("cpu", "cuda"), help="as for 'plan check'")
     show.add_argument("--json", action="store_true")
+    show.add_argument("--plot", metavar="PNG", help="also draw the R/S matrices and the memory timeline here")
+    show.add_argument("--run", metavar="ONNX", help="with --plot: run this graph (lowered from the plan) on the "
+                                                    "plan's device and draw its measured memory too")
     show.set_defaults(func=cmd_plan_show)
     chk = psub.add_parser("check", help="validate a plan against its graph")
     chk.add_argument("file")
     chk.add_argument("--graph", required=True, help="the training graph the plan was made for")
-    chk.add_argument("--batch", type=int)
+    chk.add_argument("--batch", type=_count)
     chk.add_argument("--budget", type=_size, help="check against this budget instead of the plan's")
     chk.add_argument("--device", choices=("cpu", "cuda"),
                      help="check as if the plan were compiled for this device (default: the plan's own "
@@ -84,40 +171,48 @@ def build_parser() -> argparse.ArgumentParser:
     g = sub.add_parser("grad", help="build a training graph (forward + loss + backward) from a forward model")
     g.add_argument("model")
     g.add_argument("--loss", choices=("cross-entropy", "mse"), default="cross-entropy")
-    g.add_argument("--batch", type=int)
+    g.add_argument("--batch", type=_count)
     g.add_argument("-o", "--output", required=True)
+    g.add_argument("--seed", type=int, help="seed of every random node (Dropout, RandomUniformLike, ...); "
+                                            "default: nodes without a seed attribute get one from seed 0")
     g.set_defaults(func=cmd_grad)
 
     z = sub.add_parser("zoo", help="the built-in model zoo")
+    z.set_defaults(_parser=z)
     zsub = z.add_subparsers(metavar="ACTION")
     zl = zsub.add_parser("list", help="list the zoo models")
     zl.set_defaults(func=cmd_zoo_list)
     ze = zsub.add_parser("export", help="write a zoo model as ONNX")
     ze.add_argument("name")
-    ze.add_argument("--batch", type=int, default=1)
+    ze.add_argument("--batch", type=_count, default=1)
     ze.add_argument("--train", action="store_true", help="write the training graph")
     ze.add_argument("--size", choices=("small", "paper"), default="paper",
                     help="test-sized model or the paper's sizes (default)")
     ze.add_argument("--shape-only", action="store_true", help="weights without data (for scheduling only)")
+    ze.add_argument("--seed", type=int, help="seed of the random weights and of every random node (default 0)")
     ze.add_argument("-o", "--output", required=True)
     ze.set_defaults(func=cmd_zoo_export)
 
     mb = sub.add_parser("maxbatch", help="largest batch whose schedule fits a budget at <= 2 forward + backward")
     mb.add_argument("model", help="training graph (.onnx) with a symbolic batch dimension, or a zoo name")
     mb.add_argument("--budget", required=True, type=_size)
-    mb.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
+    mb.add_argument("--strategy", default="checkmate",
+                    help=f"one of {', '.join(STRATEGIES)} (with --plot: several, comma-separated)")
     mb.add_argument("--cost", choices=("flops", "profile"), default="flops")
     mb.add_argument("--granularity", choices=("fine", "coarse"), default="coarse")
     _solver_opts(mb)
     mb.add_argument("--json", action="store_true")
+    mb.add_argument("--plot", metavar="PNG", help="bar chart of several models x strategies (comma-separated), "
+                                                  "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
-    d.add_argument("--fraction", type=float, default=0.7, help="budget as a fraction of the checkpoint-all peak")
-    d.add_argument("--batch", type=int, default=8)
+    d.add_argument("--fraction", type=_fraction, default=0.7,
+                   help="budget as a fraction (0 < f <= 1) of the checkpoint-all peak")
+    d.add_argument("--batch", type=_count, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
-    d.add_argument("--time-limit", type=float, default=60.0)
+    d.add_argument("--time-limit", type=_seconds, default=60.0)
     d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     d.add_argument("--workdir", help="where to write the graphs and the plan (default: a temporary folder)")
     d.set_defaults(func=cmd_demo)
@@ -125,24 +220,71 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run an ONNX graph on ONNX Runtime; measure peak memory and time")
     r.add_argument("model")
     r.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
-    r.add_argument("--compare", help="original training graph: check the outputs match")
+    r.add_argument("--compare", help="original training graph: check the outputs match (and check --plan "
+                                     "against it)")
     r.add_argument("--plan", help="the plan the graph was lowered from (for predicted peak and cost)")
-    r.add_argument("--iters", type=int, default=10)
-    r.add_argument("--mem-limit", type=_size, help="run under this memory limit (arena cap)")
+    r.add_argument("--iters", type=_count, default=10)
+    r.add_argument("--mem-limit", type=_size,
+                   help="run under this memory limit (arena cap); the run fails when its arena exceeds it")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
+
+    from .train import add_parser as add_train_parser
+    add_train_parser(sub, _size)
+    from .sweep import add_parser as add_sweep_parser
+    add_sweep_parser(sub)
     return p
 
 
 def _size(text: str) -> int:
+    """A size in bytes (ir/sizes.py: whole bytes, at least 1)."""
     try:
         return parse_size(text)
     except RemcError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _number(text: str, kind: type) -> Any:
+    try:
+        return kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+
+def _count(text: str) -> int:
+    """An integer >= 1 (batch, threads, iterations)."""
+    n = _number(text, int)
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return n
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds > 0."""
+    x = _number(text, float)
+    if not math.isfinite(x) or x <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0")
+    return x
+
+
+def _gap(text: str) -> float:
+    """A relative MIP gap in [0, 1]."""
+    x = _number(text, float)
+    if not 0 <= x <= 1:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"{text!r} must be a relative gap from 0 to 1 (e.g. 0.01 for 1%)")
+    return x
+
+
+def _fraction(text: str) -> float:
+    """A fraction in (0, 1]."""
+    x = _number(text, float)
+    if not 0 < x <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a fraction above 0 and at most 1")
+    return x
+
+
 def _graph_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--batch", type=int, help="bind the symbolic batch dimension")
+    p.add_argument("--batch", type=_count, help="bind the symbolic batch dimension")
     p.add_argument("--granularity", choices=("fine", "coarse"), default="coarse",
                    help="schedule ONNX nodes (fine) or coarsened units (coarse, default)")
     p.add_argument("--cost", choices=("flops", "profile"), default="flops", help="cost model for C_v")
@@ -150,10 +292,10 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
 
 
 def _solver_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=float, default=600.0,
+    p.add_argument("--time-limit", type=_seconds, default=600.0,
                    help="checkmate/approx: wall-clock seconds for the whole solve (every phase)")
-    p.add_argument("--threads", type=int, help="solver threads")
-    p.add_argument("--gap", type=float, help="checkmate: stop at this relative gap on the recomputation overhead "
+    p.add_argument("--threads", type=_count, help="solver threads")
+    p.add_argument("--gap", type=_gap, help="checkmate: stop at this relative gap on the recomputation overhead "
                    "(cost minus computing every unit once); default 1e-4")
     p.add_argument("--solver", choices=("highs", "gurobi"), help="MILP backend (default highs)")
     p.add_argument("--no-refine", action="store_true",
@@ -169,6 +311,8 @@ def _strategy_options(args: argparse.Namespace) -> Any:
     if args.strategy == "approx":
         return make_options("approx", time_limit=args.time_limit, threads=args.threads,
                             refine=False if args.no_refine else None)
+    if args.strategy == "cpsat":
+        return make_options("cpsat", time_limit=args.time_limit, threads=args.threads, gap=args.gap)
     return None
 
 
@@ -187,22 +331,43 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .ir.onnx_io import save_model, write_text_atomic
+    from .ir.onnx_io import save_model
     from .ir.plan import print_plan
+    from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run
     from .progress import solver_progress
     options = _strategy_options(args)
-    with solver_progress(args.strategy, enabled=not args.json) as progress:
-        passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
-                                  strategy=args.strategy, device=args.device, options=options, progress=progress)
-        state = run(passes, State(model=args.model, budget=args.budget))
-    if args.plan:
-        write_text_atomic(args.plan, print_plan(state.plan))
-    save_model(state.lowered, args.output)
+    with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
+        with solver_progress(args.strategy, enabled=not args.json) as progress:
+            passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
+                                      strategy=args.strategy, device=args.device, options=options,
+                                      progress=progress)
+            state = run(passes, State(model=args.model, budget=args.budget),
+                        on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
+        # the model first (its external data beside it): the plan never lands alone
+        save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
+        if args.plan:
+            out.staged(args.plan).write_text(print_plan(state.plan))
+        out.commit()
     rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
     rep["output"] = args.output
     _print_report(rep, args.json)
     return 0
+
+
+def _require_training_graph(stage: str, state: Any, model: str) -> None:
+    """After import: refuse a graph without a backward pass: no node depends on the loss (a graph output
+    named 'loss' or its only scalar float output), or there is no loss, and no node is named as
+    ``remc grad`` names backward nodes."""
+    if stage != "import":
+        return
+    from .passes.dagbuild import forward_nodes
+    from .passes.grad import BACKWARD_MARKER
+    if any(BACKWARD_MARKER in n.name for n in state.graph.nodes):
+        return
+    if len(forward_nodes(state.graph)) == len(state.graph.nodes):
+        raise RemcError(f"{model} is not a training graph (no backward pass after a loss output); "
+                        f"build one with 'remc grad {model} -o train.onnx' and compile that")
 
 
 def _print_report(rep: dict[str, Any], as_json: bool) -> None:
@@ -225,20 +390,22 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from .ir.nodelink import load_nodelink
-    from .ir.onnx_io import write_text_atomic
     from .ir.plan import print_plan
     from .passes.plangen import generate_plan
     from .backends.strategies import solve
     from .passes.validate import validate
     from .progress import solver_progress
-    dag = load_nodelink(args.graph)
+    from .outputs import Outputs
     options = _strategy_options(args)
-    with solver_progress(args.strategy, enabled=not args.json) as progress:
-        sched = solve(args.strategy, dag, args.budget, options, progress=progress)
-    plan = generate_plan(dag, sched, graph_name=Path(args.graph).stem, budget=args.budget)
-    sim = validate(plan, dag, budget=args.budget)
-    if args.plan:
-        write_text_atomic(args.plan, print_plan(plan))
+    with Outputs([("--plan", args.plan)], inputs=[args.graph]) as out:
+        dag = load_nodelink(args.graph)
+        with solver_progress(args.strategy, enabled=not args.json) as progress:
+            sched = solve(args.strategy, dag, args.budget, options, progress=progress)
+        plan = generate_plan(dag, sched, graph_name=Path(args.graph).stem, budget=args.budget)
+        sim = validate(plan, dag, budget=args.budget)
+        if args.plan:
+            out.staged(args.plan).write_text(print_plan(plan))
+            out.commit()
     _print_report(_report(sched, dag, sim, args.budget), args.json)
     return 0
 
@@ -246,12 +413,24 @@ def cmd_solve(args: argparse.Namespace) -> int:
 def cmd_plan_show(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan, print_plan
     from .passes.validate import simulate
+    from .plancheck import check_plan
     text = _read_text(args.file)
     plan = parse_plan(text)
-    sim = simulate(plan)
+    # Without the graph only the plan's own structure is checked: registers, frees, the unit table
+    # (not dependencies: a swapped dependency or a use after free needs the graph's edges).
+    sim = check_plan(plan, args.graph, args.batch, args.device) if args.graph else simulate(plan)
     info = {"peak": sim.peak, "cost": sim.cost, "budget": plan.budget, "constant": plan.constant,
             "strategy": plan.strategy, "recomputes": {k: v for k, v in sim.recomputes.items() if v},
-            "total_recomputes": int(sum(sim.recomputes.values()))}
+            "total_recomputes": int(sum(sim.recomputes.values())), "checked_against": args.graph}
+    if args.plot:
+        from .plots import measured_timeline, plot_plan
+        measured = None
+        if args.run:
+            from .backends.runtime import measure
+            res = measure(args.run, plan.device, iters=1, warmup=0, mem_method="profiler")
+            offset = -(res.baseline or 0) + res.input_bytes + res.initializer_bytes  # remc's accounting
+            measured = measured_timeline(plan, res.node_in_use, offset)
+        plot_plan(plan, args.plot, measured=measured)
     alloc = _allocation(plan)
     if alloc is not None:
         info["arena"] = alloc.arena_size
@@ -262,6 +441,8 @@ def cmd_plan_show(args: argparse.Namespace) -> int:
     print(f"peak {format_size(sim.peak)} ({sim.peak} bytes), cost {sim.cost:.6g}, "
           f"budget {format_size(plan.budget) if plan.budget else 'none'}, "
           f"{info['total_recomputes']} recomputations")
+    print(f"checked against graph {args.graph}: ok" if args.graph else
+          "not checked against its graph (dependencies and frees unverified; give --graph GRAPH to check)")
     if alloc is not None:
         print(f"arena {format_size(alloc.arena_size)} for {format_size(alloc.live_peak)} of live bytes "
               f"(fragmentation {100 * alloc.fragmentation:.1f}%)")
@@ -281,57 +462,29 @@ def _allocation(plan: Any) -> Any:
 
 def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
-    from .passes.validate import validate
+    from .plancheck import check_plan
     plan = parse_plan(_read_text(args.file))
-    dag = dag_for_plan(plan, args.graph, args.batch, args.device)
-    sim = validate(plan, dag, budget=args.budget or plan.budget)
+    sim = check_plan(plan, args.graph, args.batch, args.device, budget=args.budget or plan.budget)
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
           f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "
           f"cost {sim.cost:.6g}, {int(sum(sim.recomputes.values()))} recomputations")
     return 0
 
 
-def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str | None = None) -> Any:
-    """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs, for
-    ``device`` (default: the plan's own), whose kernel scratch is part of the workspace.
-
-    Memory and dependencies come from the graph alone; costs are the plan's (they are not a safety property
-    and may come from a profile the checker cannot repeat).
-    """
-    from .backends.runtime import import_model
-    return dag_for_graph(plan, import_model(graph_path, batch=batch), device)
-
-
-def dag_for_graph(plan: Any, graph: Any, device: str | None = None) -> Any:
-    """See dag_for_plan."""
-    from .ir.errors import PlanError
-    from .passes.dagbuild import build_dag
-    by_name = {n.name: n for n in graph.nodes}
-    units, costs = [], {}
-    for u in plan.units:
-        missing = [m for m in u.members if m not in by_name]
-        if missing:
-            raise PlanError(f"plan unit {u.name!r} names node {missing[0]!r}, which graph {graph.name!r} lacks")
-        units.append([by_name[m] for m in u.members])
-        for i, m in enumerate(u.members):
-            costs[m] = u.cost if i == 0 else 0.0
-    covered = {n for u in units for n in u}
-    extra = [n.name for n in graph.nodes if n not in covered]
-    if extra:
-        raise PlanError(f"the plan does not cover node {extra[0]!r} of graph {graph.name!r} ({len(extra)} nodes)")
-    return build_dag(graph, costs, units, granularity=plan.granularity, device=device or plan.device)
-
-
 def _read_text(path: str) -> str:
     if path == "-":
         return sys.stdin.read()
+    from .outputs import check_readable
     p = Path(path)
+    check_readable(p)
     if not p.is_file():
         raise RemcError(f"{path}: no such file")
     try:
         return p.read_text()
     except UnicodeDecodeError:
         raise RemcError(f"{path} is not a text file") from None
+    except OSError as e:
+        raise RemcError(f"{path}: cannot read ({e.strerror or e})") from None
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
@@ -375,11 +528,15 @@ def _onnx_from_text(text: str) -> Any:
 
 
 def cmd_grad(args: argparse.Namespace) -> int:
-    from .ir.onnx_io import load_model, save_model
+    from .ir.onnx_io import inline_external_data, load_model, save_model
+    from .outputs import Outputs
     from .passes.grad import build_training_graph
-    model = load_model(args.model)
-    train = build_training_graph(model, loss=args.loss, batch=args.batch)
-    save_model(train, args.output)
+    with Outputs([("-o", args.output)], inputs=[args.model]) as out:
+        # small external tensors (Dropout ratios, shapes) are constants the gradient rules must read
+        model = inline_external_data(load_model(args.model), Path(args.model).parent, max_bytes=1 << 20)
+        train = build_training_graph(model, loss=args.loss, batch=args.batch, seed=args.seed)
+        save_model(train, out.staged(args.output), data_dir=Path(args.model).parent)
+        out.commit()
     print(f"wrote {args.output}: {len(train.graph.node)} nodes, outputs "
           f"{', '.join(o.name for o in train.graph.output[:4])}{' ...' if len(train.graph.output) > 4 else ''}")
     return 0
@@ -400,16 +557,35 @@ def cmd_zoo_export(args: argparse.Namespace) -> int:
         raise RemcError(f"unknown zoo model {args.name!r}; models: {', '.join(zoo.list_models())}")
     cfg = dict(zoo.small_config(args.name) if args.size == "small" else zoo.paper_config(args.name))
     cfg.pop("batch", None)
-    model = zoo.export(args.name, args.batch, train=args.train,
-                       weights="shape-only" if args.shape_only else "random", **cfg)
-    save_model(model, args.output)
+    if args.seed is not None:
+        cfg["seed"] = args.seed
+    from .outputs import Outputs
+    with Outputs([("-o", args.output)]) as out:
+        model = zoo.export(args.name, args.batch, train=args.train,
+                           weights="shape-only" if args.shape_only else "random", **cfg)
+        save_model(model, out.staged(args.output))
+        out.commit()
     print(f"wrote {args.output}: {args.name} batch {args.batch}{' training graph' if args.train else ''}, "
           f"{len(model.graph.node)} nodes")
     return 0
 
 
 def cmd_maxbatch(args: argparse.Namespace) -> int:
-    from .maxbatch_cli import run_maxbatch
+    from .maxbatch_cli import maxbatch_chart, run_maxbatch
+    from .passes.strategies import STRATEGIES
+    strategies = args.strategy.split(",")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown or (len(strategies) > 1 and not args.plot):
+        raise RemcError(f"unknown strategy {unknown[0]!r}; choose from {', '.join(STRATEGIES)}" if unknown
+                        else "several strategies need --plot")
+    if args.plot:  # several models and strategies (comma-separated): the paper's Fig. 6
+        def row(r: dict) -> None:
+            print(f"{r['model']:12s} {r['strategy']:15s} max batch {r['batch']}", flush=True)
+        kw = {"time_limit": args.time_limit} | ({"threads": args.threads} if args.threads else {})
+        maxbatch_chart(args.model.split(","), strategies, args.budget, args.plot, cost=args.cost,
+                       granularity=args.granularity, solver_kwargs=kw, on_row=row)
+        print(f"wrote {args.plot}")
+        return 0
     rep = run_maxbatch(args.model, args.budget, args.strategy, cost=args.cost, granularity=args.granularity,
                        options=_strategy_options(args))
     if args.json:

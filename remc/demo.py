@@ -24,7 +24,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = 
     from .ir.onnx_io import save_model, write_text_atomic
     from .ir.plan import print_plan
     from .ir.schedule import checkpoint_all
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     from .run_cli import run_graph
 
     if model not in zoo.list_models():
@@ -41,10 +41,10 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.7, strategy: str = 
     from .backends.strategies import make_options
     options = make_options(strategy, time_limit=time_limit) if strategy in ("checkmate", "approx") else None
     passes = compile_pipeline(strategy=strategy, options=options)
-    state = run(passes[:3], State(model=str(train_path)))          # import, costs, units
+    state = run(stages(passes, last="units"), State(model=str(train_path)))  # import, costs, units
     full_peak = checkpoint_all(state.dag).peak(state.dag)
     state.budget = int(fraction * full_peak)
-    run(passes[3:], state)                                          # schedule, plan, lower
+    run(stages(passes, first="schedule"), state)                    # schedule, plan, lower
     save_model(state.lowered, out_path)
     write_text_atomic(plan_path, print_plan(state.plan))
     rep = run_graph(str(out_path), device=device, compare=str(train_path), plan=str(plan_path), iters=5)

@@ -12,7 +12,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
     another batch), the same units as ``like``'s: coarsening weighs memory, so it may group nodes
     differently at another batch size, and scaling memory between two batches needs the same units."""
     from . import zoo
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     if model in zoo.list_models() and not Path(model).exists():
         cfg = dict(zoo.paper_config(model))
         cfg.pop("batch", None)
@@ -22,10 +22,10 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
         source = model
         passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
     if like is None:
-        return run(passes[:3], State(model=source))
+        return run(stages(passes, last="units"), State(model=source))
     from .passes.coarsen import remap_units
     from .passes.dagbuild import build_dag
-    state = run(passes[:2], State(model=source))
+    state = run(stages(passes, last="costs"), State(model=source))
     state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
     state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
     return state
@@ -62,3 +62,32 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
             "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
             "units": dag.n}
+
+
+def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: str, *, cost: str = "flops",
+                   granularity: str = "coarse", solver_kwargs: dict | None = None,
+                   on_row: Any = None) -> list[dict[str, Any]]:
+    """``run_maxbatch`` for every model and strategy, and the paper's Fig. 6 (grouped bars) at ``plot``
+    with the rows beside it as JSON (``<plot stem>.json``). A strategy that fits no batch gets batch 0."""
+    import json
+
+    from .backends.strategies import make_options
+    from .ir.onnx_io import write_text_atomic
+    from .passes.strategies import SOLVER_NAMES
+    from .plots import plot_maxbatch
+    rows = []
+    for m in models:
+        for s in strategies:
+            try:
+                options = make_options(s, **(solver_kwargs or {})) if s in SOLVER_NAMES else None
+                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, options=options)
+            except RemcError as e:
+                rep = {"model": m, "strategy": s, "budget": budget, "batch": 0, "error": str(e)[:300]}
+            rows.append(rep)
+            if on_row is not None:
+                on_row(rep)
+    path = Path(plot)
+    write_text_atomic(path.with_suffix(".json"), json.dumps(rows, indent=1, default=float))
+    from .ir.sizes import format_size
+    plot_maxbatch(rows, path, title=f"largest batch under {format_size(budget)} at <= 2 forward + backward")
+    return rows

@@ -261,6 +261,17 @@ def run(passes: list[Pass], state: State, *, on_pass: Callable[[Pass, State], No
     return state
 
 
+def stages(passes: list[Pass], first: str | None = None, last: str | None = None) -> list[Pass]:
+    """The passes from the one named ``first`` to the one named ``last`` (both included; None: the ends)."""
+    names = [p.name for p in passes]
+    for want in (first, last):
+        if want is not None and want not in names:
+            raise RemcError(f"the pipeline {print_pipeline(passes)!r} has no pass {want!r}")
+    lo = 0 if first is None else names.index(first)
+    hi = len(passes) if last is None else names.index(last) + 1
+    return passes[lo:hi]
+
+
 def compile_pipeline(*, batch: int | None = None, cost: str = "flops", granularity: str = "coarse",
                      strategy: str = "checkpoint-all", device: str = "cpu", options: Any = None,
                      progress: Callable[[Any], None] | None = None) -> list[Pass]:

@@ -22,7 +22,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = load_model(model)
+    proto = load_model(model, with_data=True)
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=mem_limit)
     rep: dict[str, Any] = {
@@ -35,29 +35,63 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                              cuda_graph=True)
         rep["median_seconds_cuda_graph"] = cg.median_seconds
     if plan:
-        rep.update(_predicted(plan))
+        rep.update(_predicted(plan, compare, device))
     if compare:
-        ref = runtime.measure(load_model(compare), device, feeds=feeds, iters=iters)
+        ref_proto = load_model(compare, with_data=True)
+        rep.update(_randomness(ref_proto))
+        ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
         rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.peak_with_constants,
                    reference_median_seconds=ref.median_seconds,
                    measured_overhead=res.median_seconds / ref.median_seconds if ref.median_seconds else None)
         if not ok:
             rep["error"] = f"outputs differ from {compare}: {worst}"
+            if rep["unseeded_random_nodes"] and set(rep["random_outputs"]) & set(res.outputs):
+                rep["error"] += (f"; {len(rep['unseeded_random_nodes'])} random node(s) have no seed attribute "
+                                 f"(e.g. {rep['unseeded_random_nodes'][0]!r}), so every session draws other "
+                                 "numbers: rebuild the training graph with remc grad")
     return rep
 
 
-def _predicted(plan_path: str) -> dict[str, Any]:
+def _randomness(model: Any) -> dict[str, Any]:
+    """Which outputs of the reference depend on random nodes, and which random nodes lack a seed."""
+    from .passes.random_ops import random_outputs, unseeded_random_nodes
+    rnd = random_outputs(model)
+    return {"random_outputs": sorted(rnd), "random_nodes": sorted({n for ns in rnd.values() for n in ns}),
+            "unseeded_random_nodes": unseeded_random_nodes(model)}
+
+
+def _predicted(plan_path: str, graph: str | None, device: str) -> dict[str, Any]:
+    """The plan's predicted peak and cost; checked against ``graph`` (the training graph it was made for)
+    when given, else by its own structure only (``plan_checked`` says which)."""
     from .ir.plan import read_plan
     from .passes.validate import simulate
+    from .plancheck import check_plan
     plan = read_plan(plan_path)
-    sim = simulate(plan)
+    sim = check_plan(plan, graph, device=plan.device) if graph else simulate(plan)
     ideal = sum(u.cost for u in plan.units)
     return {"predicted_peak": sim.peak, "predicted_cost": sim.cost,
-            "predicted_overhead": sim.cost / ideal if ideal else None, "budget": plan.budget}
+            "predicted_overhead": sim.cost / ideal if ideal else None, "budget": plan.budget,
+            "plan_checked": graph}
+
+
+def _check_mem_limit(rep: dict[str, Any], mem_limit: int) -> None:
+    """RuntimeFailure unless the run's arena stayed within ``mem_limit`` (or the limit could not be checked)."""
+    peak = rep.get("arena_peak")
+    if peak is None:
+        raise RuntimeFailure(f"cannot check --mem-limit on {rep['device']}: the run's peak was not measured")
+    if peak > mem_limit:
+        raise RuntimeFailure(f"--mem-limit {format_size(mem_limit)} was not enforced on {rep['device']}: the "
+                             f"run's arena reached {format_size(peak)} ({peak} bytes)")
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .outputs import check_readable
+    for path in (args.model, args.compare, args.plan):
+        if path is not None:
+            check_readable(Path(path))
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit)
     if args.json:
@@ -66,6 +100,8 @@ def run_command(args: argparse.Namespace) -> int:
         print(format_run(rep))
     if rep.get("error"):
         raise RuntimeFailure(rep["error"])
+    if args.mem_limit is not None:
+        _check_mem_limit(rep, args.mem_limit)
     return 0
 
 
@@ -78,10 +114,18 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"(arena high-water mark {format_size(rep['arena_peak'])}, {rep['peak_method']})")
     if rep.get("predicted_peak") is not None:
         lines.append(f"  predicted peak {format_size(rep['predicted_peak'])}, predicted cost "
-                     f"{rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal)")
+                     f"{rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal); "
+                     + (f"plan checked against {rep['plan_checked']}" if rep.get("plan_checked")
+                        else "plan not checked against its graph (give --compare with the training graph)"))
     if rep.get("outputs_match") is not None:
         lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER'} the reference "
                      f"({rep['compare_worst']}); reference peak "
                      f"{format_size(rep['reference_peak']) if rep['reference_peak'] else '?'}, "
                      f"time overhead {rep['measured_overhead']:.3f}x")
+        if rep.get("random_outputs"):
+            n_un = len(rep["unseeded_random_nodes"])
+            seeded = f"{n_un} of them without a seed" if n_un else "all seeded"
+            lines.append(f"  {len(rep['random_outputs'])} of the outputs depend on {len(rep['random_nodes'])} "
+                         f"random node(s), {seeded}: {', '.join(rep['random_outputs'][:6])}"
+                         f"{' ...' if len(rep['random_outputs']) > 6 else ''}")
     return "\n".join(lines)

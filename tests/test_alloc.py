@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
-import time
 from pathlib import Path
 
 import numpy as np
@@ -179,10 +178,10 @@ def test_plan_corpus() -> None:
         assert_valid(plan, allocate(plan))
 
 
-def test_ten_thousand_statements_fast() -> None:
+def test_ten_thousand_statements() -> None:
     """5,000 computes (a third with workspace) and 5,000 deallocations, sizes from 1 B to 1 MiB and short
     random lifetimes: a hard mix. The one-pass heuristics leave 9.6-14% over the live peak, the squeaky
-    wheel 6.8% (2 s on a 2-core box when written)."""
+    wheel 6.8%. Its speed is measured by tools/bench_speed.py, not here."""
     rng = np.random.default_rng(0)
     n = 5000
     units = tuple(Unit(f"u{i}", (f"u{i}",), int(m), int(w), 1.0) for i, (m, w) in
@@ -194,9 +193,7 @@ def test_ten_thousand_statements_fast() -> None:
     stages[-1] += [Deallocate(int(r)) for r in np.flatnonzero(dies >= n)]
     plan = Plan("big", None, 0, "random", "fine", units, stages)
     assert plan.n_statements == 2 * n
-    start = time.perf_counter()
     alloc = allocate(plan)
-    assert time.perf_counter() - start < 15.0
     assert_valid(plan, alloc)
     assert alloc.fragmentation < 0.08
     assert alloc.arena_size < min(allocate(plan, method=m).arena_size for m in HEURISTICS)

@@ -298,12 +298,12 @@ def test_segment_is_recomputed_once_and_kept():
 
 def _dp_advances(steps: int, slots: int) -> int:
     @lru_cache(maxsize=None)
-    def p(l: int, s: int) -> int:
-        if l <= 1:
+    def p(length: int, s: int) -> int:
+        if length <= 1:
             return 0
-        best = l * (l - 1) // 2                            # no snapshot: advance from the base every time
+        best = length * (length - 1) // 2                  # no snapshot: advance from the base every time
         if s > 0:
-            best = min(best, min(m + p(l - m, s - 1) + p(m, s) for m in range(1, l)))
+            best = min(best, min(m + p(length - m, s - 1) + p(m, s) for m in range(1, length)))
         return best
     return p(steps, slots)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import onnx.parser
 import pytest
 

@@ -12,8 +12,9 @@ from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.backends.strategies import least_budget_bound
 from remc.backends.strategies import names as _names
+from remc.pipeline import State, compile_pipeline, run, stages
+
 STRATEGIES = _names()
-from remc.pipeline import State, compile_pipeline, run
 
 FRACTION = 0.5
 """The budget lies this far from the least-budget LP bound up to the checkpoint-all peak (coarse units)."""
@@ -28,7 +29,7 @@ def training_graph(name: str):
     model = zoo.export(name, batch, train=True, **cfg)
     feeds = runtime.random_inputs(model, 0)
     ref = runtime.measure(model, "cpu", feeds=feeds, iters=1, warmup=0, mem_method=None).outputs
-    state = run(compile_pipeline()[:3], State(model=model))
+    state = run(stages(compile_pipeline(), last="units"), State(model=model))
     full, least = checkpoint_all(state.dag).peak(state.dag), least_budget_bound(state.dag, time_limit=60)
     return model, feeds, ref, state, int(least + FRACTION * (full - least))
 
@@ -37,7 +38,7 @@ def training_graph(name: str):
 @pytest.mark.parametrize("name", zoo.list_models())
 def test_strategy_runs_and_matches(name: str, strategy: str) -> None:
     model, feeds, ref, base, budget = training_graph(name)
-    solver = strategy in ("checkmate", "approx")
+    solver = strategy in ("checkmate", "approx", "cpsat")
     from remc.backends.strategies import make_options
     passes = compile_pipeline(strategy=strategy, options=make_options(strategy, time_limit=20.0) if solver else None)
     # Solvers get a tight budget; baselines their own default schedule (their budget fit is tested in
@@ -49,7 +50,7 @@ def test_strategy_runs_and_matches(name: str, strategy: str) -> None:
     except RemcError as e:
         if strategy in LINEAR_ONLY and "linear forward graph" in str(e):
             pytest.skip(f"{strategy} applies to linear forward graphs only: {e}")
-        if strategy not in ("checkmate", "approx") and isinstance(e, InfeasibleError):
+        if not solver and isinstance(e, InfeasibleError):
             pytest.skip(f"{strategy} cannot fit the budget: {e}")
         raise
     assert state.budget is None or state.sim.peak <= state.budget

@@ -12,7 +12,7 @@ import onnx.parser
 import pytest
 
 from remc.ir.errors import RemcError
-from remc.ir.nodelink import dag_from_nodelink, load_nodelink, nodelink_from_dag, save_nodelink
+from remc.ir.nodelink import dag_from_nodelink, load_nodelink, save_nodelink
 from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.passes.dagbuild import build_dag

@@ -5,7 +5,6 @@ The graph contract (passes/grad): inputs are the model's data input and int64 "l
 """
 from __future__ import annotations
 
-import time
 
 import numpy as np
 import onnx
@@ -60,9 +59,7 @@ def test_small_training_graph_runs(name: str) -> None:
     forward = zoo.build(name, batch, **config)
     params = {t.name: list(t.dims) for t in forward.graph.initializer if t.doc_string == "param"}
     sess = _session(model)
-    start = time.perf_counter()
     outputs = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, _feeds(model, classes))))
-    assert time.perf_counter() - start < 2.0
     assert list(outputs)[0] == "loss" and np.ndim(outputs["loss"]) == 0
     assert 0.0 < float(outputs["loss"]) < 10 * np.log(classes)
     grads = {k.removeprefix("grad."): v for k, v in outputs.items() if k.startswith("grad.")}
@@ -110,9 +107,7 @@ def test_paper_size_shape_only_training_graph(name: str) -> None:
     """Paper-size training graphs build from shape-only weights and stay weightless and small."""
     config = zoo.paper_config(name)
     batch = config.pop("batch")
-    start = time.perf_counter()
-    model = zoo.export(name, batch, train=True, weights="shape-only", **config)
-    assert time.perf_counter() - start < 10.0
+    model = zoo.export(name, batch, train=True, weights="shape-only", **config)  # speed: tools/bench_speed.py
     forward = zoo.build(name, batch, weights="shape-only", **config)
     weights = {t.name for t in forward.graph.initializer if t.doc_string in ("param", "buffer")}
     assert {t.name for t in model.graph.initializer if zoo.is_shape_only(t)} == weights

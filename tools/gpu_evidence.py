@@ -48,7 +48,7 @@ from remc.backends.strategies import least_budget_bound
 from remc.passes.lower import lower
 from remc.passes.strategies import BASELINE_NAMES
 from remc.passes.validate import validate
-from remc.pipeline import State, compile_pipeline, run
+from remc.pipeline import State, compile_pipeline, run, stages
 
 SIZES = {
     # name: (batch, build kwargs); chosen so the checkpoint-all peak is several GiB on the GPU.
@@ -95,13 +95,13 @@ def solve_plan(train, budget: int | None, strategy: str, time_limit: float, midp
     solver = strategy in ("checkmate", "approx")
     passes = compile_pipeline(strategy=strategy, device=DEVICE[0], **({"time_limit": time_limit} if solver else {}))
     t0 = time.perf_counter()
-    state = run(passes[:3], State(model=train))
+    state = run(stages(passes, last="units"), State(model=train))
     if midpoint:
         full = checkpoint_all(state.dag).peak(state.dag)
         least = least_budget_bound(state.dag, time_limit=time_limit)
         budget = int(least + 0.5 * (full - least)) if solver else None
     state.budget = budget
-    run(passes[3:5], state)  # schedule, plan (validated by the simulator)
+    run(stages(passes, "schedule", "plan"), state)  # schedule, plan (validated by the simulator)
     return {"plan": print_plan(state.plan), "solve_seconds": time.perf_counter() - t0,
             "status": state.schedule.report.get("status"), "gap": state.schedule.report.get("gap"),
             "predicted_peak": state.sim.peak, "predicted_overhead": state.sim.cost / state.dag.total_cost,
@@ -144,7 +144,7 @@ def plan_model(name: str, limit: int, headroom: float, time_limit: float, save: 
     """
     batch, kw = SIZES[name]
     train = build(name)
-    base = run(compile_pipeline(device=DEVICE[0])[:3], State(model=train))
+    base = run(stages(compile_pipeline(device=DEVICE[0]), last="units"), State(model=train))
     budget = int((limit + input_bytes(train)) / headroom)
     out: dict[str, Any] = {
         "model": name, "batch": batch, "config": kw, "gpu_mem_limit": limit, "headroom": headroom,

@@ -90,7 +90,8 @@ def _uses(dag: DAG) -> _Uses:
         keep_until_last_use(dag, S, np.flatnonzero(dag.backward))
         fwd = forward_units(dag)
         last_fwd = int(fwd[-1]) if len(fwd) else -1
-        end, first, last, users = list(range(n)), [n] * n, [-1] * n, [[] for _ in range(n)]
+        users: list[list[int]] = [[] for _ in range(n)]
+        end, first, last = list(range(n)), [n] * n, [-1] * n
         for v in fwd.tolist():
             end[v] = forward_window_end(dag, v, last_fwd)
             S[v + 1:end[v] + 1, v] = True

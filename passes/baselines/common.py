@@ -130,5 +130,5 @@ def finish(dag: DAG, S: np.ndarray, strategy: str, report: dict) -> Schedule:
     return sched
 
 
-def unit_names(dag: DAG, units: Sequence[int]) -> list[str]:
+def unit_names(dag: DAG, units: Sequence[int] | np.ndarray) -> list[str]:
     return [dag.names[int(v)] for v in units]

@@ -13,6 +13,9 @@ exactly t(l, slots + 1) - (l - 1), l the number of reverse steps (tested).
 """
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from dataclasses import dataclass
 from math import comb
 
@@ -202,9 +205,9 @@ def griewank_family(dag: DAG, max_slots: int | None = None) -> list[Candidate]:
     family = []
     for slots in range(0, (top if max_slots is None else min(top, max_slots)) + 1):
         S, report = griewank_s(dag, chain, slots, rev)
-        build = (lambda k: lambda: griewank_s(dag, chain, k, rev)[0])(slots)
-        family.append(Candidate("griewank", build, lambda b=build: _cost(dag, b()), peak_lower_bound(dag, S),
-                                report))
+        build = functools.partial(_griewank_schedule, dag, chain, slots, rev)
+        family.append(Candidate("griewank", build, functools.partial(_built_cost, dag, build),
+                                peak_lower_bound(dag, S), report))
     return family
 
 
@@ -226,3 +229,11 @@ def griewank(dag: DAG, budget: int | None = None, *, slots: int | None = None,
         S, report = griewank_s(dag, require_linear(dag, "griewank"), slots)
         return finish(dag, S, "griewank", report)
     return cheapest(dag, griewank_family(dag, max_slots), budget, "griewank")
+
+
+def _griewank_schedule(dag: DAG, chain: np.ndarray, slots: int, rev: Reversal) -> np.ndarray:
+    return griewank_s(dag, chain, slots, rev)[0]
+
+
+def _built_cost(dag: DAG, build: Callable[[], np.ndarray]) -> float:
+    return _cost(dag, build())

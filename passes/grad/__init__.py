@@ -7,7 +7,7 @@ optimizations disabled.
 API::
 
     build_training_graph(model, loss="cross-entropy" | "mse", *, label_name="labels", batch=None,
-                         trainable=None, class_axis=None) -> onnx.ModelProto
+                         trainable=None, class_axis=None, seed=None) -> onnx.ModelProto
     is_backward_node(node) -> bool
 
 The training graph
@@ -19,7 +19,9 @@ The training graph
       or over all elements for mse), then ``grad.<name>`` for every trainable initializer in initializer
       order, then ``<running stat>.updated`` for every BatchNormalization running mean/var (updated with
       the node's momentum from the batch statistics the training graph normalizes with);
-    - parameters stay initializers.
+    - parameters stay initializers;
+    - every random node (Dropout, RandomUniformLike, ...) has a ``seed`` attribute, so that every session
+      of the graph, and of graphs compiled from it, draws the same numbers (``remc.passes.random_ops``).
 
 Trainable: float initializers of rank >= 1 that reach the loss through differentiable inputs, unless
 their doc_string is "constant" or "buffer" (``trainable=[...]`` overrides the candidates). Non-float
@@ -80,9 +82,12 @@ class BuildTrainingGraph:
     """Name of the labels graph input."""
     batch: int | None = None
     """Binds a symbolic batch dimension of the inputs."""
+    seed: int | None = None
+    """Seed of every random node (None: 0 for nodes without a seed of their own; see random_ops)."""
 
     def apply(self, model: onnx.ModelProto) -> onnx.ModelProto:
         """Return the training graph of ``model``."""
-        return build_training_graph(model, self.loss, label_name=self.label_name, batch=self.batch)
+        return build_training_graph(model, self.loss, label_name=self.label_name, batch=self.batch,
+                                    seed=self.seed)
 
 

@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, numpy_helper
 from remc.ir.errors import ModelError, UnsupportedOpError
 
 from . import rules_elementwise, rules_nn, rules_shape  # noqa: F401  (register the rules)
+from ..random_ops import seed_random_ops
 from .emit import FLOAT_TYPES, Emitter, Names
 from .forward import LOSSES, FwdOp, Loss, RunningUpdate, build_loss, lower_forward, seed_gradient
 from .prepare import Prepared, infer, prepare, static_types
@@ -162,8 +163,12 @@ def _model_output(prep: Prepared) -> str:
 
 def build_training_graph(model: onnx.ModelProto, loss: str = "cross-entropy", *, label_name: str = "labels",
                          batch: int | None = None, trainable: Iterable[str] | None = None,
-                         class_axis: int | None = None) -> onnx.ModelProto:
-    """The training graph (forward + loss + backward) of a forward ONNX model; see the package docstring."""
+                         class_axis: int | None = None, seed: int | None = None) -> onnx.ModelProto:
+    """The training graph (forward + loss + backward) of a forward ONNX model; see the package docstring.
+
+    Every random node gets a fixed ``seed`` attribute (``remc.passes.random_ops``): nodes without one get
+    a seed derived from ``seed`` (default 0) and their name; with ``seed`` given, every random node does.
+    """
     if loss not in LOSSES:
         raise ModelError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")
     params = trainable_candidates(model, trainable)
@@ -185,7 +190,9 @@ def build_training_graph(model: onnx.ModelProto, loss: str = "cross-entropy", *,
     if logits in req:
         bw.add(logits, seed_gradient(em, lossinfo, shapes, dtypes))
         bw.run(ops)
-    return _assemble(model, prep, em, bw, params, updates, lossinfo)
+    out = _assemble(model, prep, em, bw, params, updates, lossinfo)
+    seed_random_ops(out, 0 if seed is None else seed, override=seed is not None)
+    return out
 
 
 def _forward_types(prep: Prepared, em: Emitter, lossinfo: Loss) -> tuple[dict, dict]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Any, Iterator
 
 import numpy as np
 import onnx
@@ -83,13 +83,13 @@ class Emitter:
 
     # ---- nodes ------------------------------------------------------------------------------
     def op(self, op_type: str, *inputs: str, name: str | None = None, out: str | None = None,
-           node_name: str | None = None, **attrs: object) -> str:
+           node_name: str | None = None, **attrs: Any) -> str:
         """Emit a one-output node and return its output name (``out`` when given)."""
         return self.op_n(op_type, list(inputs), 1, name=name, outs=None if out is None else [out],
                          node_name=node_name, **attrs)[0]
 
     def op_n(self, op_type: str, inputs: Sequence[str], n_out: int, *, name: str | None = None,
-             outs: Sequence[str] | None = None, node_name: str | None = None, **attrs: object) -> list[str]:
+             outs: Sequence[str] | None = None, node_name: str | None = None, **attrs: Any) -> list[str]:
         """Emit a node with ``n_out`` outputs and return their names. The node is named
         ``<scope>/<name or k>``, or exactly ``node_name`` (which the caller keeps unique)."""
         node_name = node_name if node_name is not None else self._next_name(name)

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper, shape_inference
+from onnx import TensorProto, helper, numpy_helper
 
 from remc.ir.errors import ModelError
+from remc.ir.onnx_io import bind_batch
+from remc.ir.onnx_io import infer_shapes as infer
 
+from ..random_ops import RANDOM_OPS
 from .emit import FLOAT_TYPES
 
 MIN_OPSET = 16
@@ -29,8 +32,6 @@ UPGRADE_OPSET = 17
 FOLD_LIMIT = 1 << 20
 """Constant subgraph outputs with more elements than this stay computed at run time."""
 
-RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                        "Bernoulli", "Multinomial"})
 SHAPE_ONLY_INPUT0 = frozenset({"Shape", "Size"})
 """Ops whose output depends on input 0's shape only."""
 
@@ -77,30 +78,6 @@ def upgrade_opset(model: onnx.ModelProto) -> onnx.ModelProto:
                          f"upgrade it to {UPGRADE_OPSET}: {str(e).strip().splitlines()[0]}") from None
 
 
-def bind_inputs(model: onnx.ModelProto, batch: int | None) -> None:
-    """Give every graph input a static shape, binding a symbolic dimension 0 to ``batch`` (in place)."""
-    inits = {t.name for t in model.graph.initializer}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        if not vi.type.HasField("tensor_type") or not vi.type.tensor_type.HasField("shape"):
-            raise ModelError(f"graph input {vi.name!r} has no tensor shape; remc needs static shapes")
-        for k, dim in enumerate(vi.type.tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
-                if k == 0 and batch is not None and dim.dim_value != batch:
-                    raise ModelError(f"graph input {vi.name!r} has a static batch dimension {dim.dim_value}, "
-                                     f"not the requested batch {batch}")
-                continue
-            if k == 0 and batch is not None:
-                dim.Clear()
-                dim.dim_value = batch
-                continue
-            what = dim.dim_param or "?"
-            hint = " (pass batch=N to bind it)" if k == 0 else ""
-            raise ModelError(f"graph input {vi.name!r} has a dynamic dimension {k} ({what!r}); remc needs "
-                             f"static shapes{hint}")
-
-
 def drop_initializer_inputs(model: onnx.ModelProto) -> None:
     """Remove graph inputs that only declare an initializer (IR < 4 style), in place."""
     inits = {t.name for t in model.graph.initializer}
@@ -134,14 +111,6 @@ def check_topological(model: onnx.ModelProto) -> None:
                 raise ModelError(f"{node.op_type} node {node.name!r} reads {i!r} before any node produces it; "
                                  f"the node list must be in topological order")
         known.update(node.output)
-
-
-def infer(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Strict ONNX shape inference with data propagation."""
-    try:
-        return shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
-    except Exception as e:
-        raise ModelError(f"ONNX shape inference failed: {str(e).strip().splitlines()[0]}") from None
 
 
 def _type_of(vi: onnx.ValueInfoProto) -> tuple[int, tuple[int, ...] | None]:
@@ -190,7 +159,7 @@ def _eval_node(node: onnx.NodeProto, inputs: dict[str, np.ndarray], opset: int) 
     outs = [onnx.ValueInfoProto(name=o) for o in node.output if o]
     g = helper.make_graph([node], "fold", ins, outs)
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    return ReferenceEvaluator(m).run(None, inputs)
+    return list(ReferenceEvaluator(m).run(None, inputs))
 
 
 def fold_constants(model: onnx.ModelProto, frozen: set[str], opset: int) -> onnx.ModelProto:
@@ -350,7 +319,7 @@ def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prep
     m = upgrade_opset(m)
     opset = default_opset(m)
     drop_initializer_inputs(m)
-    bind_inputs(m, batch)
+    m = bind_batch(m, batch)
     name_nodes(m)
     check_topological(m)
     m = infer(m)

@@ -8,6 +8,8 @@ or the gradient is zero. Rules emit standard ONNX ops only, through ``ctx`` (an 
 """
 from __future__ import annotations
 
+from typing import Any
+
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -91,7 +93,7 @@ class RuleContext:
         """Whether input ``k`` needs a gradient."""
         return k < len(self.needs) and self.needs[k]
 
-    def attr(self, name: str, default: object = None) -> object:
+    def attr(self, name: str, default: Any = None) -> Any:
         """Attribute ``name`` of the forward node (bytes decoded to str)."""
         for a in self.node.attribute:
             if a.name == name:
@@ -118,7 +120,7 @@ class RuleContext:
         raise ModelError(f"{self.node.op_type} node {self.node.name!r}: {what} {v!r} must be a constant "
                          f"(computed at run time here); remc needs it to build the gradient")
 
-    def value_or(self, k: int, default: object, what: str = "input") -> np.ndarray | object:
+    def value_or(self, k: int, default: Any, what: str = "input") -> Any:
         """The constant value of input ``k``, or ``default`` when the input is omitted."""
         if k >= len(self.node.input) or not self.node.input[k]:
             return default
@@ -129,7 +131,7 @@ class RuleContext:
         return UnsupportedOpError(f"{self.node.op_type}({detail})", self.node.name)
 
     # ---- emission shortcuts -----------------------------------------------------------------
-    def op(self, op_type: str, *inputs: str, **attrs: object) -> str:
+    def op(self, op_type: str, *inputs: str, **attrs: Any) -> str:
         """Emit a one-output node."""
         return self.em.op(op_type, *inputs, **attrs)
 

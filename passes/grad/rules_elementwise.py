@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .registry import RuleContext, rule
 
 
@@ -55,7 +57,7 @@ def pow_grad(ctx: RuleContext, dys: list) -> list:
     if ctx.need(0):
         if b in ctx.consts and ctx.consts[b].size == 1:
             e = float(ctx.consts[b].reshape(()))
-            da_local = ctx.op("Mul", ctx.op("Pow", a, ctx.const_like(e - 1.0, b)), ctx.scalar(e, a))
+            da_local = ctx.op("Mul", ctx.op("Pow", a, ctx.const_like(np.asarray(e - 1.0), b)), ctx.scalar(e, a))
         else:  # b * a^(b-1), in a's dtype
             bm1 = ctx.op("Sub", b, ctx.scalar(1.0, b))
             da_local = ctx.op("Mul", ctx.op("Pow", a, bm1), _cast_to(ctx, b, a))
@@ -273,7 +275,7 @@ def minmax_grad(ctx: RuleContext, dys: list) -> list:
     """Each input gets the gradient where it equals the result (ties: every tied input, as ONNX Runtime
     training does; exact ties have measure zero for real inputs)."""
     y, dy = ctx.y[0], dys[0]
-    out = []
+    out: list[str | None] = []
     for k, x in enumerate(ctx.x):
         if not ctx.need(k):
             out.append(None)

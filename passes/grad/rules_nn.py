@@ -83,17 +83,18 @@ def conv_grad(ctx: RuleContext, dys: list) -> list:
     k = list(ws[2:])
     s, d, g = _ints(ctx, "strides", n, 1), _ints(ctx, "dilations", n, 1), int(ctx.attr("group", 1))
     pb, pe = resolve_pads(ctx, xs[2:], ys[2:], k, s, d)
-    out = [None] * len(ctx.x)
+    out: list[str | None] = [None] * len(ctx.x)
     if ctx.need(0):
         opad = [xs[2 + i] - ((ys[2 + i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - pb[i] - pe[i]) for i in range(n)]
         # Symmetric pads, then a Slice for the rest: onnxruntime's CUDA provider does not take a
         # ConvTranspose with asymmetric pads (it would leave the node to the CPU).
         m = [min(a, b) for a, b in zip(pb, pe)]
-        out[0] = ctx.op("ConvTranspose", dy, w, strides=s, dilations=d, pads=m + m, group=g, kernel_shape=k,
-                        output_padding=opad if any(opad) else None)
+        dx = ctx.op("ConvTranspose", dy, w, strides=s, dilations=d, pads=m + m, group=g, kernel_shape=k,
+                    output_padding=opad if any(opad) else None)
         if m != list(pb) or m != list(pe):
             lo = [a - b for a, b in zip(pb, m)]
-            out[0] = ctx.em.slice(out[0], lo, [lo[i] + xs[2 + i] for i in range(n)], list(range(2, 2 + n)))
+            dx = ctx.em.slice(dx, lo, [lo[i] + xs[2 + i] for i in range(n)], list(range(2, 2 + n)))
+        out[0] = dx
     if ctx.need(1):
         out[1] = conv_weight_grad(ctx.em, x, dy, xs, ys, k, s, d, pb, pe, g)
     if len(ctx.x) > 2 and ctx.need(2):
@@ -131,7 +132,7 @@ def conv_transpose_grad(ctx: RuleContext, dys: list) -> list:
     pb, pe, _ = _conv_transpose_pads(ctx, xs, ys, k, s, d)
     if min(pb + pe) < 0:
         raise ctx.unsupported("negative pads")
-    out = [None] * len(ctx.x)
+    out: list[str | None] = [None] * len(ctx.x)
     if ctx.need(0):
         out[0] = ctx.op("Conv", dy, w, strides=s, dilations=d, pads=pb + pe, group=g, kernel_shape=k)
     if ctx.need(1):
@@ -150,7 +151,7 @@ def gemm_grad(ctx: RuleContext, dys: list) -> list:
     alpha, beta = float(ctx.attr("alpha", 1.0)), float(ctx.attr("beta", 1.0))
     ta, tb = int(ctx.attr("transA", 0)), int(ctx.attr("transB", 0))
     al = None if alpha == 1.0 else alpha
-    out = [None] * len(ctx.x)
+    out: list[str | None] = [None] * len(ctx.x)
     if ctx.need(0):  # dA' = alpha dY B'ᵀ; dA = dA'ᵀ when transA
         out[0] = (ctx.op("Gemm", b, dy, alpha=al, transA=tb or None, transB=1) if ta
                   else ctx.op("Gemm", dy, b, alpha=al, transB=None if tb else 1))
@@ -278,10 +279,13 @@ def batch_norm_grad(ctx: RuleContext, dys: list) -> list:
     sum_dyx = (ctx.em.reduce_sum(ctx.op("Mul", dy, xhat), axes, keepdims=True)
                if ctx.need(0) or ctx.need(1) else None)
     if ctx.need(1):
+        assert sum_dyx is not None
         out[1] = ctx.em.reshape(sum_dyx, [c])
     if ctx.need(2):
+        assert sum_dy is not None
         out[2] = ctx.em.reshape(sum_dy, [c])
     if ctx.need(0):
+        assert sum_dy is not None and sum_dyx is not None
         inv_m = ctx.scalar(1.0 / count, x)
         t = ctx.op("Sub", dy, ctx.op("Mul", sum_dy, inv_m))
         t = ctx.op("Sub", t, ctx.op("Mul", xhat, ctx.op("Mul", sum_dyx, inv_m)))

@@ -169,4 +169,4 @@ def export(name: str, batch: int, *, train: bool, loss: str | None = None,
             raise ModelError("loss is only meaningful with train=True")
         return model
     from remc.passes.grad import build_training_graph  # lazy: the zoo does not need the pass
-    return build_training_graph(model, loss=loss or "cross-entropy")
+    return build_training_graph(model, loss=loss or "cross-entropy", seed=kw.get("seed"))

@@ -40,7 +40,6 @@ def _dropout(b: GraphBuilder, x: str, name: str, ratio: float) -> str:
 def _attention(b: GraphBuilder, x: str, s: str, n: int, t: int, d: int, heads: int,
                dropout: float, proj_std: float) -> str:
     """Causal self-attention of scope ``s`` on x [n, t, d]; returns [n, t, d] before the residual."""
-    dh = d // heads
     qkv = _dense(b, x, f"{s}/c_attn", d, 3 * d, 0.02)
     q, k, v = b.node_multi("Split", [qkv, "attn.split"], f"{s}/split", 3, axis=2)
     heads_shape = "attn.heads_shape"

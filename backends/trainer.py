@@ -1,0 +1,201 @@
+"""Training steps of a step graph (``remc.passes.optimizer``) on ONNX Runtime, state kept on the device.
+
+A ``Trainer`` holds one session of the step graph, made like every remc session (``runtime.make_session``:
+file order, optimizations off, under ``mem_limit`` when given) with the carried inputs' initializers
+removed from the model, so the weights are not also held by the session. Each step binds with IOBinding:
+the data feeds (copied to the device), the carried state (``x`` for each output ``x.updated``: weights,
+optimizer state, running statistics) as the OrtValues the previous step produced, and every output to
+the device, allocated by ONNX Runtime from its arena, which ``mem_limit`` caps. Only the loss (a scalar)
+is copied to the host each step. From the second step on, the carried state lives in that arena, so the
+cap covers weights, gradients, optimizer state and activations, as remc's budget does.
+
+Not done here: CUDA graph capture, which needs every bound buffer at a fixed address, while the state
+alternates between the buffers of the previous and of the current step.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import helper, numpy_helper
+
+from remc.ir.device import parse_device
+from remc.ir.errors import ModelError
+from remc.ir.onnx_types import static_types
+from remc.passes.optimizer import UPDATED_SUFFIX, state_inputs
+
+from .runtime import _failure, make_session
+
+Feeds = Callable[[int], Mapping[str, np.ndarray]]
+"""The data feeds (inputs and labels) of step k."""
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What ``train`` measured."""
+
+    losses: tuple[float, ...]
+    """The loss of every step."""
+    step_seconds: tuple[float, ...]
+    """Wall time of every step (including the host copy of the loss)."""
+    arena_peak: int | None = None
+    """Arena high-water mark over the profiled steps (profiler ``mem_in_use_peak``), bytes."""
+    state_bytes: int = 0
+    """Bytes of the carried state (weights, optimizer state, statistics)."""
+
+    @property
+    def steps_per_second(self) -> float:
+        """Steps per second over all steps."""
+        total = sum(self.step_seconds)
+        return len(self.step_seconds) / total if total else float("inf")
+
+
+def split_state(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """(the model without the carried inputs' initializers, their initial values). Carried inputs without
+    an initializer (optimizer state) start at zero."""
+    carried = state_inputs(model)
+    if not carried:
+        raise ModelError("the model carries no state between steps (no input x with an output x.updated); "
+                         "append an optimizer first")
+    types = static_types(model)
+    init = {t.name: t for t in model.graph.initializer}
+    values: dict[str, np.ndarray] = {}
+    for name in carried:
+        if name in init:
+            values[name] = numpy_helper.to_array(init[name])
+        elif name in types:
+            t = types[name]
+            values[name] = np.zeros(t.shape, dtype=helper.tensor_dtype_to_np_dtype(t.elem_type))
+        else:
+            raise ModelError(f"carried input {name!r} has no static shape")
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    kept = [t for t in m.graph.initializer if t.name not in values]
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(kept)
+    return m, values
+
+
+class Trainer:
+    """Runs training steps of one step graph with its state on the device (module docstring)."""
+
+    def __init__(self, model: onnx.ModelProto, device: str = "cpu", *, mem_limit: int | None = None,
+                 profile_dir: str | None = None, threads: int | None = None) -> None:
+        stripped, initial = split_state(model)
+        self.kind, self.device_id = parse_device(device)
+        self.device, self.mem_limit = device, mem_limit
+        self.session = make_session(stripped, device, mem_limit=mem_limit, threads=threads, log_level=4,
+                                    profile=profile_dir is not None,
+                                    profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
+        self.output_names = [o.name for o in self.session.get_outputs()]
+        self.data_names = [i.name for i in self.session.get_inputs() if i.name not in initial]
+        self.state = {k: self._to_device(v) for k, v in initial.items()}
+        self.state_bytes = int(sum(v.nbytes for v in initial.values()))
+        if "loss" not in self.output_names:
+            raise ModelError("the step graph has no 'loss' output")
+
+    def _to_device(self, arr: np.ndarray) -> ort.OrtValue:
+        arr = np.ascontiguousarray(arr)
+        if self.kind == "cpu":
+            return ort.OrtValue.ortvalue_from_numpy(arr.copy())
+        return ort.OrtValue.ortvalue_from_numpy(arr, "cuda", self.device_id)
+
+    def step(self, feeds: Mapping[str, np.ndarray]) -> float:
+        """One training step on ``feeds`` (the data inputs); the state advances; returns the loss."""
+        binding = self.session.io_binding()
+        keep = []
+        for name in self.data_names:
+            if name not in feeds:
+                raise ModelError(f"no feed for graph input {name!r}")
+            ov = self._to_device(feeds[name])
+            keep.append(ov)
+            binding.bind_ortvalue_input(name, ov)
+        for name, ov in self.state.items():
+            binding.bind_ortvalue_input(name, ov)
+        for name in self.output_names:
+            binding.bind_output(name, self.kind, self.device_id)
+        try:
+            self.session.run_with_iobinding(binding)
+        except Exception as exc:
+            raise _failure(exc, self.device, self.mem_limit, "running a training step") from exc
+        outs = dict(zip(self.output_names, binding.get_outputs()))
+        binding.clear_binding_inputs()
+        binding.clear_binding_outputs()
+        for name in self.state:
+            self.state[name] = outs[name + UPDATED_SUFFIX]
+        return float(outs["loss"].numpy())
+
+    def state_numpy(self) -> dict[str, np.ndarray]:
+        """The carried state, copied to the host."""
+        return {k: v.numpy() for k, v in self.state.items()}
+
+
+def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu", *,
+          mem_limit: int | None = None, threads: int | None = None,
+          on_step: Callable[[int, float, float], None] | None = None) -> TrainResult:
+    """Run ``steps`` training steps; ``on_step(k, loss, seconds)`` after each (progress)."""
+    trainer = Trainer(model, device, mem_limit=mem_limit, threads=threads)
+    losses, times = [], []
+    for k in range(steps):
+        data = feeds(k)
+        t0 = time.perf_counter()
+        loss = trainer.step(data)
+        times.append(time.perf_counter() - t0)
+        losses.append(loss)
+        if on_step is not None:
+            on_step(k, loss, times[-1])
+    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes)
+
+
+def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
+                       mem_limit: int | None = None, threads: int | None = None) -> int | None:
+    """Arena high-water mark over ``steps`` profiled steps (at least 2: from the second step on the
+    carried state is in the arena); None where this build's profile has no arena stats."""
+    tmp = tempfile.mkdtemp(prefix="remc-train-prof-")
+    try:
+        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads)
+        for k in range(max(steps, 2)):
+            trainer.step(feeds(k))
+        path = trainer.session.end_profiling()
+        with open(path) as f:
+            events = json.load(f)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    peaks = [int(e["args"]["mem_in_use_peak"]) for e in events
+             if e.get("cat") == "Node" and "mem_in_use_peak" in e.get("args", {})]
+    return max(peaks) if peaks else None
+
+
+def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
+              resolution: int = 4096, start: int = 1 << 20, max_bytes: int = 1 << 40) -> int:
+    """The least arena cap under which ``steps`` training steps run (at least 2: from the second step
+    the carried state is in the arena), within ``resolution`` bytes: doubling from ``start``, then
+    bisection, a fresh session per probe. What a user must give ``mem_limit`` for this graph."""
+    from .runtime import OutOfMemory
+
+    def fits(cap: int) -> bool:
+        try:
+            trainer = Trainer(model, device, mem_limit=cap)
+            for k in range(max(steps, 2)):
+                trainer.step(feeds(k))
+            return True
+        except OutOfMemory:
+            return False
+
+    lo, hi = 0, max(int(start), resolution)
+    while not fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_bytes:
+            raise ModelError(f"no arena cap up to {max_bytes} bytes runs the training step on {device}")
+    while hi - lo > resolution:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi

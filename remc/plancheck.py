@@ -1,0 +1,48 @@
+"""A plan checked against its graph: the DAG of the graph partitioned as the plan's units say."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .ir.errors import PlanError
+
+
+def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str | None = None) -> Any:
+    """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs, for
+    ``device`` (default: the plan's own), whose kernel scratch is part of the workspace.
+
+    Memory and dependencies come from the graph alone; costs are the plan's (they are not a safety property
+    and may come from a profile the checker cannot repeat).
+    """
+    from .backends.runtime import import_model
+    return dag_for_graph(plan, import_model(graph_path, batch=batch), device)
+
+
+def dag_for_graph(plan: Any, graph: Any, device: str | None = None) -> Any:
+    """See dag_for_plan."""
+    from .passes.dagbuild import build_dag
+    by_name = {n.name: n for n in graph.nodes}
+    units, costs = [], {}
+    for u in plan.units:
+        missing = [m for m in u.members if m not in by_name]
+        if missing:
+            raise PlanError(f"plan unit {u.name!r} names node {missing[0]!r}, which graph {graph.name!r} lacks")
+        units.append([by_name[m] for m in u.members])
+        for i, m in enumerate(u.members):
+            costs[m] = u.cost if i == 0 else 0.0
+    covered = {n for u in units for n in u}
+    extra = [n.name for n in graph.nodes if n not in covered]
+    if extra:
+        raise PlanError(f"the plan does not cover node {extra[0]!r} of graph {graph.name!r} ({len(extra)} nodes)")
+    return build_dag(graph, costs, units, granularity=plan.granularity, device=device or plan.device)
+
+
+def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str | None = None,
+               budget: int | None = None) -> Any:
+    """Validate ``plan`` against the graph at ``graph_path`` (dependencies, use after free, memory within
+    ``budget``, default the plan's own); the simulation. PlanError naming the first violation."""
+    from .outputs import check_readable
+    from .passes.validate import validate
+    check_readable(Path(graph_path))
+    dag = dag_for_plan(plan, graph_path, batch, device)
+    return validate(plan, dag, budget=budget if budget is not None else plan.budget)

@@ -1,0 +1,243 @@
+"""``remc train``: training steps of a compiled step graph under a memory cap, against the unmodified graph.
+
+Straight-line: load the training graph; append the optimizer (``passes/optimizer.py``) unless the
+graph already has one; compile the step graph under ``--budget`` (the standard pipeline, so the
+schedule holds weights, gradients, new weights and optimizer state); run ``--steps`` steps on ONNX
+Runtime under ``--mem-limit`` (default: the budget) with the state on the device (``backends/trainer``);
+measure the arena peak over two profiled steps; with ``--reference`` run the unmodified step graph the
+same number of steps on the same data (first under the same cap, to show whether it fits, then without
+one) and compare the losses step for step. Random nodes carry seeds (``passes/random_ops``), so both
+graphs draw the same masks at every step.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+
+from .ir.errors import InfeasibleError, ModelError, RuntimeFailure
+from .ir.sizes import format_size
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """What ``remc train`` runs."""
+
+    steps: int = 10
+    """Training steps."""
+    device: str = "cpu"
+    """'cpu' or 'cuda[:N]'."""
+    mem_limit: int | None = None
+    """Arena cap of the run (default: the budget)."""
+    fresh_batches: bool = False
+    """Draw new random data every step (default: one fixed batch, which the loss should fit)."""
+    seed: int = 0
+    """Seed of the random data."""
+    reference: bool = False
+    """Also run the unmodified step graph and compare losses."""
+    least_cap: bool = False
+    """Also find the least arena cap under which two steps run (bisection)."""
+
+
+def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
+    """``model`` if it is a step graph already, else the training graph with ``optimizer`` appended."""
+    from .passes.optimizer import append_optimizer, state_inputs
+    if state_inputs(model):
+        return model
+    return append_optimizer(model, optimizer)
+
+
+def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int], dict[str, np.ndarray]]:
+    """Random data for every non-carried input: one batch for all steps, or a new one per step."""
+    from .backends.runtime import random_inputs
+    from .passes.optimizer import state_inputs
+    carried = set(state_inputs(model))
+    probe = onnx.ModelProto()
+    probe.CopyFrom(model)
+    keep = [i for i in probe.graph.input if i.name not in carried]
+    del probe.graph.input[:]
+    probe.graph.input.extend(keep)
+    fixed = random_inputs(probe, seed)
+    return (lambda k: random_inputs(probe, seed + k)) if fresh else (lambda k: fixed)
+
+
+def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
+                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> Any:
+    """The compile pipeline on the step graph; the final pipeline state (lowered, sim, schedule, dag)."""
+    from .pipeline import State, compile_pipeline, run
+    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options)
+    return run(passes, State(model=model, budget=budget))
+
+
+def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callable | None = None
+                 ) -> dict[str, Any]:
+    """Train ``model`` (a step graph) ``opts.steps`` steps; the report (losses, steps/s, peaks)."""
+    from .backends.runtime import OutOfMemory
+    from .backends.trainer import measure_train_peak, train
+    feeds = data_feeds(model, opts.seed, opts.fresh_batches)
+    res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step)
+    rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
+                           "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit}
+    try:
+        rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit)
+    except OutOfMemory:  # the profiler's own buffers under the cap
+        rep["arena_peak"] = None
+    if opts.least_cap:
+        from .backends.trainer import least_cap
+        rep["least_cap"] = least_cap(model, feeds, opts.device)
+    return rep
+
+
+def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
+    """The unmodified step graph: does it fit the cap (one step), and its losses without a cap."""
+    from .backends.runtime import OutOfMemory
+    from .backends.trainer import train
+    feeds = data_feeds(model, opts.seed, opts.fresh_batches)
+    rep: dict[str, Any] = {}
+    if opts.mem_limit is not None:
+        try:
+            train(model, feeds, min(opts.steps, 2), opts.device, mem_limit=opts.mem_limit)
+            rep["fits_cap"] = True
+        except OutOfMemory as e:
+            rep["fits_cap"] = False
+            rep["oom"] = str(e)
+    rep.update(run_training(model, TrainOptions(**{**opts.__dict__, "mem_limit": None})))
+    return rep
+
+
+def train_command(args: argparse.Namespace) -> int:
+    """``remc train`` (see the module docstring)."""
+    from .backends.runtime import load_model, require_cuda
+    from .ir.onnx_io import save_model
+    from .passes.optimizer import OptimizerOptions
+    if args.steps < 1:
+        raise ModelError(f"--steps must be >= 1, got {args.steps}")
+    if args.device.startswith("cuda"):
+        require_cuda()
+    opt = OptimizerOptions(kind=args.optimizer, lr=args.lr, momentum=args.momentum,
+                           weight_decay=args.weight_decay)
+    model = step_graph(load_model(args.model), opt)
+    rep: dict[str, Any] = {"model": args.model, "device": args.device, "steps": args.steps,
+                           "optimizer": {p.key: p.value for p in model.metadata_props}.get("remc.optimizer")}
+    from .passes.optimizer import memory_parts
+    rep["memory_parts"] = memory_parts(model)
+    compiled = model
+    if args.budget is not None:
+        from .backends.strategies import make_options
+        from .passes.strategies import SOLVER_NAMES
+        options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
+        try:
+            state = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
+        except InfeasibleError as e:
+            raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
+                                  e.least_feasible) from None
+        compiled = state.lowered
+        ideal = state.dag.total_cost
+        rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
+                   predicted_overhead=state.sim.cost / ideal if ideal else None,
+                   recomputes=int(sum(state.sim.recomputes.values())))
+        if args.output:
+            save_model(compiled, args.output)
+            rep["output"] = args.output
+    limit = args.mem_limit if args.mem_limit is not None else args.budget
+    opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
+                        seed=args.seed, reference=args.reference, least_cap=args.least_cap)
+    printer = None if args.json else _print_step
+    rep.update(run_training(compiled, opts, on_step=printer))
+    if args.reference:
+        ref = reference_run(model, opts)
+        rep["reference"] = ref
+        diffs = [abs(a - b) / max(abs(b), 1e-30) for a, b in zip(rep["losses"], ref["losses"])]
+        rep["loss_max_rel_diff"] = max(diffs)
+    if args.json:
+        print(json.dumps(rep, indent=2, default=float))
+    else:
+        print(format_train(rep))
+    if args.reference and not rep["loss_max_rel_diff"] <= args.rtol:
+        raise RuntimeFailure(f"losses differ from the unmodified graph's by up to {rep['loss_max_rel_diff']:.3g} "
+                             f"(relative; --rtol {args.rtol})")
+    return 0
+
+
+def _parts_text(parts: dict[str, int]) -> str:
+    return (f"weights {format_size(parts['weights'])}, optimizer state {format_size(parts['optimizer_state'])}, "
+            f"their updated copies {format_size(parts['updated'])}, data {format_size(parts['data'])} "
+            f"for the whole step, and gradients {format_size(parts['gradients'])} "
+            f"(the largest {format_size(parts['largest_gradient'])}) until their updates")
+
+
+def _print_step(k: int, loss: float, seconds: float) -> None:
+    print(f"step {k + 1:4d}  loss {loss:.6f}  ({1e3 * seconds:.1f} ms)", flush=True)
+
+
+def format_train(rep: dict[str, Any]) -> str:
+    """The summary lines of a ``remc train`` report."""
+    lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}: {rep['steps_per_second']:.2f} steps/s"]
+    if rep.get("budget") is not None:
+        lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted peak "
+                     f"{format_size(rep['predicted_peak'])}, {rep['recomputes']} recomputations, predicted "
+                     f"overhead {rep['predicted_overhead']:.3f}x")
+    lines.append(f"  the step holds {_parts_text(rep['memory_parts'])}")
+    cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
+    peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
+    lines.append(f"  measured arena peak {peak}{cap} (weights and optimizer state: "
+                 f"{format_size(rep['state_bytes'])})")
+    if rep.get("least_cap") is not None:
+        lines.append(f"  least arena cap that runs two steps: {format_size(rep['least_cap'])}")
+    ref = rep.get("reference")
+    if ref is not None:
+        if "fits_cap" in ref:
+            lines.append(f"  unmodified graph under the same cap: "
+                         f"{'fits' if ref['fits_cap'] else 'out of memory'}")
+        if ref.get("least_cap") is not None:
+            lines.append(f"  unmodified graph's least arena cap that runs two steps: {format_size(ref['least_cap'])}")
+        lines.append(f"  unmodified graph without a cap: arena peak "
+                     f"{format_size(ref['arena_peak']) if ref.get('arena_peak') else '?'}, "
+                     f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
+                     f"{rep['loss_max_rel_diff']:.3g}")
+        if not math.isfinite(rep["loss_max_rel_diff"]):
+            lines.append("  (a loss is not finite)")
+    return "\n".join(lines)
+
+
+def _device(text: str) -> str:
+    from .ir.device import parse_device
+    try:
+        parse_device(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
+    """The ``train`` subcommand."""
+    from .passes.optimizer import OPTIMIZERS
+    from .passes.strategies import STRATEGIES
+    t = sub.add_parser("train", help="run training steps of a (compiled) graph under a memory cap")
+    t.add_argument("model", help="training graph (from remc grad / zoo export --train) or a step graph")
+    t.add_argument("--steps", type=int, default=10)
+    t.add_argument("--optimizer", choices=OPTIMIZERS, default="adamw")
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--momentum", type=float, default=0.9, help="SGD momentum")
+    t.add_argument("--weight-decay", type=float, default=0.0)
+    t.add_argument("--budget", type=size_type, help="compile the step graph under this budget first")
+    t.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
+    t.add_argument("--time-limit", type=float, default=60.0, help="solver time limit, seconds")
+    t.add_argument("--mem-limit", type=size_type, help="arena cap of the run (default: the budget)")
+    t.add_argument("--device", default="cpu", type=_device, help="cpu or cuda[:N]")
+    t.add_argument("--fresh-batches", action="store_true", help="new random data every step")
+    t.add_argument("--seed", type=int, default=0, help="seed of the random data")
+    t.add_argument("--reference", action="store_true",
+                   help="also train the unmodified graph and compare the losses step for step")
+    t.add_argument("--least-cap", action="store_true",
+                   help="also find the least arena cap that runs two steps (of the unmodified graph too with "
+                        "--reference)")
+    t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
+    t.add_argument("-o", "--output", help="write the compiled step graph here")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=train_command)

@@ -1,0 +1,209 @@
+"""The CLI as a user runs it: in a terminal (a pseudo-terminal, so the live progress display is on),
+interrupted by signals, and run twice on the same input."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import onnx
+import onnx.parser
+import pytest
+
+from remc import cli
+from remc.passes.strategies import STRATEGIES
+
+GRAPHS = Path(__file__).parent / "graphs"
+SOLVERS = ("checkmate", "approx")
+
+
+def remc(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, cwd=cwd,
+                          timeout=600)
+
+
+def run_in_pty(args: list[str], cwd: Path, timeout: float = 600) -> tuple[int, str]:
+    """Run remc with stdin, stdout and stderr on a pseudo-terminal, as in a terminal; (exit code, output)."""
+    master, slave = os.openpty()
+    env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "remc.cli", *args], stdin=slave, stdout=slave, stderr=slave,
+                            cwd=cwd, env=env, close_fds=True)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not data:
+            break
+        chunks.append(data)
+    os.close(master)
+    return proc.wait(timeout=timeout), b"".join(chunks).decode(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def chain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with the chain training graph (chain.onnx) and its node-link JSON (chain.json)."""
+    folder = tmp_path_factory.mktemp("chain")
+    onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), folder / "chain.onnx")
+    js = subprocess.run([sys.executable, "-m", "remc.cli", "opt", str(GRAPHS / "chain_train.onnxtxt"), "-p",
+                         "import,costs,units"], capture_output=True, text=True, check=True, timeout=120)
+    (folder / "chain.json").write_text(js.stdout)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def vgg(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The zoo's VGG16 training graph at test size (batch 2, 67 coarse units)."""
+    folder = tmp_path_factory.mktemp("vgg")
+    subprocess.run([sys.executable, "-m", "remc.cli", "zoo", "export", "vgg16", "--size", "small", "--train",
+                    "--batch", "2", "-o", "vgg.onnx"], cwd=folder, check=True, capture_output=True, timeout=300)
+    return folder / "vgg.onnx"
+
+
+def budget_for(strategy: str) -> str:
+    """The chain needs 172 bytes with checkpoint-all and 156 with the sqrt(n) baselines; 160 bytes makes
+    the solvers recompute."""
+    return "160" if strategy in SOLVERS else "1MiB"
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_compile_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.onnx"
+    rc, text = run_in_pty(["compile", str(chain / "chain.onnx"), "--budget", budget_for(strategy), "-o", str(out),
+                           "--plan", str(tmp_path / "out.plan"), "--strategy", strategy, "--granularity", "fine"],
+                          cwd=tmp_path)
+    assert rc == 0, text
+    assert "Traceback" not in text
+    assert f"{strategy}: " in text and "wrote " in text, text
+    assert out.is_file() and (tmp_path / "out.plan").is_file()
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_solve_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None:
+    rc, text = run_in_pty(["solve", str(chain / "chain.json"), "--budget", budget_for(strategy), "--strategy",
+                           strategy, "--plan", str(tmp_path / "out.plan")], cwd=tmp_path)
+    assert rc == 0, text
+    assert "Traceback" not in text
+    assert f"{strategy}: " in text, text
+    assert (tmp_path / "out.plan").is_file()
+
+
+def test_no_refine_in_a_terminal(chain: Path, tmp_path: Path) -> None:
+    rc, text = run_in_pty(["compile", str(chain / "chain.onnx"), "--budget", "160", "-o", str(tmp_path / "o.onnx"),
+                           "--strategy", "approx", "--no-refine", "--granularity", "fine"], cwd=tmp_path)
+    assert rc == 0 and "Traceback" not in text, text
+
+
+def test_progress_display_is_live_in_a_terminal(vgg: Path, tmp_path: Path) -> None:
+    """The MILP on a real model under a terminal: the live display (rich, on stderr) draws and then
+    clears itself, and the report follows."""
+    rc, text = run_in_pty(["compile", str(vgg), "--budget", "0.7MiB", "-o", str(tmp_path / "o.onnx"),
+                           "--strategy", "checkmate", "--time-limit", "300"], cwd=tmp_path)
+    assert rc == 0, text
+    assert "Traceback" not in text
+    assert "\x1b[?25l" in text  # the display hid the cursor: it was on
+    assert "checkmate: optimal" in text, text
+
+
+@pytest.mark.parametrize("strategy,budget", [("approx", "0.65MiB"), ("checkmate", "0.69MiB")])
+def test_same_input_same_plan_bytes(strategy: str, budget: str, vgg: Path, tmp_path: Path) -> None:
+    """Two runs with the same input and options write byte-identical plans: the solve seconds and other
+    timings are in the report (--json), not in the plan text."""
+    plans, seconds = [], []
+    for k in range(2):
+        res = remc("compile", str(vgg), "--budget", budget, "-o", f"o{k}.onnx", "--plan", f"o{k}.plan",
+                   "--strategy", strategy, "--time-limit", "300", "--json", cwd=tmp_path)
+        assert res.returncode == 0, res.stderr
+        plans.append((tmp_path / f"o{k}.plan").read_bytes())
+        seconds.append(json.loads(res.stdout)["seconds"])
+    assert plans[0] == plans[1]
+    assert b"seconds" not in plans[0]
+    assert all(s is not None and s > 0 for s in seconds)  # the timing is reported, just not in the plan
+
+
+def _default_signals() -> None:
+    """In the child: the default handlers (a test run in the background inherits SIGINT ignored, and remc
+    leaves an ignored signal ignored, as a user of nohup or '&' expects)."""
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, signal.SIG_DFL)
+
+
+@pytest.mark.parametrize("signo", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_signal_leaves_no_files(signo: int, vgg: Path, tmp_path: Path) -> None:
+    """A signal while the solver runs: one line, exit 128 + signo, no output and no temporary file."""
+    out = tmp_path / "out"
+    out.mkdir()
+    proc = subprocess.Popen([sys.executable, "-m", "remc.cli", "compile", str(vgg), "--budget", "0.6MiB", "-o",
+                             str(out / "o.onnx"), "--plan", str(out / "o.plan"), "--strategy", "approx"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
+    while not any(out.iterdir()):  # the staging folder appears once the command has started
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    proc.send_signal(signo)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 128 + signo, (stdout, stderr)
+    assert stderr.strip().splitlines() == [f"remc: interrupted by {signal.Signals(signo).name}"], stderr
+    assert list(out.iterdir()) == []
+
+
+def test_signal_while_writing_leaves_no_files(chain: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture) -> None:
+    """SIGTERM arriving after the model is written and before the plan: neither lands, nothing is left."""
+    from remc.ir import onnx_io
+    real = onnx_io.save_model
+
+    def save_then_signal(model: onnx.ModelProto, path: str | os.PathLike) -> None:
+        real(model, path)
+        assert Path(path).is_file()
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(onnx_io, "save_model", save_then_signal)
+    out = tmp_path / "out"
+    out.mkdir()
+    rc = cli.main(["compile", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", str(out / "o.onnx"), "--plan",
+                   str(out / "o.plan"), "--strategy", "checkpoint-all", "--granularity", "fine"])
+    assert rc == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.strip() == "remc: interrupted by SIGTERM"
+    assert list(out.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # the handler is the caller's again
+
+
+def test_outputs_land_together(chain: Path, tmp_path: Path) -> None:
+    """Model and plan both appear, with nothing else beside them."""
+    res = remc("compile", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", "o.onnx", "--plan", "o.plan",
+               "--strategy", "checkpoint-all", "--granularity", "fine", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert sorted(os.listdir(tmp_path)) == ["o.onnx", "o.plan"]
+
+
+def test_signal_that_surfaces_as_another_exception(monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """A signal during a C extension's import surfaces as ImportError ('initialization failed'), as seen
+    with onnxruntime: still one line and exit 128 + signo, no traceback."""
+    def interrupted_import(args: object) -> int:
+        try:
+            os.kill(os.getpid(), signal.SIGHUP)
+        except BaseException as e:
+            raise ImportError("initialization failed") from e
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_zoo_list", interrupted_import)
+    assert cli.main(["zoo", "list"]) == 128 + signal.SIGHUP
+    assert capsys.readouterr().err.strip() == "remc: interrupted by SIGHUP"
+
+
+def test_unexpected_errors_still_show_their_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only known failures become one line; a bug elsewhere is not hidden."""
+    def bug(args: object) -> int:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(cli, "cmd_zoo_list", bug)
+    with pytest.raises(ZeroDivisionError):
+        cli.main(["zoo", "list"])
