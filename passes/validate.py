@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
 from remc.ir.plan import Compute, Plan, quote, where
 from remc.ir.sizes import describe_size, format_size
+
+if TYPE_CHECKING:
+    from remc.passes.arena import ArenaConfig, ArenaReplay, GraphEvents
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,3 +197,20 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
 def validate(plan: Plan, dag: DAG, budget: int | None = None) -> SimResult:
     """Check a plan against its graph (and a budget): the SimResult, or PlanError saying what is wrong."""
     return simulate(plan, dag, budget=budget)
+
+
+def check_arena(events: "GraphEvents", config: "ArenaConfig", budget: int | None, *,
+                outside: int = 0) -> "ArenaReplay":
+    """Check a lowered graph's arena traffic against a budget by replaying ONNX Runtime's BFC arena
+    (``passes.arena``): the arena's least limit for the runs plus ``outside`` (bytes the graph holds
+    outside the arena: fed inputs, CPU initializers used in place) must be within ``budget``. Returns the
+    replay; PlanError naming the bytes otherwise."""
+    from remc.passes.arena import least_limit, replay
+    from remc.ir.plan import human_bytes
+    rep = replay(events, config)
+    need = least_limit(events, config) + outside
+    if budget is not None and need > budget:
+        raise PlanError(f"the lowered graph needs an arena of {describe_size(need - outside)} on ONNX Runtime "
+                        f"(replayed; peak in use {human_bytes(rep.peak_in_use)}, last at {rep.peak_node!r}) plus "
+                        f"{describe_size(outside)} outside it: {describe_size(need)} exceeds the budget {describe_size(budget)}")
+    return rep

@@ -124,6 +124,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     _graph_opts(c)
     _solver_opts(c)
+    c.add_argument("--verify", action="store_true",
+                   help="run the lowered graph on the device under a cap of the budget; re-solve tighter if it "
+                        "does not fit")
+    c.add_argument("--no-fit", action="store_true",
+                   help="check the budget against remc's live-bytes model only, not ONNX Runtime's arena (for "
+                        "comparing schedulers; the output may not run under a cap of the budget)")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
 
@@ -208,8 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
-    d.add_argument("--fraction", type=_fraction, default=0.7,
-                   help="budget as a fraction (0 < f <= 1) of the checkpoint-all peak")
+    d.add_argument("--fraction", type=_fraction, default=0.9,
+                   help="budget as a fraction (0 < f <= 1) of what the unmodified graph needs on ONNX Runtime")
     d.add_argument("--batch", type=_count, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     d.add_argument("--time-limit", type=_seconds, default=60.0)
@@ -224,8 +230,9 @@ def build_parser() -> argparse.ArgumentParser:
                                      "against it)")
     r.add_argument("--plan", help="the plan the graph was lowered from (for predicted peak and cost)")
     r.add_argument("--iters", type=_count, default=10)
-    r.add_argument("--mem-limit", type=_size,
-                   help="run under this memory limit (arena cap); the run fails when its arena exceeds it")
+    r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
+                   "(default with --plan: the plan's budget); the run fails when it needs more")
+    r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
 
@@ -334,16 +341,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .ir.onnx_io import save_model
     from .ir.plan import print_plan
     from .outputs import Outputs
-    from .pipeline import State, compile_pipeline, run
+    from .pipeline import State, compile_pipeline, run, stages
     from .progress import solver_progress
+    from .fit import compile_fit
     options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
             passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
-            state = run(passes, State(model=args.model, budget=args.budget),
+            state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget),
                         on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
+            rest = stages(passes, first="schedule")
+            if args.no_fit:
+                run(rest, state)
+                fit = None
+            else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
+                fit = compile_fit(rest, state, device=args.device, verify=args.verify)
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:
@@ -351,6 +365,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out.commit()
     rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
     rep["output"] = args.output
+    if fit is not None:
+        p = fit.prediction
+        rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
+                   arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None)
     _print_report(rep, args.json)
     return 0
 
@@ -384,6 +402,14 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
     if rep.get("seconds") is not None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
+    if rep.get("arena_predicted") is not None:
+        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} (replayed arena plus inputs and "
+              f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "
+              f"{rep['fit_rounds']} round(s)" + ("" if rep.get("verified") is None else
+                                                 ", verified by a run under the cap" if rep["verified"] else ""))
+        if rep.get("kernel_memory_measured") is False:
+            print("note: this machine has no such device, so kernel scratch is not in the prediction; compile "
+                  "on the device (or run with --verify there) to fit its cap")
     if rep.get("output"):
         print(f"wrote {rep['output']} ({rep['units']} units, {rep['recomputes']} recomputations)")
 

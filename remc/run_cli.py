@@ -10,38 +10,58 @@ from .ir.sizes import format_size
 
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
-              iters: int = 10, mem_limit: int | None = None, seed: int = 0) -> dict[str, Any]:
+              iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True
+              ) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
-    ``measured_peak`` restates ONNX Runtime's arena accounting in remc's terms (``RunResult.
-    peak_with_constants``: arena bytes above the session's baseline, plus fed inputs and initializers), so
-    it compares with the predicted peak (constant overhead + live values); ``arena_peak`` is the raw
-    high-water mark. The report carries an ``error`` when the outputs differ from the reference.
+    ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
+    capped at it less the bytes the graph holds outside the arena (fed inputs; on CPU the initializers used
+    in place: ``runtime.outside_bytes``). With a ``plan`` and no ``mem_limit`` the plan's budget is the cap
+    (unless ``use_plan_budget`` is False). ``measured_peak`` is the arena's largest bytes held (what the
+    cap limits) plus the bytes outside it; ``measured_in_use`` the profiler's ``mem_in_use_peak`` plus the
+    same; ``predicted_peak`` the replayed arena (``remc.fit.predict``) on the same terms. The report carries
+    an ``error`` when the outputs differ from the reference.
     """
     from .backends import runtime
+    from .fit import predict
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
     proto = load_model(model, with_data=True)
-    feeds = runtime.random_inputs(proto, seed)
-    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=mem_limit)
-    rep: dict[str, Any] = {
-        "model": str(model), "device": device, "measured_peak": res.peak_with_constants,
-        "arena_peak": res.measured_peak, "input_bytes": res.input_bytes, "initializer_bytes": res.initializer_bytes, "peak_method": res.method, "median_seconds": res.median_seconds,
-        "predicted_peak": None, "predicted_cost": None, "outputs_match": None,
-    }
-    if device.startswith("cuda"):
-        cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=mem_limit,
-                             cuda_graph=True)
-        rep["median_seconds_cuda_graph"] = cg.median_seconds
+    rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
+                           "outputs_match": None, "budget": None}
     if plan:
         rep.update(_predicted(plan, compare, device))
+        if mem_limit is None and use_plan_budget:
+            mem_limit = rep["budget"]
+    pred = predict(proto, device)
+    rep.update(predicted_peak=pred.in_use_total if device.startswith("cuda") else pred.total,
+               predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
+               mem_limit=mem_limit)
+    cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
+    rep["arena_cap"] = cap
+    feeds = runtime.random_inputs(proto, seed)
+    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap)
+    out = res.outside_bytes
+    held = None if res.held_peak is None else res.held_peak + out
+    in_use = None if res.measured_peak is None else res.measured_peak + out
+    # CPU (kSameAsRequested): the regions held are what the cap limits, deterministic; CUDA (kNextPowerOfTwo):
+    # under a cap the last region is cut to the cap, so bytes held say little and bytes in use are the peak
+    cuda = device.startswith("cuda")
+    rep.update(measured_peak=in_use if cuda else held, measured_held=held, measured_in_use=in_use,
+               arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
+               input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
+    if device.startswith("cuda"):
+        cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
+                             cuda_graph=True)
+        rep["median_seconds_cuda_graph"] = cg.median_seconds
     if compare:
         ref_proto = load_model(compare, with_data=True)
         rep.update(_randomness(ref_proto))
         ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
-        rep.update(outputs_match=ok, compare_worst=worst, reference_peak=ref.peak_with_constants,
+        rep.update(outputs_match=ok, compare_worst=worst,
+                   reference_peak=None if ref.held_peak is None else ref.held_peak + ref.outside_bytes,
                    reference_median_seconds=ref.median_seconds,
                    measured_overhead=res.median_seconds / ref.median_seconds if ref.median_seconds else None)
         if not ok:
@@ -76,13 +96,13 @@ def _predicted(plan_path: str, graph: str | None, device: str) -> dict[str, Any]
 
 
 def _check_mem_limit(rep: dict[str, Any], mem_limit: int) -> None:
-    """RuntimeFailure unless the run's arena stayed within ``mem_limit`` (or the limit could not be checked)."""
-    peak = rep.get("arena_peak")
+    """RuntimeFailure unless the run stayed within ``mem_limit`` in all (a guard: the arena cap enforces it)."""
+    peak = rep.get("measured_peak")
     if peak is None:
         raise RuntimeFailure(f"cannot check --mem-limit on {rep['device']}: the run's peak was not measured")
     if peak > mem_limit:
         raise RuntimeFailure(f"--mem-limit {format_size(mem_limit)} was not enforced on {rep['device']}: the "
-                             f"run's arena reached {format_size(peak)} ({peak} bytes)")
+                             f"run reached {format_size(peak)} ({peak} bytes)")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -93,7 +113,7 @@ def run_command(args: argparse.Namespace) -> int:
         if path is not None:
             check_readable(Path(path))
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
-                    mem_limit=args.mem_limit)
+                    mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
@@ -109,19 +129,25 @@ def format_run(rep: dict[str, Any]) -> str:
     lines = [f"{rep['model']} on {rep['device']}: median {1e3 * rep['median_seconds']:.2f} ms per iteration"]
     if rep.get("median_seconds_cuda_graph") is not None:
         lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
+    cap = rep.get("mem_limit")
+    budget = rep.get("budget")
     if rep["measured_peak"] is not None:
-        lines.append(f"  measured peak {format_size(rep['measured_peak'])} with inputs and parameters "
-                     f"(arena high-water mark {format_size(rep['arena_peak'])}, {rep['peak_method']})")
-    if rep.get("predicted_peak") is not None:
-        lines.append(f"  predicted peak {format_size(rep['predicted_peak'])}, predicted cost "
-                     f"{rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal); "
+        lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
+                     f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
+                     f"{format_size(rep['outside_arena'])} of it outside the arena; arena held "
+                     f"{format_size(rep['measured_held'])} vs {format_size(rep['predicted_held'])}, in use "
+                     f"{format_size(rep['measured_in_use'])} vs {format_size(rep['predicted_in_use'])} "
+                     f"({rep['peak_method']})")
+        lim = [f"budget {format_size(budget)}" if budget is not None else "",
+               f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
+        lines.append("  " + ", ".join(x for x in lim if x))
+    if rep.get("predicted_cost") is not None:
+        lines.append(f"  predicted cost {rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal); "
                      + (f"plan checked against {rep['plan_checked']}" if rep.get("plan_checked")
                         else "plan not checked against its graph (give --compare with the training graph)"))
     if rep.get("outputs_match") is not None:
-        lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER'} the reference "
-                     f"({rep['compare_worst']}); reference peak "
-                     f"{format_size(rep['reference_peak']) if rep['reference_peak'] else '?'}, "
-                     f"time overhead {rep['measured_overhead']:.3f}x")
+        lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER from'} the reference "
+                     f"({rep['compare_worst']}); time overhead {rep['measured_overhead']:.3f}x")
         if rep.get("random_outputs"):
             n_un = len(rep["unseeded_random_nodes"])
             seeded = f"{n_un} of them without a seed" if n_un else "all seeded"

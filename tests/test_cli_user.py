@@ -159,8 +159,8 @@ def test_signal_while_writing_leaves_no_files(chain: Path, tmp_path: Path, monke
     from remc.ir import onnx_io
     real = onnx_io.save_model
 
-    def save_then_signal(model: onnx.ModelProto, path: str | os.PathLike) -> None:
-        real(model, path)
+    def save_then_signal(model: onnx.ModelProto, path: str | os.PathLike, **kw: object) -> None:
+        real(model, path, **kw)
         assert Path(path).is_file()
         os.kill(os.getpid(), signal.SIGTERM)
 

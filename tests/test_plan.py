@@ -70,7 +70,7 @@ def test_parse_error_caret_is_under_the_column() -> None:
     with pytest.raises(PlanError) as err:
         parse_plan(bad, source="x.plan")
     first, src, caret = str(err.value).split("\n")
-    assert first.startswith("x.plan:24:16: unexpected character '@'; expected a quoted string")
+    assert first.startswith("x.plan:25:16: unexpected character '@'; expected a quoted string")
     assert src.endswith('%3 = compute @"loss"  # Loss, 1 B')
     assert caret.index("^") == src.index("@")
 

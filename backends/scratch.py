@@ -1,0 +1,150 @@
+"""Kernel memory measured per op signature: what a node's kernel takes from the arena beyond its outputs.
+
+For each distinct node signature (``profile.signature``: op, attributes, input/output types, which inputs
+are constants) a one-node model runs once on the device, in a session with a fresh arena
+(``kSameAsRequested`` on CPU and CUDA, so every request gets a chunk of exactly its rounded size) and the
+profiler on.
+From the node's arena stats:
+
+- ``prepack``: bytes in use before the node ran, i.e. what session creation put in the arena for it
+  (pre-packed or transposed constant weights: MLAS' packed B of MatMul/Gemm, ConvTranspose's
+  transposed filter on CPU), less the small constant inputs copied into the arena that the kernel does not
+  pack (a packed one is released once packed);
+- ``persistent``: bytes still in use after the node beyond its outputs (kernels that cache a buffer at
+  their first run);
+- ``scratch``: ``mem_in_use_peak`` above what is in use after the node: the kernel's temporary buffers
+  (MLAS' convolution working buffer, per thread; cuDNN workspaces), freed before the node ends.
+
+Results are cached on disk like profiled costs (``~/.cache/remc/costs/scratch.json``), keyed by
+signature, device (CPU model and core count, or GPU name) and onnxruntime version. Thread count
+changes MLAS' buffers, so it is part of the device tag.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+from ..ir.errors import ModelError, RuntimeFailure
+from ..ir.onnx_types import TensorType, node_keys, static_types
+from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
+from . import runtime
+from .profile import ProfileCosts, _cache_key, _constant_values, _Probe, signature
+
+
+@dataclass(frozen=True)
+class KernelMemory:
+    """Arena bytes one node's kernel takes beyond its outputs (see the module docstring)."""
+
+    scratch: int = 0
+    persistent: int = 0
+    prepack: int = 0
+    raw: tuple[int, int, int] = (0, 0, 0)
+    """The one-node run's arena bytes in use before and after the node, and its peak."""
+
+
+class _Cache:
+    def __init__(self, cache_dir: str | Path | None) -> None:
+        self.path = Path(cache_dir or Path.home() / ".cache" / "remc" / "costs") / "scratch.json"
+        self.entries = self._read()
+        self.new: dict[str, dict] = {}
+
+    def _read(self) -> dict[str, dict]:
+        try:
+            with open(self.path) as f:
+                return dict(json.load(f).get("entries", {}))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            raise RuntimeFailure(f"scratch cache {str(self.path)!r} is unreadable ({exc}); delete it") from exc
+
+    def get(self, key: str) -> KernelMemory | None:
+        e = self.entries.get(key) or self.new.get(key)
+        return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
+                                                   tuple(e.get("raw", (0, 0, 0))))
+
+    def put(self, key: str, km: KernelMemory, op: str) -> None:
+        self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
+                         "raw": list(km.raw)}
+
+    def save(self) -> None:
+        if not self.new:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        merged = {**self._read(), **self.new}
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scratch-", suffix=".json")
+        with os.fdopen(fd, "w") as f:
+            json.dump({"version": 1, "entries": merged}, f, indent=0, sort_keys=True)
+        os.replace(tmp, self.path)
+        self.entries, self.new = merged, {}
+
+
+NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
+"""Ops measured as 0 without a run (they allocate nothing beyond their output)."""
+
+
+def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
+                  seed: int = 0) -> dict[str, KernelMemory]:
+    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``."""
+    prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed)
+    cache = _Cache(cache_dir)
+    types = static_types(model)
+    consts = _constant_values(model, None)
+    keys = node_keys(model)
+    node_key: dict[str, str] = {}
+    probes: dict[str, _Probe] = {}
+    for name, node in zip(keys, model.graph.node):
+        if node.op_type in NO_KERNEL_MEMORY:
+            continue
+        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device)
+        node_key[name] = k
+        if cache.get(k) is None and k not in probes:
+            probes[k] = _Probe(k, node, name)
+    try:
+        if probes:
+            values = prof._original_values(model, list(probes.values()), types, consts)
+            for p in probes.values():
+                cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+    finally:
+        cache.save()
+    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}
+
+
+def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+             values: dict[str, np.ndarray], device: str) -> KernelMemory:
+    rng = np.random.default_rng(prof.seed)
+    one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
+    try:
+        # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
+        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested")
+    except RuntimeFailure as exc:
+        raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"{exc}") from exc
+    stats = [e["args"] for e in events if "mem_in_use_peak" in e.get("args", {})]
+    if not stats:
+        raise RuntimeFailure(f"onnxruntime on {device} writes no arena stats in its profile: cannot measure "
+                             "kernel memory")
+    a = stats[0]
+    after = int(a["mem_bytes_in_use"])
+    before = after - int(a["mem_in_use_delta"])
+    outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
+    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
+    copied = sum(types[i].nbytes for i in dict.fromkeys(p.node.input)
+                 if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
+    cuda = device.startswith("cuda")  # no pre-packing there: 'before' holds the node's initializers
+    return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
+                        persistent=max(0, after - before - outs), prepack=0 if cuda else max(0, before - copied),
+                        raw=(before, after, int(a["mem_in_use_peak"])))
+
+
+def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:
+    """Alias of ``kernel_memory`` (the name the driver uses)."""
+    return kernel_memory(model, device, **kw)
+
+
+__all__ = ["KernelMemory", "kernel_memory", "scratch_table", "ModelError"]
