@@ -20,8 +20,8 @@ class SolveReport:
     It also reads as a mapping (``rep["cost"]``, ``rep.get(...)``, ``items()``) over the fields that are set
     followed by the extras, which is what plans record and JSON prints."""
 
-    status: str | None = None
-    """"optimal" (gap within the requested gap), "time_limit", "feasible", "heuristic", ... (None: unset)"""
+    status: str = "heuristic"
+    """"optimal" (gap within the requested gap), "time_limit", "feasible", "heuristic", ..."""
     cost: float | None = None
     """The schedule's exact cost (eq. 1a)."""
     peak: int | None = None
