@@ -34,7 +34,7 @@ class GurobiBackend:
                                   "a full Gurobi licence or use solver='highs'") from None
             raise SolverError(f"Gurobi failed: {e}") from None
 
-    def lp_session(self, model: CheckmateModel, *, threads: int | None = None) -> "_GurobiLp":
+    def lp_session(self, model: CheckmateModel, *, threads: int | None = None) -> _GurobiLp:
         return _GurobiLp(self, model, threads)
 
 

@@ -40,7 +40,7 @@ class HighsBackend:
         return solve_highs(model, integral=integral, time_limit=time_limit, threads=threads, gap=gap,
                            start=start, progress=progress)
 
-    def lp_session(self, model: CheckmateModel, *, threads: int | None = None) -> "LpSession":
+    def lp_session(self, model: CheckmateModel, *, threads: int | None = None) -> LpSession:
         return LpSession(model, threads=threads)
 
 
@@ -103,7 +103,7 @@ HARD_STOP_GRACE = 5.0
 
 def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | None, gap: float,
                     start: np.ndarray | None, progress, progress_every: float) -> SolveResult:
-    """The MILP in a child process (``python -m remc.passes._highs_worker``), stopped for certain at the
+    """The MILP in a child process (``python -m remc.backends._highs_worker``), stopped for certain at the
     time limit.
 
     HiGHS checks its time limit and interrupt callbacks in the MIP search, but not inside every step:
@@ -269,7 +269,7 @@ def _load_highs(model: CheckmateModel, integral: bool, threads: int | None, gap:
     return h, clock
 
 
-def _run_highs(h, clock: "_Deadline", integral: bool, time_limit: float | None,
+def _run_highs(h, clock: _Deadline, integral: bool, time_limit: float | None,
                failed: list[BaseException], model: CheckmateModel | None = None) -> SolveResult:
     """Run ``h`` (within ``time_limit`` seconds of this call) and read its result.
 

@@ -10,11 +10,12 @@ Other strategies (e.g. a CP-SAT model) join with ``register``.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
-from ..ir.errors import RemcError, SolverError
 from ..ir.dag import DAG
+from ..ir.errors import RemcError, SolverError
 from ..ir.schedule import Schedule
 from ..passes import approx as _approx
 from ..passes import milp as _milp

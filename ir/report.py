@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 GAP_MEASURES = ("overhead", "total")
 """How a gap is measured: ``overhead``: (cost - bound) / (cost - sum of all costs), the share of the
@@ -41,7 +42,7 @@ class SolveReport:
     _FIELDS = ("status", "cost", "peak", "bound", "gap", "gap_measure", "seconds", "solver", "bound_source")
 
     @classmethod
-    def from_dict(cls, d: dict[str, Any] | None) -> "SolveReport":
+    def from_dict(cls, d: dict[str, Any] | None) -> SolveReport:
         """A report from a plain dict: known keys fill fields, the rest go to ``extras``."""
         d = dict(d or {})
         known = {k: d.pop(k) for k in cls._FIELDS if k in d}

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..ir.errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
+from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_rs
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
-from .options import ApproxOptions, EPS_LIST, REFINE_SECONDS, ROUNDINGS  # noqa: F401 (re-exported)
+from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
-from .stagesearch import stage_search
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
+from .stagesearch import stage_search
 
 MAX_LP_COLUMNS = 500_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
@@ -74,7 +74,7 @@ class _Candidate:
     """How S was rounded: 'S* > 0.5', 'sample 7', ..."""
 
 
-def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions(), *, lp: SolverBackend,
+def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
                  clock: Clock | None = None) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
@@ -99,7 +99,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
     """
-    o = options
+    o = options or ApproxOptions()
     clock = clock or Clock(o.time_limit)
     if budget < simple_lower_bound(dag):
         _raise(dag, budget, "no schedule can fit", lp, o.threads, clock.left())
@@ -135,6 +135,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
             if exact is None:
                 _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", lp, o.threads,
                        relax.left())
+            assert exact is not None  # _raise raised otherwise
             lp_status, lp_bound = "optimal", exact.bound
             note("rounding", bound=max(lp_bound, base))
             best, over, tried, fallback = _round(dag, budget, o, relax)
@@ -166,6 +167,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions = ApproxOptions()
         extras.update(lp_bound=exact.bound, lp_objective=exact.objective, **exact.sizes)
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
+    assert best is not None  # raised above otherwise
     return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status)
 
 
@@ -187,8 +189,8 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
     return sched
 
 
-def _stage_search(dag: DAG, budget: int, given: "_Candidate | None", clock: Clock,
-                  share: float) -> "_Candidate | None":
+def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
+                  share: float) -> _Candidate | None:
     """The stage search's schedule (from checkpoint-all) within ``share`` of the time left (30 s without a
     limit), cleaned and checked; None when it finds none."""
     left = clock.left()
@@ -202,7 +204,7 @@ def _stage_search(dag: DAG, budget: int, given: "_Candidate | None", clock: Cloc
     return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, "stage search")
 
 
-def _report_progress(progress: Progress | None, clock: Clock, given: "_Candidate | None"):
+def _report_progress(progress: Progress | None, clock: Clock, given: _Candidate | None):
     """A function reporting a phase change to ``progress`` (a no-op without one)."""
     def note(phase: str, bound: float | None = None) -> None:
         if progress is not None:
@@ -211,7 +213,7 @@ def _report_progress(progress: Progress | None, clock: Clock, given: "_Candidate
     return note
 
 
-def _fitting(dag: DAG, budget: int, cands: list) -> "_Candidate | None":
+def _fitting(dag: DAG, budget: int, cands: list) -> _Candidate | None:
     """The cheapest correct schedule of ``cands`` ((name, Schedule or None)) within budget, cleaned."""
     best = None
     for name, c in cands:
@@ -225,12 +227,13 @@ def _fitting(dag: DAG, budget: int, cands: list) -> "_Candidate | None":
     return best
 
 
-def _round(dag: DAG, budget: int, o: ApproxOptions, relax: "_Relaxation"):
+def _round(dag: DAG, budget: int, o: ApproxOptions, relax: _Relaxation):
     """Algorithm 2 over the eps values: the best candidate within budget, the best over it, the log, and
     whether the eps list was tried as a fallback."""
     rng = np.random.default_rng(o.seed)
     searched = o.eps is None or o.eps_search
-    tries = sorted(set(o.eps_list) | ({o.eps} if o.eps is not None else set())) if searched else [o.eps]
+    tries: list[float] = (sorted(set(o.eps_list) | ({o.eps} if o.eps is not None else set())) if searched
+                          else [float(o.eps) if o.eps is not None else 0.1])
     thresholds = list(o.thresholds) if o.thresholds is not None else None
     best, over, tried = _search(dag, budget, tries, relax, o.rounding, o.samples, rng, thresholds,
                                 o.max_thresholds)
@@ -243,7 +246,7 @@ def _round(dag: DAG, budget: int, o: ApproxOptions, relax: "_Relaxation"):
     return best, over, tried, fallback
 
 
-def _search(dag: DAG, budget: int, eps_list: list[float], relax: "_Relaxation", rounding: str, samples: int,
+def _search(dag: DAG, budget: int, eps_list: list[float], relax: _Relaxation, rounding: str, samples: int,
             rng: np.random.Generator, thresholds: list[float] | None,
             max_thresholds: int) -> tuple[_Candidate | None, _Candidate | None, list[dict]]:
     """The cheapest candidate within budget over ``eps_list``, the cheapest correct one over budget, and a

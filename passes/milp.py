@@ -11,17 +11,22 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
-from ..ir.errors import InfeasibleError, SolverError
 from ..ir.dag import DAG
+from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport
 from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile
 from .approx import LpUnfinished, solve_approx
-from .milp_model import (CheckmateModel, build_model, clean, cost_floor_for, least_budget_bound, model_columns,
-                         simple_lower_bound)
+from .milp_model import (
+    CheckmateModel,
+    build_model,
+    clean,
+    cost_floor_for,
+    least_budget_bound,
+    model_columns,
+    simple_lower_bound,
+)
 from .options import ApproxOptions, CheckmateOptions
-from .solver_api import Clock, Progress, ProgressEvent, SolveResult, SolverBackend
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, SolveResult
 
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
@@ -31,7 +36,7 @@ MIN_MILP_SECONDS = 1.0
 """The MILP is not started with less time than this left."""
 
 
-def solve_milp(dag: DAG, budget: int, options: CheckmateOptions = CheckmateOptions(), *, mip: SolverBackend,
+def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *, mip: SolverBackend,
                lp: SolverBackend, incumbent: Schedule | None = None, progress: Progress | None = None,
                clock: Clock | None = None) -> Schedule:
     """The least-cost frontier-advancing schedule of ``dag`` whose peak fits ``budget`` bytes (MILP solved by
@@ -62,7 +67,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions = CheckmateOptio
     lower bound on the least feasible budget) when no schedule fits, SolverError when no schedule was found
     or the solver returned an unusable one.
     """
-    o = options
+    o = options or CheckmateOptions()
     clock = clock or Clock(o.time_limit)
     if budget < simple_lower_bound(dag):
         _raise_infeasible(dag, budget, lp, o.threads, clock.left())
@@ -80,7 +85,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions = CheckmateOptio
         extras["milp"] = "not needed (nothing is recomputed)"
     elif model_columns(dag) > MAX_MILP_COLUMNS:
         extras["milp"] = f"not built ({model_columns(dag)} columns > {MAX_MILP_COLUMNS})"
-    elif clock.left() is not None and clock.left() < MIN_MILP_SECONDS:
+    elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:
         extras["milp"] = "not started (time limit reached)"
     else:
         milp_sched, res, model, retries, solver_bound = _run_milp(dag, budget, o, mip, lp, seed, progress, clock)
@@ -93,7 +98,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions = CheckmateOptio
         if milp_sched is not None and (seed is None or milp_sched.cost(dag) < seed.cost(dag)):
             seed = milp_sched
     if seed is None:
-        if res is not None and res.status == "infeasible":
+        if res is not None and model is not None and res.status == "infeasible":
             _raise_infeasible(dag, budget, lp, o.threads, clock.left(), proven=model.scale.exact)
         raise SolverError(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
                           + (f" (time limit {o.time_limit:g} s)" if o.time_limit else ""))
@@ -195,6 +200,7 @@ def _approx_seed(dag: DAG, budget: int, o: CheckmateOptions, lp: SolverBackend, 
 
 def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResult) -> Schedule:
     """The solver's schedule, cleaned and checked in exact bytes (_OverBudget when it exceeds the budget)."""
+    assert res.x is not None
     R, S = clean(dag, *model.decode(res.x))
     errs = check(dag, R, S)
     if errs:

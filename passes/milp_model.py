@@ -373,14 +373,14 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     if dense:
         budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub)
         if bcol >= 0:
-            rows.term(budget_rows, bcol, -1.0)
+            rows.term(budget_rows, np.asarray(bcol), -1.0)
     else:
         _rows_memory(rows, dag, r, s, free, p, mem, work)
     if bcol >= 0 and not dense:
         pc = p[p >= 0]
         ids = rows.new(len(pc), -np.inf, 0.0)
         rows.term(ids, pc, 1.0)
-        rows.term(ids, bcol, -1.0)
+        rows.term(ids, np.asarray(bcol), -1.0)
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     return CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), cat(cols.lo), cat(cols.hi),

@@ -3,8 +3,9 @@ matrices, passes/milp_model.py) and hand them to a backend they receive as an ar
 remc.backends), so no pass imports a solver."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class SolverBackend(Protocol):
 
     name: str
 
-    def solve(self, model: "CheckmateModel", *, integral: bool, time_limit: float | None = None,
+    def solve(self, model: CheckmateModel, *, integral: bool, time_limit: float | None = None,
               threads: int | None = None, gap: float = 1e-4, start: np.ndarray | None = None,
               progress: Callable[[float, float, float], None] | None = None) -> SolveResult:
         """Solve the MILP (``integral``) or its LP relaxation. ``gap``: relative gap on the objective
@@ -65,7 +66,7 @@ class SolverBackend(Protocol):
         certain, returning the best solution it had."""
         ...
 
-    def lp_session(self, model: "CheckmateModel", *, threads: int | None = None) -> LpSession: ...
+    def lp_session(self, model: CheckmateModel, *, threads: int | None = None) -> LpSession: ...
 
 
 class Clock:

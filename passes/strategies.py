@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 
-from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
+from ..ir.errors import InfeasibleError, RemcError
 from ..ir.schedule import Schedule, checkpoint_all
 from ..ir.sizes import describe_size
 from .milp_model import simple_lower_bound
@@ -31,10 +31,11 @@ LATE_POINTS = 4
 
 
 def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
-                            options: BaselineOptions = BaselineOptions()) -> Schedule:
+                            options: BaselineOptions | None = None) -> Schedule:
     """Run baseline ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
     if name not in BASELINE_NAMES:
         raise RemcError(f"unknown baseline {name!r}; choose one of {', '.join(BASELINE_NAMES)}")
+    options = options or BaselineOptions()
     if name == "checkpoint-all":
         sched = checkpoint_all(dag)
         sched.report = {"status": "heuristic", "cost": sched.cost(dag), "peak": sched.peak(dag)}

@@ -329,7 +329,7 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
     cost = sim.cost
     extra = {k: rep.extras[k] for k in ("rounded_cost", "rule") if k in rep.extras}  # approx: Algorithm 2's own
     return extra | {
-        "strategy": sched.strategy, "status": rep.status, "cost": cost,
+        "strategy": sched.strategy, "status": rep.status or "heuristic", "cost": cost,
         "ideal_cost": total, "overhead": cost / total if total else 1.0, "peak": sim.peak,
         "budget": budget, "bound": rep.bound, "gap": rep.gap, "gap_measure": rep.gap_measure,
         "seconds": rep.seconds if rep.seconds is not None else seconds, "units": dag.n,

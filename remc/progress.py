@@ -4,7 +4,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from .passes.solver_api import ProgressEvent
 from .passes.strategies import SOLVER_NAMES

@@ -24,9 +24,16 @@ _PARENT = textwrap.dedent("""
     model = build_model(dag, int(0.5 * checkpoint_all(dag).peak(dag)), memory_form="recurrence")
     threading.Thread(target=lambda: HighsBackend().solve(model, integral=True, time_limit=300, gap=0.0),
                      daemon=True).start()
+    def worker(pid):  # after exec (so after its setsid), not between fork and exec
+        try:
+            return b"_highs_worker" in open(f"/proc/{{pid}}/cmdline", "rb").read()
+        except OSError:
+            return False
+
     while True:  # report the solver process once it runs
         kids = [int(p) for t in os.listdir("/proc/self/task")
                 for p in open(f"/proc/self/task/{{t}}/children").read().split()]
+        kids = [k for k in kids if worker(k)]
         if kids:
             print(kids[0], flush=True)
             break

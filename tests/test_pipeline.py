@@ -236,3 +236,19 @@ def test_compile_solver_strategies_under_a_terminal(tmp_path: Path, flags: tuple
         os.close(primary)
     assert res.returncode == 0 and "Traceback" not in err, err
     assert out.exists() and flags[1] in res.stdout
+
+
+def test_schedule_pass_carries_typed_options() -> None:
+    from remc.passes.options import ApproxOptions, CheckmateOptions
+    from remc.pipeline import SchedulePass, compile_pipeline
+
+    passes = compile_pipeline(strategy="approx", options=ApproxOptions(refine=False, time_limit=5.0))
+    sched = next(p for p in passes if isinstance(p, SchedulePass))
+    assert sched.spec() == "schedule{strategy=approx,time_limit=5.0,refine=False}"
+    again = parse_pipeline(sched.spec())[0]
+    assert again.options == ApproxOptions(refine=False, time_limit=5.0)
+    assert parse_pipeline("schedule{strategy=checkmate,gap=0.01}")[0].options == CheckmateOptions(gap=0.01)
+    with pytest.raises(RemcError, match="no option 'refine'"):
+        parse_pipeline("schedule{strategy=checkmate,refine=False}")
+    with pytest.raises(RemcError, match="gap must be"):
+        parse_pipeline("schedule{strategy=checkmate,gap=nan}")

@@ -7,16 +7,13 @@ import math
 
 import numpy as np
 import pytest
-
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
 from remc.backends.strategies import make_options, solve, solve_approx, solve_milp
-from remc.ir.dag import DAG
 from remc.ir.errors import RemcError
 from remc.ir.report import SolveReport, gap_of
 from remc.ir.schedule import check, checkpoint_all
 from remc.passes.milp_model import COST_EPS, build_model
 from remc.passes.options import ApproxOptions, CheckmateOptions
-
-from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
 
 @pytest.mark.parametrize("field,value", [("gap", math.nan), ("gap", -1.0), ("gap", 1.0), ("gap", 2.0),

@@ -3,7 +3,8 @@ ONNX-node granularity, under a wall-clock limit. Each case runs in its own proce
 (max RSS of the process and its solver child) is measured. Run with nice, write JSON lines:
 
     nice -n 10 python tools/bench_scale.py --out results/scale.jsonl [--sizes 250,500,1000] \
-        [--ratios 0.9,0.8] [--strategies approx,checkmate] [--zoo resnet50] [--time-limit 120] [--threads 1]
+        [--ratios 0.9,0.8] [--strategies approx,checkmate] [--zoo resnet50] [--granularity fine]
+        [--time-limit 120] [--threads 1]
 
 Budget = ratio x the checkpoint-all peak in the graph's own topological order (Moccasin's protocol).
 Overhead = cost / (sum of costs) - 1; gap is measured on the overhead (report's gap_measure)."""
@@ -20,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 
-def _graph(kind: str, size: int, seed: int):
+def _graph(kind: str, size: int, seed: int, granularity: str = "fine"):
     if kind == "layered":
         from layered import layered_dag
         return layered_dag(size, 10, seed)
@@ -29,17 +30,18 @@ def _graph(kind: str, size: int, seed: int):
     cfg = dict(zoo.paper_config(kind))
     batch = cfg.pop("batch")
     model = zoo.export(kind, batch, train=True, weights="shape-only", **cfg)
-    return run(compile_pipeline(granularity="fine")[:3], State(model=model)).dag
+    return run(compile_pipeline(granularity=granularity)[:3], State(model=model)).dag
 
 
-def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit: float, threads: int) -> dict:
+def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit: float, threads: int,
+        granularity: str = "fine") -> dict:
     """One case in this process: the report's figures as a dict."""
     from remc.backends.strategies import make_options, solve
     from remc.ir.schedule import check, checkpoint_all, memory_profile
-    dag = _graph(kind, size, seed)
+    dag = _graph(kind, size, seed, granularity)
     budget = int(ratio * checkpoint_all(dag).peak(dag))
     base = float(dag.cost.sum())
-    row = dict(graph=kind if kind != "layered" else f"layered n={size} seed={seed}", units=dag.n,
+    row = dict(graph=f"{kind} ({granularity})" if kind != "layered" else f"layered n={size} seed={seed}", units=dag.n,
                edges=len(dag.edges), ratio=ratio, budget=budget, strategy=strategy, time_limit=time_limit)
     t0 = time.perf_counter()
     try:
@@ -79,7 +81,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ratios", default="0.9,0.8")
     ap.add_argument("--strategies", default="approx,checkmate")
-    ap.add_argument("--zoo", default="", help="comma-separated zoo models at --granularity fine")
+    ap.add_argument("--zoo", default="", help="comma-separated zoo models (paper sizes) at --granularity")
+    ap.add_argument("--granularity", choices=("fine", "coarse"), default="fine")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--render", metavar="JSONL", help="print a markdown table of a results file and exit")
@@ -91,8 +94,8 @@ def main() -> None:
     if args.one:
         kind, size, rs = args.one
         ratio, strategy = rs.split(":")
-        print(json.dumps(one(kind, int(size), args.seed, float(ratio), strategy, args.time_limit, args.threads),
-                         default=float))
+        print(json.dumps(one(kind, int(size), args.seed, float(ratio), strategy, args.time_limit, args.threads,
+                             args.granularity), default=float))
         return
     cases = [("layered", int(n)) for n in args.sizes.split(",") if n] + [(z, 0) for z in args.zoo.split(",") if z]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -101,7 +104,8 @@ def main() -> None:
             for ratio in args.ratios.split(","):
                 for strategy in args.strategies.split(","):
                     cmd = [sys.executable, __file__, "--one", kind, str(size), f"{ratio}:{strategy}", "--seed",
-                           str(args.seed), "--time-limit", str(args.time_limit), "--threads", str(args.threads)]
+                           str(args.seed), "--time-limit", str(args.time_limit), "--threads", str(args.threads),
+                           "--granularity", args.granularity]
                     p = subprocess.run(cmd, capture_output=True, text=True)
                     try:
                         row = json.loads(p.stdout.strip().splitlines()[-1])
