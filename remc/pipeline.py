@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import onnx
 
-from .ir.errors import PlanError, RemcError
 from .ir.dag import DAG
+from .ir.errors import PlanError, RemcError
 from .ir.graph import Graph
 from .ir.plan import Plan
 from .ir.schedule import Schedule, check
@@ -133,7 +134,7 @@ class SchedulePass(Pass):
         return self.name + ("{" + ",".join(opts) + "}" if opts else "")
 
     @classmethod
-    def from_body(cls, body: str) -> "SchedulePass":
+    def from_body(cls, body: str) -> SchedulePass:
         """``strategy=NAME`` and the fields of that strategy's options dataclass."""
         from .backends.strategies import REGISTRY, make_options
         items = dict(_items(body))
