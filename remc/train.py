@@ -68,11 +68,15 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 
 
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
-                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> Any:
-    """The compile pipeline on the step graph; the final pipeline state (lowered, sim, schedule, dag)."""
-    from .pipeline import State, compile_pipeline, run
+                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> tuple[Any, Any]:
+    """The compile pipeline on the step graph, re-solved until the replayed arena fits ``budget`` (as
+    ``remc compile`` does, ``remc/fit.py``); the final pipeline state (lowered, sim, schedule, dag)."""
+    from .fit import compile_fit
+    from .pipeline import State, compile_pipeline, run, stages
     passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options)
-    return run(passes, State(model=model, budget=budget))
+    state = run(stages(passes, last="units"), State(model=model, budget=budget))
+    fit = compile_fit(stages(passes, first="schedule"), state, device=device)
+    return state, fit
 
 
 def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callable | None = None
@@ -133,7 +137,7 @@ def train_command(args: argparse.Namespace) -> int:
         from .passes.strategies import SOLVER_NAMES
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
-            state = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
+            state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
@@ -141,7 +145,9 @@ def train_command(args: argparse.Namespace) -> int:
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
                    predicted_overhead=state.sim.cost / ideal if ideal else None,
-                   recomputes=int(sum(state.sim.recomputes.values())))
+                   recomputes=int(sum(state.sim.recomputes.values())), fit_rounds=fit.rounds,
+                   solver_budget=fit.solver_budget,
+                   predicted_on_device=fit.prediction.total if fit.prediction is not None else None)
         if args.output:
             save_model(compiled, args.output)
             rep["output"] = args.output
@@ -180,9 +186,12 @@ def format_train(rep: dict[str, Any]) -> str:
     """The summary lines of a ``remc train`` report."""
     lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}: {rep['steps_per_second']:.2f} steps/s"]
     if rep.get("budget") is not None:
-        lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted peak "
-                     f"{format_size(rep['predicted_peak'])}, {rep['recomputes']} recomputations, predicted "
-                     f"overhead {rep['predicted_overhead']:.3f}x")
+        on_device = rep.get("predicted_on_device")
+        lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted live peak "
+                     f"{format_size(rep['predicted_peak'])}"
+                     + (f", {format_size(on_device)} on ONNX Runtime (replayed arena, {rep['fit_rounds']} "
+                        f"round(s))" if on_device is not None else "")
+                     + f", {rep['recomputes']} recomputations, predicted overhead {rep['predicted_overhead']:.3f}x")
     lines.append(f"  the step holds {_parts_text(rep['memory_parts'])}")
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
     peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
