@@ -216,7 +216,7 @@ def test_compile_solver_strategies_under_a_terminal(tmp_path: Path, flags: tuple
     primary, secondary = pty.openpty()
     try:
         res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(src), "--budget", "160", "-o",
-                              str(out), "--granularity", "fine", "--time-limit", "30", *flags],
+                              str(out), "--granularity", "fine", "--time-limit", "30", "--no-fit", *flags],
                              stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=300)
         os.close(secondary)
         secondary = -1
