@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from typing import Callable
+from collections.abc import Callable
 
-from ..ir.errors import InfeasibleError, RemcError
 from ..ir.dag import DAG
+from ..ir.errors import InfeasibleError, RemcError
 from ..ir.schedule import Schedule, check
 
 BatchStrategy = Callable[..., Schedule]
@@ -101,6 +101,7 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
         raise InfeasibleError(f"{_name(strategy)}: even batch 1 does not fit {budget} bytes within cost "
                               f"{limit:.6g}")
     sched = found[lo]
+    assert sched is not None  # lo fits
     if isinstance(strategy, str):
         sched = _cheaper_at(batch_dag(dag, lo, base_batch, constant_per_sample), strategy, budget, sched)
     sched.report.update(batch=lo, cost_limit=limit, budget=int(budget), batches_tried=len(found))

@@ -136,7 +136,7 @@ class Refiner:
                 S2 = S.copy()
                 S2[lo:hi + 1, i] = False
                 yield S2
-        for i in np.flatnonzero(p.R[t, :t]):
+        for i in np.flatnonzero(p.R[t, :t]).tolist():
             yield self._keep(p, t, i)
 
     @staticmethod
@@ -160,9 +160,10 @@ class Refiner:
                 if q.cost >= p.cost:
                     continue
                 if q.peak > self.budget:
-                    q = self.repair(q)
-                    if q is None or q.cost >= p.cost:
+                    fixed = self.repair(q)
+                    if fixed is None or fixed.cost >= p.cost:
                         continue
+                    q = fixed
                 p = q
                 break
             else:
