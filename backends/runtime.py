@@ -81,8 +81,8 @@ except ImportError as _exc:
 from remc.ir.device import parse_device
 from remc.ir.graph import Graph
 from remc.ir.onnx_io import import_model as _import_model
-from remc.ir.onnx_io import load_model
 from remc.ir.onnx_io import inline_function_ops as _inline_function_ops
+from remc.ir.onnx_io import load_model
 from remc.ir.onnx_types import TensorType, node_keys, static_types
 from remc.passes.lower import order_for_ort, ort_execution_order  # noqa: F401 (part of this module's API)
 
@@ -366,7 +366,7 @@ def inline_function_ops(model: onnx.ModelProto, device: str = "cpu") -> onnx.Mod
     return _inline_function_ops(model, functools.partial(kernelless_nodes, device=device), f"onnxruntime on {device}")
 
 
-def import_model(source: "str | os.PathLike | bytes | onnx.ModelProto", *, batch: int | None = None,
+def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: int | None = None,
                  device: str = "cpu") -> Graph:
     """``remc.ir.onnx_io.import_model`` with the kernel-less ops of this onnxruntime build expanded, so
     the imported graph is what ONNX Runtime runs, node for node."""
@@ -770,7 +770,7 @@ def default_rtol(device: str) -> float:
     return CPU_RTOL if parse_device(device)[0] == "cpu" else CUDA_RTOL
 
 
-def gradient_groups(names: "Iterable[str]") -> dict[str, str]:
+def gradient_groups(names: Iterable[str]) -> dict[str, str]:
     """Output name -> its group: parameter gradients (``grad.<layer>.<param>``) group by layer, so a bias
     gradient is judged against the scale of its layer's weight gradient; every other output is its own."""
     out = {}

@@ -98,7 +98,7 @@ class DAG:
     def forward_cost(self) -> float:
         return float(self.cost[~self.backward].sum())
 
-    def scaled(self, batch_factor: float) -> "DAG":
+    def scaled(self, batch_factor: float) -> DAG:
         """The same graph with activation memory and workspace scaled (for batch-size searches)."""
         return DAG(self.names, self.cost, np.round(self.mem * batch_factor).astype(np.int64), self.edges,
                    self.constant, np.round(self.workspace * batch_factor).astype(np.int64), self.backward,

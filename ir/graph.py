@@ -6,8 +6,9 @@ they are unique within a graph.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import onnx
@@ -16,7 +17,7 @@ import onnx
 class Use(NamedTuple):
     """The ``index``-th input of ``node``."""
 
-    node: "Node"
+    node: Node
     index: int  # type: ignore[assignment]  # shadows tuple.index, on purpose: Use(node, index)
 
 
@@ -26,7 +27,7 @@ class Value:
     __slots__ = ("name", "shape", "dtype", "producer", "uses", "kind")
 
     def __init__(self, name: str, shape: tuple[int, ...], dtype: np.dtype, kind: str,
-                 producer: "Node | None" = None) -> None:
+                 producer: Node | None = None) -> None:
         self.name = name
         self.shape = tuple(int(d) for d in shape)
         self.dtype = np.dtype(dtype)

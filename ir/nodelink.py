@@ -35,9 +35,10 @@ from pathlib import Path
 from typing import Any
 
 import networkx as nx
+import numpy as np
 
-from .errors import ModelError
 from .dag import DAG
+from .errors import ModelError
 
 MAX_BYTES = 2 ** 53
 """Largest memory value accepted for one node (8 PiB), so that sums stay exact in int64 and float64."""
@@ -127,10 +128,12 @@ def dag_from_nodelink(data: Any, where: str = "graph") -> DAG:
         raise ModelError(f"{where}: the graph's memory adds up to {total:.3g} bytes, more than remc can count "
                          f"(2^62)")
     return DAG(
-        names=names, cost=cost, mem=mem,
-        edges=sorted({(rank[a], rank[b]) for a, b in edges}), constant=constant, workspace=workspace,
-        backward=[_flag(nodes[k], "backward", who[r], where) for r, k in enumerate(order)],
-        no_recompute=[_flag(nodes[k], "no_recompute", who[r], where) for r, k in enumerate(order)],
+        names=names, cost=np.asarray(cost, dtype=np.float64), mem=np.asarray(mem, dtype=np.int64),
+        edges=np.asarray(sorted({(rank[a], rank[b]) for a, b in edges}), dtype=np.int64).reshape(-1, 2),
+        constant=constant, workspace=np.asarray(workspace, dtype=np.int64),
+        backward=np.asarray([_flag(nodes[k], "backward", who[r], where) for r, k in enumerate(order)], dtype=bool),
+        no_recompute=np.asarray([_flag(nodes[k], "no_recompute", who[r], where) for r, k in enumerate(order)],
+                                dtype=bool),
         meta={"graph": str(meta.get("name", where)), "order": how},
     )
 

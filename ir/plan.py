@@ -37,13 +37,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import Iterator, Union
+from typing import Any
 
 import numpy as np
-from lark import Lark, Token, Tree
+from lark import Lark, Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from .errors import PlanError
@@ -71,7 +72,7 @@ class Deallocate:
         return f"deallocate %{self.reg}"
 
 
-Stmt = Union[Compute, Deallocate]
+Stmt = Compute | Deallocate
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,17 +295,19 @@ def _context(text: str, line: int, column: int) -> str:
     return f"{line:>5} | {src}\n      | {pad}^"
 
 
-def _located(source: str, text: str, line: int, column: int, message: str) -> PlanError:
+def _located(source: str, text: str, line: int | None, column: int | None, message: str) -> PlanError:
+    line, column = line or 1, column or 1  # lark leaves them None only for tokens it did not read
     return PlanError(f"{source}:{line}:{column}: {message}\n{_context(text, line, column)}")
 
 
 def _syntax_error(e: UnexpectedInput, text: str, source: str) -> PlanError:
     line, column = e.line, e.column
-    if isinstance(e, UnexpectedCharacters) and text[e.pos_in_stream] == '"' and "STRING" in (e.allowed or ()):
+    pos = e.pos_in_stream or 0
+    if isinstance(e, UnexpectedCharacters) and text[pos] == '"' and "STRING" in (e.allowed or ()):
         what = ("malformed name: an unterminated string or an invalid escape (names are JSON strings; "
                 'escape \\" and \\\\)')
     elif isinstance(e, UnexpectedCharacters):
-        what = f"unexpected character {text[e.pos_in_stream]!r}" + _expected(e.allowed)
+        what = f"unexpected character {text[pos]!r}" + _expected(e.allowed)
     elif isinstance(e, UnexpectedToken):
         tok = e.token
         if tok.type in ("$END", "_NL"):
@@ -331,7 +334,8 @@ def _report_value(tok: Token) -> str | int | float | bool | None:
 
 
 class _Builder:
-    """Turns a parse tree into a Plan, with the semantic checks that need positions."""
+    """Turns a parse tree into a Plan, with the semantic checks that need positions. (Parse-tree nodes are
+    typed ``Any``: a lark child is a Token or a Tree, which the grammar fixes and mypy cannot see.)"""
 
     def __init__(self, text: str, source: str) -> None:
         self.text, self.source = text, source
@@ -345,8 +349,8 @@ class _Builder:
             raise self.error(tok, f"{what} must be non-negative, got {v}")
         return v
 
-    def build(self, tree: Tree) -> Plan:
-        parts: dict[str, list[Tree]] = {}
+    def build(self, tree: Any) -> Plan:
+        parts: dict[str, list[Any]] = {}
         for child in tree.children:
             parts.setdefault(child.data, []).append(child)
         graph = json.loads(parts["plan_line"][0].children[0])
@@ -361,7 +365,7 @@ class _Builder:
         stages = self.stages(parts.get("stage", []), {u.name for u in units})
         return Plan(graph, budget, constant, strategy, granularity, units, stages, report, device)
 
-    def report(self, rows: list[Tree]) -> dict:
+    def report(self, rows: list[Any]) -> dict:
         out: dict = {}
         for row in rows:
             key, value = row.children
@@ -370,7 +374,7 @@ class _Builder:
             out[str(key)] = _report_value(value.children[0])
         return out
 
-    def units(self, tree: Tree) -> tuple[Unit, ...]:
+    def units(self, tree: Any) -> tuple[Unit, ...]:
         count, rows = tree.children[0], tree.children[1:]
         units: list[Unit] = []
         seen: dict[str, int] = {}
@@ -387,7 +391,7 @@ class _Builder:
             raise self.error(count, f"the unit table declares {int(count)} units but lists {len(units)}")
         return tuple(units)
 
-    def stages(self, trees: list[Tree], names: set[str]) -> list[list[Stmt]]:
+    def stages(self, trees: list[Any], names: set[str]) -> list[list[Stmt]]:
         defined: dict[int, int] = {}
         stages: list[list[Stmt]] = []
         for number, tree in enumerate(trees, start=1):
@@ -398,7 +402,7 @@ class _Builder:
             stages.append([self.stmt(st, names, defined) for st in stmts])
         return stages
 
-    def stmt(self, tree: Tree, names: set[str], defined: dict[int, int]) -> Stmt:
+    def stmt(self, tree: Any, names: set[str], defined: dict[int, int]) -> Stmt:
         reg_tok = tree.children[0]
         reg = int(reg_tok[1:])
         if tree.data == "deallocate":

@@ -34,8 +34,8 @@ placement's loss against that bound; both count aligned sizes, so alignment padd
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

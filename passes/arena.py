@@ -41,8 +41,9 @@ all chunks free), since the cap applies to every run. The module imports nothing
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, Sequence
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
 
 import onnx
 
@@ -99,8 +100,8 @@ class _Chunk:
     ptr: int
     size: int
     region: int
-    prev: "_Chunk | None" = None
-    next: "_Chunk | None" = None
+    prev: _Chunk | None = None
+    next: _Chunk | None = None
     in_use: bool = False
     stream: int = 0  # 0: none (a fresh region), 1: the session's stream
 

@@ -104,7 +104,7 @@ def coarse_units(graph: Graph) -> list[list[Node]]:
 
 
 def _cheap_merge(unit: list[Node], joining: list[Node], units: list[list[Node]], unit_of: dict[Node, int],
-                 kept: set, fine: "FineProfile") -> bool:
+                 kept: set, fine: FineProfile) -> bool:
     """Whether ``joining`` may join ``unit``: the merged unit needs (inputs + peak while it runs) at most
     what the neediest single node needs, and its checkpoint-all memory estimate is within the peak at
     ONNX-node granularity."""

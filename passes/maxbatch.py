@@ -101,7 +101,7 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
         raise InfeasibleError(f"{_name(strategy)}: even batch 1 does not fit {budget} bytes within cost "
                               f"{limit:.6g}")
     sched = found[lo]
-    assert sched is not None  # lo fits
+    assert sched is not None  # lo > 0 is a batch that fitted
     if isinstance(strategy, str):
         sched = _cheaper_at(batch_dag(dag, lo, base_batch, constant_per_sample), strategy, budget, sched)
     sched.report.update(batch=lo, cost_limit=limit, budget=int(budget), batches_tried=len(found))

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
+from remc.ir.errors import PlanError
 from remc.ir.plan import Compute, Deallocate, Plan, Stmt, Unit, plain_value
 from remc.ir.schedule import Schedule, check, free_matrix
 

@@ -3,7 +3,9 @@
 ONNX Runtime draws a random op's numbers from a generator per kernel. With a ``seed`` attribute the
 generator starts from that seed in every session, and advances once per run, so two sessions of graphs
 that hold the same random nodes with the same seeds draw the same numbers run after run (checked on
-onnxruntime 1.32 CPU for every op of ``RANDOM_OPS``: two fresh sessions, two runs each). Without one,
+onnxruntime 1.32 CPU for every op of ``RANDOM_OPS``: two fresh sessions, two runs each; the CUDA Dropout
+kernel, ``onnxruntime/core/providers/cuda/nn/dropout.h``, also makes its own PhiloxGenerator from the
+seed attribute, not run here). Without one,
 Dropout seeds itself differently in every session, so ``remc run --compare`` of a graph with Dropout
 against itself differs. Lowering copies node protos with their attributes, and a random node is never
 recomputed (``dagbuild`` marks its unit ``no_recompute``), so a seeded graph and its compiled versions

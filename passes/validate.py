@@ -14,8 +14,8 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
+from remc.ir.errors import PlanError
 from remc.ir.plan import Compute, Plan, quote, where
 from remc.ir.sizes import describe_size, format_size
 
@@ -199,14 +199,14 @@ def validate(plan: Plan, dag: DAG, budget: int | None = None) -> SimResult:
     return simulate(plan, dag, budget=budget)
 
 
-def check_arena(events: "GraphEvents", config: "ArenaConfig", budget: int | None, *,
-                outside: int = 0) -> "ArenaReplay":
+def check_arena(events: GraphEvents, config: ArenaConfig, budget: int | None, *,
+                outside: int = 0) -> ArenaReplay:
     """Check a lowered graph's arena traffic against a budget by replaying ONNX Runtime's BFC arena
     (``passes.arena``): the arena's least limit for the runs plus ``outside`` (bytes the graph holds
     outside the arena: fed inputs, CPU initializers used in place) must be within ``budget``. Returns the
     replay; PlanError naming the bytes otherwise."""
-    from remc.passes.arena import least_limit, replay
     from remc.ir.plan import human_bytes
+    from remc.passes.arena import least_limit, replay
     rep = replay(events, config)
     need = least_limit(events, config) + outside
     if budget is not None and need > budget:

@@ -14,8 +14,9 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from . import __version__
 from .ir.errors import RemcError
@@ -338,12 +339,12 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
+    from .fit import compile_fit
     from .ir.onnx_io import save_model
     from .ir.plan import print_plan
     from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run, stages
     from .progress import solver_progress
-    from .fit import compile_fit
     options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
@@ -415,13 +416,13 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    from .backends.strategies import solve
     from .ir.nodelink import load_nodelink
     from .ir.plan import print_plan
+    from .outputs import Outputs
     from .passes.plangen import generate_plan
-    from .backends.strategies import solve
     from .passes.validate import validate
     from .progress import solver_progress
-    from .outputs import Outputs
     options = _strategy_options(args)
     with Outputs([("--plan", args.plan)], inputs=[args.graph]) as out:
         dag = load_nodelink(args.graph)

@@ -22,13 +22,12 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
              size: str = "small", batch: int | None = 8) -> dict[str, Any]:
     """Compile zoo ``model`` at ``fraction`` of its checkpoint-all peak and run it; the report."""
     from . import zoo
-    from .ir.onnx_io import save_model, write_text_atomic
-    from .ir.plan import print_plan
     from .backends import runtime
     from .backends.runtime import OutOfMemory
     from .backends.strategies import make_options
     from .fit import compile_fit
-    from .ir.onnx_io import load_model
+    from .ir.onnx_io import load_model, save_model, write_text_atomic
+    from .ir.plan import print_plan
     from .passes.strategies import SOLVER_NAMES
     from .pipeline import State, compile_pipeline, run, stages
     from .run_cli import run_graph

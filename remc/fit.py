@@ -11,8 +11,9 @@ out-of-memory. The plan keeps the user's budget; its report records the solver b
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import onnx
 

@@ -41,8 +41,8 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     their schedule's cost is within the bound; with a time limit the MILP's answer is a lower bound on the
     true maximum unless it proves optimality at each probe.
     """
-    from .passes.maxbatch import affine, eq10_cost_limit, max_batch
     from .backends.strategies import solve
+    from .passes.maxbatch import affine, eq10_cost_limit, max_batch
     s1 = _dag_at(model, 1, cost, granularity)
     d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
     dag, const_per_sample = affine(d1, d2, 1, 2)

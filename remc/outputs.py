@@ -16,9 +16,9 @@ import os
 import shutil
 import signal
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Iterable, Sequence
 
 from .ir.errors import RemcError
 

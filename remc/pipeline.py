@@ -11,13 +11,14 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, ClassVar
+from typing import Any, ClassVar
 
 import onnx
 
-from .ir.errors import PlanError, RemcError
 from .ir.dag import DAG
+from .ir.errors import PlanError, RemcError
 from .ir.graph import Graph
 from .ir.plan import Plan
 from .ir.schedule import Schedule, check
@@ -116,7 +117,14 @@ class SchedulePass(Pass):
 
     def apply(self, state: State) -> None:
         from .backends.strategies import solve
-        state.schedule = solve(self.strategy, state.dag, state.budget, self.options, progress=self.progress)
+        from .ir.errors import InfeasibleError
+        try:
+            state.schedule = solve(self.strategy, state.dag, state.budget, self.options, progress=self.progress)
+        except InfeasibleError as err:
+            if state.graph is None:
+                raise
+            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}",
+                                  err.least_feasible) from None
 
     def spec(self) -> str:
         opts = [f"strategy={self.strategy}"] if self.strategy != "checkpoint-all" else []
@@ -126,7 +134,7 @@ class SchedulePass(Pass):
         return self.name + ("{" + ",".join(opts) + "}" if opts else "")
 
     @classmethod
-    def from_body(cls, body: str) -> "SchedulePass":
+    def from_body(cls, body: str) -> SchedulePass:
         """``strategy=NAME`` and the fields of that strategy's options dataclass."""
         from .backends.strategies import REGISTRY, make_options
         items = dict(_items(body))
@@ -166,6 +174,20 @@ class LowerPass(Pass):
 
 PASSES: dict[str, type[Pass]] = {p.name: p for p in (ImportPass, CostsPass, UnitsPass, SchedulePass, PlanPass,
                                                       LowerPass)}
+
+
+def constant_parts_text(graph: Graph) -> str:
+    """The constant overhead of ``graph`` by part (graph inputs, parameters, kept outputs such as the
+    gradients and updated weights), so a user sees why a budget is infeasible."""
+    from .ir.sizes import format_size
+    inputs = sum(v.nbytes for v in graph.inputs)
+    params = sum(v.nbytes for v in graph.params)
+    held = {v.name for v in graph.inputs + graph.params}
+    kept = sum(v.nbytes for v in graph.outputs if v.name not in held)
+    return (f"inputs {format_size(inputs)}, parameters {format_size(params)}, outputs kept to the end "
+            f"(loss, gradients, updated weights and state) {format_size(kept)}")
+
+
 def shaped_model(graph: Graph) -> onnx.ModelProto:
     """The graph as ONNX with the static shape of every value recorded (what the cost models read)."""
     from .ir.onnx_io import export_model

@@ -13,9 +13,10 @@ import csv
 import io
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .ir.errors import InfeasibleError, PlanError, RemcError
 from .ir.sizes import format_size
@@ -56,8 +57,8 @@ def load_state(model: str, *, size: str = "paper", batch: int | None = None, cos
 def sweep(dag: Any, fractions: list[float], strategies: list[str], *, solver: dict | None = None,
           on_row: Callable[[SweepRow], None] | None = None) -> list[SweepRow]:
     """Every strategy at every fraction of ``dag``'s checkpoint-all peak."""
-    from .ir.schedule import check, checkpoint_all
     from .backends.strategies import make_options, solve
+    from .ir.schedule import check, checkpoint_all
     from .passes.strategies import SOLVER_NAMES
     full = checkpoint_all(dag).peak(dag)
     rows = []

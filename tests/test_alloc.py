@@ -207,8 +207,8 @@ def test_zoo_plans(name: str) -> None:
     live peak (they measure 0-4% when written; online placement alone reaches 30%)."""
     from remc import zoo
     from remc.backends.runtime import import_model
-    from remc.passes.dagbuild import build_dag, fine_units
     from remc.backends.strategies import solve
+    from remc.passes.dagbuild import build_dag, fine_units
 
     config = dict(zoo.small_config(name))
     graph = import_model(zoo.export(name, config.pop("batch"), train=True, **config))

@@ -3,14 +3,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
+from remc.backends.strategies import solve_approx, solve_milp
 from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import check, checkpoint_all
-from remc.backends.strategies import solve_approx
 from remc.passes.approx import default_thresholds
-from remc.backends.strategies import solve_milp
-
-from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
 
 def assert_valid(dag, sched, budget):

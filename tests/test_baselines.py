@@ -3,16 +3,26 @@ on linear graphs, Griewank's binomial counts, the knob searches and the registry
 from __future__ import annotations
 
 import itertools
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 
-from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.dag import DAG
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import check, checkpoint_all, memory_profile
-from remc.passes.baselines import (BASELINES, advances, articulation_candidates, binomial_plan, family,
-                                   forward_steps, griewank, linear_chain, solve_baseline, tradeoff)
+from remc.passes.baselines import (
+    BASELINES,
+    advances,
+    articulation_candidates,
+    binomial_plan,
+    family,
+    forward_steps,
+    griewank,
+    linear_chain,
+    solve_baseline,
+    tradeoff,
+)
 from remc.passes.baselines.griewank import best_split
 
 LINEAR_ONLY = ("griewank", "chen-sqrtn", "chen-greedy")
@@ -297,7 +307,7 @@ def test_segment_is_recomputed_once_and_kept():
 # Griewank
 
 def _dp_advances(steps: int, slots: int) -> int:
-    @lru_cache(maxsize=None)
+    @cache
     def p(length: int, s: int) -> int:
         if length <= 1:
             return 0

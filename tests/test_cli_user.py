@@ -76,7 +76,7 @@ def budget_for(strategy: str) -> str:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_compile_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.onnx"
-    rc, text = run_in_pty(["compile", str(chain / "chain.onnx"), "--budget", budget_for(strategy), "-o", str(out),
+    rc, text = run_in_pty(["compile", "--no-fit", str(chain / "chain.onnx"), "--budget", budget_for(strategy), "-o", str(out),
                            "--plan", str(tmp_path / "out.plan"), "--strategy", strategy, "--granularity", "fine"],
                           cwd=tmp_path)
     assert rc == 0, text
@@ -96,7 +96,7 @@ def test_solve_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None
 
 
 def test_no_refine_in_a_terminal(chain: Path, tmp_path: Path) -> None:
-    rc, text = run_in_pty(["compile", str(chain / "chain.onnx"), "--budget", "160", "-o", str(tmp_path / "o.onnx"),
+    rc, text = run_in_pty(["compile", "--no-fit", str(chain / "chain.onnx"), "--budget", "160", "-o", str(tmp_path / "o.onnx"),
                            "--strategy", "approx", "--no-refine", "--granularity", "fine"], cwd=tmp_path)
     assert rc == 0 and "Traceback" not in text, text
 
@@ -104,7 +104,7 @@ def test_no_refine_in_a_terminal(chain: Path, tmp_path: Path) -> None:
 def test_progress_display_is_live_in_a_terminal(vgg: Path, tmp_path: Path) -> None:
     """The MILP on a real model under a terminal: the live display (rich, on stderr) draws and then
     clears itself, and the report follows."""
-    rc, text = run_in_pty(["compile", str(vgg), "--budget", "0.7MiB", "-o", str(tmp_path / "o.onnx"),
+    rc, text = run_in_pty(["compile", "--no-fit", str(vgg), "--budget", "0.7MiB", "-o", str(tmp_path / "o.onnx"),
                            "--strategy", "checkmate", "--time-limit", "300"], cwd=tmp_path)
     assert rc == 0, text
     assert "Traceback" not in text
@@ -118,7 +118,7 @@ def test_same_input_same_plan_bytes(strategy: str, budget: str, vgg: Path, tmp_p
     timings are in the report (--json), not in the plan text."""
     plans, seconds = [], []
     for k in range(2):
-        res = remc("compile", str(vgg), "--budget", budget, "-o", f"o{k}.onnx", "--plan", f"o{k}.plan",
+        res = remc("compile", "--no-fit", str(vgg), "--budget", budget, "-o", f"o{k}.onnx", "--plan", f"o{k}.plan",
                    "--strategy", strategy, "--time-limit", "300", "--json", cwd=tmp_path)
         assert res.returncode == 0, res.stderr
         plans.append((tmp_path / f"o{k}.plan").read_bytes())

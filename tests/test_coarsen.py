@@ -10,10 +10,10 @@ import pytest
 from remc import zoo
 from remc.backends.runtime import import_model
 from remc.ir.schedule import checkpoint_all
-from remc.passes.milp_model import simple_lower_bound
 from remc.passes.coarsen import coarse_units, split_lifetimes
 from remc.passes.costs import node_costs
 from remc.passes.dagbuild import build_dag, fine_units
+from remc.passes.milp_model import simple_lower_bound
 from remc.pipeline import shaped_model
 
 MODELS = ["vgg16", "resnet50", "mobilenet_v2", "unet", "fcn8", "gpt2"]

@@ -7,12 +7,12 @@ import pytest
 
 pytest.importorskip("ortools")
 
+from _milp_dags import exhaustive_optimum, random_dag, training_graph  # noqa: E402
+
 from remc.backends.cpsat import CpSatOptions, solve_cpsat  # noqa: E402
+from remc.backends.strategies import solve_approx  # noqa: E402
 from remc.ir.errors import InfeasibleError  # noqa: E402
 from remc.ir.schedule import check, checkpoint_all  # noqa: E402
-from remc.backends.strategies import solve_approx  # noqa: E402
-
-from _milp_dags import exhaustive_optimum, random_dag, training_graph  # noqa: E402
 
 
 def tiny_cases(count: int, seed: int):

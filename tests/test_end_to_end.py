@@ -8,10 +8,10 @@ import pytest
 
 from remc import zoo
 from remc.backends import runtime
-from remc.ir.errors import InfeasibleError, RemcError
-from remc.ir.schedule import checkpoint_all
 from remc.backends.strategies import least_budget_bound
 from remc.backends.strategies import names as _names
+from remc.ir.errors import InfeasibleError, RemcError
+from remc.ir.schedule import checkpoint_all
 from remc.pipeline import State, compile_pipeline, run, stages
 
 STRATEGIES = _names()

@@ -50,6 +50,15 @@ def test_layers_point_down(tmp_path: Path) -> None:
     assert "broken" in r.stdout and " 0 broken" in r.stdout
 
 
+def test_every_driver_module_is_in_the_top_layer() -> None:
+    """A driver module left out of the contract would be unconstrained (passes could import it)."""
+    contract = next(c for c in PYPROJECT["tool"]["importlinter"]["contracts"] if c["type"] == "layers")
+    top = {m.strip() for m in contract["layers"][0].split(":")}
+    here = {f"remc.{p.stem}" for p in (ROOT / "remc").glob("*.py") if p.stem != "__init__"}
+    here |= {f"remc.{p.name}" for p in (ROOT / "remc").iterdir() if (p / "__init__.py").exists()}
+    assert here <= top, f"add to the driver layer in pyproject.toml: {sorted(here - top)}"
+
+
 def test_layer_check_can_fail(tmp_path: Path) -> None:
     """The contract really reads the tree: an upward import in ir/ breaks it."""
     tree = installed_layout(tmp_path)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.dag import DAG
+from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
 from remc.passes.baselines import solve_baseline
 from remc.passes.maxbatch import batch_dag, eq10_cost_limit, max_batch

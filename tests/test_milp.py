@@ -5,17 +5,14 @@ import sys
 
 import numpy as np
 import pytest
-
-from remc.ir.errors import InfeasibleError, RemcError, SolverError
-from remc.ir.dag import DAG
-from remc.ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_r
-from remc.backends.strategies import least_budget_bound
-from remc.ir.errors import RemcError
-from remc.passes.solver_api import ProgressEvent
-from remc.passes.milp_model import build_model, clean, memory_scale
-from remc.backends.strategies import solve_milp
-
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
+from remc.backends.strategies import least_budget_bound, solve_milp
+from remc.ir.dag import DAG
+from remc.ir.errors import InfeasibleError, RemcError, SolverError
+from remc.ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_r
+from remc.passes.milp_model import build_model, clean, memory_scale
+from remc.passes.solver_api import ProgressEvent
 
 
 def tiny_cases(count: int, seed: int) -> list[DAG]:

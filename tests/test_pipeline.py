@@ -11,9 +11,9 @@ import onnx
 import onnx.parser
 import pytest
 
+from remc.backends.runtime import import_model
 from remc.ir.errors import RemcError
 from remc.ir.nodelink import dag_from_nodelink, load_nodelink, save_nodelink
-from remc.backends.runtime import import_model
 from remc.ir.plan import parse_plan, print_plan
 from remc.passes.dagbuild import build_dag
 from remc.pipeline import parse_pipeline, print_pipeline
@@ -187,6 +187,7 @@ def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
 
 def test_solve_approx_with_and_without_refine(tmp_path: Path) -> None:
     from _milp_dags import training_graph
+
     from remc.ir.schedule import checkpoint_all
 
     dag = training_graph(12, np.random.default_rng(36), skips=((0, 11), (3, 8)), workspace=True)

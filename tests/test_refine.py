@@ -7,15 +7,13 @@ import time
 
 import numpy as np
 import pytest
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
 from remc import zoo
+from remc.backends.strategies import solve_approx, solve_milp
 from remc.ir.errors import InfeasibleError
 from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_rs
-from remc.backends.strategies import solve_approx
-from remc.backends.strategies import solve_milp
 from remc.passes.refine import Refiner
-
-from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
 
 def _random_start(dag, rng):
@@ -148,9 +146,10 @@ def test_random_training_dags_solvers_pass_the_validator(seed):
     at 0.85 and 0.7 of the checkpoint-all peak: every schedule becomes a plan that the independent validator
     (passes/validate.py) replays within budget, at the peak and cost the schedule reports; checkmate is never
     above approx."""
+    from test_baselines import random_training_dag, shuffled_order
+
     from remc.passes.plangen import generate_plan
     from remc.passes.validate import validate
-    from test_baselines import random_training_dag, shuffled_order
 
     rng = np.random.default_rng(100 + seed)
     solved = 0

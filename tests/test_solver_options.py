@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
 from remc.backends.strategies import make_options, solve, solve_approx, solve_milp
 from remc.ir.errors import RemcError
 from remc.ir.report import SolveReport, gap_of

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
 from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_r
 from remc.passes.milp_model import clean
 from remc.passes.stagesearch import StageState, stage_search

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import remc.passes.validate as validate_module
-from remc.ir.errors import PlanError
 from remc.ir.dag import DAG
+from remc.ir.errors import PlanError
 from remc.ir.plan import Compute, Deallocate, Plan, parse_plan
 from remc.ir.schedule import checkpoint_all, memory_profile
 from remc.passes.plangen import generate_plan

@@ -5,7 +5,6 @@ The graph contract (passes/grad): inputs are the model's data input and int64 "l
 """
 from __future__ import annotations
 
-
 import numpy as np
 import onnx
 import onnxruntime as ort

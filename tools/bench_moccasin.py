@@ -271,9 +271,10 @@ def _cell(row: dict | None, tool: str = "") -> str:
     if tool == "cpsat" and row.get("cost") is not None:
         # optimal = proven for at most 3 computations per unit; the bound of its report is the sum of costs
         gap_free = dict(row, gap=None)
-        return _cell(gap_free).replace("optimal", "optimal (C=3)", 1)
+        cell = _cell(gap_free)
+        return cell if "(C=" in cell else cell.replace("optimal", "optimal (C=3)", 1)
     if row.get("cost") is None:
-        return f"{st} ({row['wall']:.0f} s)"
+        return st if st.startswith("killed") else f"{st} ({row['wall']:.0f} s)"
     gap = row.get("gap")
     g = "" if gap is None else (", gap inf" if gap == float("inf") else f", gap {100 * gap:.2f}%")
     fit = "" if row.get("fits", True) else f", **peak {row['peak']} over budget**"

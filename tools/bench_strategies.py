@@ -17,11 +17,12 @@ import time
 from pathlib import Path
 
 from remc import zoo
+from remc.backends.strategies import make_options, names, solve
 from remc.ir.errors import InfeasibleError, RemcError
 from remc.ir.schedule import checkpoint_all
-from remc.backends.strategies import make_options, names, solve
-STRATEGIES = names()
 from remc.pipeline import State, compile_pipeline, run
+
+STRATEGIES = names()
 
 
 def bench_model(name: str, fractions: list[float], time_limit: float, threads: int | None,

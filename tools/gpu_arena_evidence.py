@@ -28,10 +28,10 @@ from pathlib import Path
 
 from remc import zoo
 from remc.backends import runtime
+from remc.backends.strategies import make_options
 from remc.fit import compile_fit, predict
 from remc.ir.errors import RemcError
 from remc.passes import arena
-from remc.backends.strategies import make_options
 from remc.passes.strategies import SOLVER_NAMES
 from remc.pipeline import State, compile_pipeline, run, stages
 

@@ -34,6 +34,7 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
     """In this process: run the model's plans under its limit with ``setting``; one row per step."""
     sys.path.insert(0, str(Path(__file__).parent))
     import gpu_evidence as ge
+
     from remc.backends import runtime
     runtime.require_cuda()
     planned = json.loads(sorted(plans.glob(f"{model}@*.json"))[-1].read_text())

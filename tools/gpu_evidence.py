@@ -39,12 +39,12 @@ import numpy as np
 
 from remc import zoo
 from remc.backends import runtime
-from remc.ir.errors import RemcError
-from remc.cli import dag_for_graph
 from remc.backends.runtime import import_model
+from remc.backends.strategies import least_budget_bound
+from remc.cli import dag_for_graph
+from remc.ir.errors import RemcError
 from remc.ir.plan import parse_plan, print_plan
 from remc.ir.schedule import checkpoint_all
-from remc.backends.strategies import least_budget_bound
 from remc.passes.lower import lower
 from remc.passes.strategies import BASELINE_NAMES
 from remc.passes.validate import validate

@@ -5,6 +5,7 @@ levels of about W nodes, each node reading 1-3 nodes of the previous level and, 
 from __future__ import annotations
 
 import numpy as np
+
 from remc.ir.dag import DAG
 
 

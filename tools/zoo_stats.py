@@ -26,15 +26,15 @@ from pathlib import Path
 import numpy as np
 
 from remc import zoo
+from remc.backends.highs import solve_highs
 from remc.backends.runtime import import_model
 from remc.ir.schedule import checkpoint_all
-from remc.backends.highs import solve_highs
-from remc.passes.milp_model import allowed, build_model, simple_lower_bound
+from remc.ir.sizes import format_size
 from remc.passes.coarsen import coarse_units
 from remc.passes.costs import node_costs
 from remc.passes.dagbuild import build_dag, fine_units
+from remc.passes.milp_model import allowed, build_model, simple_lower_bound
 from remc.pipeline import shaped_model
-from remc.ir.sizes import format_size
 
 BUILD_LIMIT = 3_000_000
 """Build the MILP only when its R/S/FREE columns are estimated below this; otherwise count columns only."""

@@ -8,14 +8,14 @@ schedule whatever the budget; ``solve_baseline`` checks the budget for every str
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from ...ir.errors import InfeasibleError, RemcError
 from ...ir.dag import DAG
+from ...ir.errors import InfeasibleError, RemcError
 from ...ir.schedule import Schedule
 from ...ir.schedule import checkpoint_all as _checkpoint_all
-from .chen import (ap_greedy, ap_sqrtn, chen_greedy, chen_sqrtn, checkpoint_s, greedy_family, lin_greedy,
-                   lin_sqrtn)
+from .chen import ap_greedy, ap_sqrtn, checkpoint_s, chen_greedy, chen_sqrtn, greedy_family, lin_greedy, lin_sqrtn
 from .common import articulation_candidates, finish, forward_units, linear_chain, require_linear
 from .griewank import advances, binomial_plan, forward_steps, griewank, griewank_family
 from .search import Candidate, cheapest, least_peak

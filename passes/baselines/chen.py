@@ -17,8 +17,15 @@ import numpy as np
 
 from ...ir.dag import DAG
 from ...ir.schedule import Schedule
-from .common import (articulation_candidates, forward_units, forward_window_end, keep_until_last_use,
-                     late_backward_uses, require_linear, unit_names)
+from .common import (
+    articulation_candidates,
+    forward_units,
+    forward_window_end,
+    keep_until_last_use,
+    late_backward_uses,
+    require_linear,
+    unit_names,
+)
 from .search import Candidate, cheapest, peak_lower_bound
 
 
@@ -80,7 +87,7 @@ class _Uses:
     fwd_users: list[list[int]]
 
 
-_USES: "weakref.WeakKeyDictionary[DAG, _Uses]" = weakref.WeakKeyDictionary()
+_USES: weakref.WeakKeyDictionary[DAG, _Uses] = weakref.WeakKeyDictionary()
 
 
 def _uses(dag: DAG) -> _Uses:

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from ...ir.errors import RemcError
 from ...ir.dag import DAG
+from ...ir.errors import RemcError
 from ...ir.schedule import Schedule, solve_rs
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-
 from dataclasses import dataclass
 from math import comb
 
@@ -23,8 +22,15 @@ import numpy as np
 
 from ...ir.dag import DAG
 from ...ir.schedule import Schedule, solve_rs
-from .common import (finish, forward_units, forward_window_end, keep_until_last_use,
-                     late_backward_uses, require_linear, unit_names)
+from .common import (
+    finish,
+    forward_units,
+    forward_window_end,
+    keep_until_last_use,
+    late_backward_uses,
+    require_linear,
+    unit_names,
+)
 from .search import Candidate, cheapest, peak_lower_bound
 
 

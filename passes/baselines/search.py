@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...ir.errors import InfeasibleError
 from ...ir.dag import DAG
+from ...ir.errors import InfeasibleError
 from ...ir.schedule import Schedule, pin_no_recompute
 from .common import finish
 

@@ -9,8 +9,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 from remc.ir.errors import ModelError, UnsupportedOpError
 
-from . import rules_elementwise, rules_nn, rules_shape  # noqa: F401  (register the rules)
 from ..random_ops import seed_random_ops
+from . import rules_elementwise, rules_nn, rules_shape  # noqa: F401  (register the rules)
 from .emit import FLOAT_TYPES, Emitter, Names
 from .forward import LOSSES, FwdOp, Loss, RunningUpdate, build_loss, lower_forward, seed_gradient
 from .prepare import Prepared, infer, prepare, static_types

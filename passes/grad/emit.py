@@ -7,9 +7,9 @@ model's opset expects (axes as attribute or as input), so rules never look at th
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import onnx

@@ -22,9 +22,8 @@ ReduceMean((y - labels)^2) over all elements.
 """
 from __future__ import annotations
 
-from typing import Any
-
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import onnx

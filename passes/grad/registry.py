@@ -8,10 +8,9 @@ or the gradient is zero. Rules emit standard ONNX ops only, through ``ctx`` (an 
 """
 from __future__ import annotations
 
-from typing import Any
-
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import onnx

@@ -9,8 +9,8 @@ data, so shape inference and graph transformations see every value they need.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import onnx
