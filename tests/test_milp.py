@@ -320,26 +320,22 @@ def test_over_budget_solution_is_resolved_not_returned(monkeypatch):
 
 def test_time_limit_holds_where_highs_overruns_it():
     """HiGHS 1.16 stayed in its MIP presolve for minutes under a 20 s limit on the dense-row model of the
-    small U-Net (1.5M nonzeros); the child process is killed past the limit and the incumbent returned."""
-    import time
-
+    small U-Net (1.5M nonzeros); the child process is killed past the limit and the incumbent returned.
+    (How soon after the limit it returns is a speed figure: tools/bench_speed.py, ``milp_hard_stop``.)"""
     from remc import zoo
-    from remc.backends.highs import HARD_STOP_GRACE
-    from remc.pipeline import State, compile_pipeline, run
+    from remc.pipeline import State, compile_pipeline, run, stages
 
     cfg = dict(zoo.small_config("unet"))
-    state = run(compile_pipeline()[:3], State(model=zoo.export("unet", cfg.pop("batch"), train=True, **cfg)))
+    state = run(stages(compile_pipeline(), last="units"),
+                State(model=zoo.export("unet", cfg.pop("batch"), train=True, **cfg)))
     dag = state.dag
     full = checkpoint_all(dag).peak(dag)
     least = least_budget_bound(dag, time_limit=60)
     budget = int(least + 0.5 * (full - least))
     from remc.backends.strategies import solve_approx
     inc = solve_approx(dag, budget)
-    limit = 3.0
-    t0 = time.perf_counter()
-    sched = solve_milp(dag, budget, time_limit=limit, memory_form="dense", incumbent=inc, warm_start=False)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < limit * 1.05 + HARD_STOP_GRACE + 5.0, elapsed
+    sched = solve_milp(dag, budget, time_limit=3.0, memory_form="dense", incumbent=inc, warm_start=False)
+    assert sched.report.status == "time_limit"
     assert not check(dag, sched.R, sched.S) and sched.peak(dag) <= budget
     assert sched.cost(dag) <= inc.cost(dag) + 1e-9
 

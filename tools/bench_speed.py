@@ -9,7 +9,10 @@ Measured (seconds, best of ``--repeat``):
 - ``zoo_forward_run/<model>``: one ONNX Runtime run of the small forward zoo model (limit 2 s);
 - ``zoo_paper_build/<model>``: building the paper-size model with shape-only weights (limit 2 s);
 - ``zoo_train_run/<model>``: one ONNX Runtime run of the small training graph (limit 2 s);
-- ``zoo_paper_train_export/<model>``: exporting the paper-size training graph, shape-only (limit 10 s).
+- ``zoo_paper_train_export/<model>``: exporting the paper-size training graph, shape-only (limit 10 s);
+- ``milp_hard_stop``: checkmate's MILP on the small U-Net's dense-row model with a 3 s limit, where HiGHS
+  would stay in its presolve for minutes: the child is killed and the incumbent returned (limit: 3 s +
+  5% + ``HARD_STOP_GRACE`` + 5 s, as tests/test_milp.py::test_time_limit_holds_where_highs_overruns_it had).
 
 With ``--check`` the exit status is 1 when any measurement is above its limit. Absolute times depend on
 the machine and its load; compare runs made on the same machine.
@@ -29,6 +32,7 @@ import onnx
 import onnxruntime as ort
 
 from remc import zoo
+from remc.backends.highs import HARD_STOP_GRACE
 from remc.ir.plan import Compute, Deallocate, Plan, Unit
 from remc.passes.alloc import allocate
 
@@ -88,7 +92,24 @@ def measure(models: list[str], repeat: int) -> list[dict]:
     add("alloc_10k", best_of(lambda: allocate(plan), repeat), 15.0)
     for name in models:
         rows_of_model(name, repeat, add)
+    add("milp_hard_stop", milp_hard_stop(3.0), 3.0 * 1.05 + HARD_STOP_GRACE + 5.0)
     return rows
+
+
+def milp_hard_stop(limit: float) -> float:
+    """Seconds checkmate's MILP takes under ``limit`` where HiGHS would overrun it (see the docstring)."""
+    from remc.backends.strategies import least_budget_bound, solve_approx, solve_milp
+    from remc.ir.schedule import checkpoint_all
+    from remc.pipeline import State, compile_pipeline, run, stages
+    cfg = dict(zoo.small_config("unet"))
+    dag = run(stages(compile_pipeline(), last="units"),
+              State(model=zoo.export("unet", cfg.pop("batch"), train=True, **cfg))).dag
+    full, least = checkpoint_all(dag).peak(dag), least_budget_bound(dag, time_limit=60)
+    budget = int(least + 0.5 * (full - least))
+    inc = solve_approx(dag, budget)
+    t0 = time.perf_counter()
+    solve_milp(dag, budget, time_limit=limit, memory_form="dense", incumbent=inc, warm_start=False)
+    return time.perf_counter() - t0
 
 
 def rows_of_model(name: str, repeat: int, add: Callable[[str, float, float], None]) -> None:
