@@ -24,9 +24,9 @@ _PARENT = textwrap.dedent("""
     model = build_model(dag, int(0.5 * checkpoint_all(dag).peak(dag)), memory_form="recurrence")
     threading.Thread(target=lambda: HighsBackend().solve(model, integral=True, time_limit=300, gap=0.0),
                      daemon=True).start()
-    def worker(pid):  # after exec (so after its setsid), not between fork and exec
-        try:
-            return b"_highs_worker" in open(f"/proc/{{pid}}/cmdline", "rb").read()
+    def worker(pid):  # after exec (so after its setsid), not between fork and exec, when the child's
+        try:       # command line is still this one (whose text names the worker too)
+            return b"remc.backends._highs_worker" in open(f"/proc/{{pid}}/cmdline", "rb").read().split(b"\\0")
         except OSError:
             return False
 
