@@ -102,21 +102,21 @@ def test_split_state_strips_carried_initializers() -> None:
 
 
 def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -> None:
-    """VGG16 (test size, with seeded Dropout) compiled under 2.0 MiB, below its checkpoint-all peak (2.29 MiB):
-    the losses of 4 AdamW steps equal the unmodified graph's and the compiled graph recomputes."""
+    """VGG16 (test size, with seeded Dropout, AdamW) compiled for a 2.7 MiB budget and trained 4 steps under
+    an arena cap equal to the budget: the compiled step recomputes, its replayed arena fits the budget, its
+    losses equal the unmodified graph's step for step, and the unmodified step graph runs out of memory under
+    the same cap (its least cap measured 2.9-3.0 MiB on the 2-core machine)."""
     train = tmp_path / "vgg.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
     out = tmp_path / "step.onnx"
-    res = remc("train", str(train), "--steps", "4", "--budget", "2.0MiB", "--strategy", "approx",
-               "--time-limit", "30", "--mem-limit", "1GiB", "--reference", "--least-cap", "--json", "-o", str(out))
+    res = remc("train", str(train), "--steps", "4", "--budget", "2.7MiB", "--strategy", "approx",
+               "--time-limit", "20", "--reference", "--json", "-o", str(out))
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
-    assert rep["recomputes"] > 0 and rep["predicted_peak"] <= rep["budget"]
+    assert rep["recomputes"] > 0 and rep["predicted_on_device"] <= rep["budget"] == rep["mem_limit"]
     assert rep["losses"] == rep["reference"]["losses"]
-    assert len(set(rep["losses"])) == 4 and rep["arena_peak"] > 0
-    # a cap under which two steps run holds at least the bytes in use at the peak (the least caps of the
-    # compiled and the unmodified graph are close on CPU at this size: 2.6-2.8 vs 2.9-3.0 MiB measured)
-    assert rep["least_cap"] >= rep["arena_peak"] and rep["reference"]["least_cap"] >= rep["reference"]["arena_peak"]
+    assert len(set(rep["losses"])) == 4 and 0 < rep["arena_peak"] <= rep["budget"]
+    assert rep["reference"]["fits_cap"] is False, rep["reference"]
     assert "optimizer.step" in state_inputs(onnx.load(out))
 
 
