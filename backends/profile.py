@@ -88,11 +88,13 @@ def _cache_key(sig: dict, device: str) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-class CostCache:
-    """The on-disk table of measured seconds: ``<dir>/profile.json``, {key: {"seconds", "op", "runs"}}."""
+class JsonCache:
+    """An on-disk table of measurements by signature key: ``<dir>/<name>.json``, {"version", "entries"}.
+    New entries are merged into the file on ``save`` (re-read first, so parallel writers keep theirs)."""
 
-    def __init__(self, cache_dir: str | Path | None = None) -> None:
-        self.path = Path(cache_dir or Path.home() / ".cache" / "remc" / "costs") / "profile.json"
+    def __init__(self, name: str, cache_dir: str | Path | None = None) -> None:
+        self.name = name
+        self.path = Path(cache_dir or Path.home() / ".cache" / "remc" / "costs") / f"{name}.json"
         self.entries: dict[str, dict] = self._read()
         self.new: dict[str, dict] = {}
 
@@ -103,26 +105,35 @@ class CostCache:
         except FileNotFoundError:
             return {}
         except (OSError, ValueError) as exc:
-            raise RuntimeFailure(f"cost cache {str(self.path)!r} is unreadable ({exc}); delete it") from exc
+            raise RuntimeFailure(f"{self.name} cache {str(self.path)!r} is unreadable ({exc}); delete it") from exc
 
-    def get(self, key: str) -> float | None:
-        e = self.entries.get(key) or self.new.get(key)
-        return None if e is None else float(e["seconds"])
-
-    def put(self, key: str, seconds: float, op: str, runs: int) -> None:
-        self.new[key] = {"seconds": seconds, "op": op, "runs": runs}
+    def entry(self, key: str) -> dict | None:
+        return self.entries.get(key) or self.new.get(key)
 
     def save(self) -> None:
-        """Merge new entries into the file (re-read first, so parallel writers do not drop entries)."""
         if not self.new:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         merged = {**self._read(), **self.new}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".profile-", suffix=".json")
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.name}-", suffix=".json")
         with os.fdopen(fd, "w") as f:
             json.dump({"version": 1, "entries": merged}, f, indent=0, sort_keys=True)
         os.replace(tmp, self.path)
         self.entries, self.new = merged, {}
+
+
+class CostCache(JsonCache):
+    """Measured seconds: ``<dir>/profile.json``, {key: {"seconds", "op", "runs"}}."""
+
+    def __init__(self, cache_dir: str | Path | None = None) -> None:
+        super().__init__("profile", cache_dir)
+
+    def get(self, key: str) -> float | None:
+        e = self.entry(key)
+        return None if e is None else float(e["seconds"])
+
+    def put(self, key: str, seconds: float, op: str, runs: int) -> None:
+        self.new[key] = {"seconds": seconds, "op": op, "runs": runs}
 
 
 def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> dict[str, np.ndarray | None]:

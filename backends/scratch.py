@@ -21,9 +21,6 @@ changes MLAS' buffers, so it is part of the device tag.
 """
 from __future__ import annotations
 
-import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,7 +31,7 @@ from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
-from .profile import ProfileCosts, _cache_key, _constant_values, _Probe, signature
+from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, signature
 
 
 @dataclass(frozen=True)
@@ -48,40 +45,20 @@ class KernelMemory:
     """The one-node run's arena bytes in use before and after the node, and its peak."""
 
 
-class _Cache:
-    def __init__(self, cache_dir: str | Path | None) -> None:
-        self.path = Path(cache_dir or Path.home() / ".cache" / "remc" / "costs") / "scratch.json"
-        self.entries = self._read()
-        self.new: dict[str, dict] = {}
+class _Cache(JsonCache):
+    """Kernel memory per signature: ``<dir>/scratch.json``."""
 
-    def _read(self) -> dict[str, dict]:
-        try:
-            with open(self.path) as f:
-                return dict(json.load(f).get("entries", {}))
-        except FileNotFoundError:
-            return {}
-        except (OSError, ValueError) as exc:
-            raise RuntimeFailure(f"scratch cache {str(self.path)!r} is unreadable ({exc}); delete it") from exc
+    def __init__(self, cache_dir: str | Path | None) -> None:
+        super().__init__("scratch", cache_dir)
 
     def get(self, key: str) -> KernelMemory | None:
-        e = self.entries.get(key) or self.new.get(key)
+        e = self.entry(key)
         return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
                                                    tuple(e.get("raw", (0, 0, 0))))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
                          "raw": list(km.raw)}
-
-    def save(self) -> None:
-        if not self.new:
-            return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        merged = {**self._read(), **self.new}
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".scratch-", suffix=".json")
-        with os.fdopen(fd, "w") as f:
-            json.dump({"version": 1, "entries": merged}, f, indent=0, sort_keys=True)
-        os.replace(tmp, self.path)
-        self.entries, self.new = merged, {}
 
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
