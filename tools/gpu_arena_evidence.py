@@ -117,7 +117,7 @@ def compile_job(job: dict) -> dict:
     device, strat, budget = job["device"], job["strategy"], job["budget"]
     train = onnx.load(job["train"])
     base = strat.split("+")[0]
-    options = make_options(base, time_limit=job["time_limit"], threads=1) if base in SOLVER_NAMES else None
+    options = make_options(base, time_limit=job["time_limit"], threads=job["threads"]) if base in SOLVER_NAMES else None
     cost = "profile" if strat.endswith("+profile") else "flops"
     passes = compile_pipeline(strategy=base, device=device, cost=cost, options=options)
     row: dict = {"fraction": job["fraction"], "budget": budget, "strategy": strat}
@@ -187,8 +187,8 @@ def render(files: list[str]) -> str:
                 head = f"| {m['model']} b{m['batch']} | {r.get('budget', '')} ({r['fraction']}) | {r['strategy']} "
                 if r["strategy"] == "unmodified":
                     out.append(head + f"| | | | | | {'ran' if r['ran'] else 'out of memory'} | | | |")
-                elif r.get("skipped"):
-                    out.append(head + f"| not run ({r['skipped']}) | | | | | | | | |")
+                elif r.get("skipped") or (r.get("compiled") and "ran" not in r):
+                    out.append(head + f"| not run ({r.get('skipped', 'killed')}) | | | | | | | | |")
                 elif not r.get("compiled"):
                     why = r["why"].replace("|", "/")[:110]
                     out.append(head + f"| no plan fits: {why} | | | | | | | | |")
@@ -230,6 +230,7 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--max-rounds", type=int, default=6)
     ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2, help="solver threads per compile job")
     ap.add_argument("--deadline", type=float, default=540.0)
     ap.add_argument("--cudnn", default="HEURISTIC", choices=CUDNN_SETTINGS)
     ap.add_argument("--cudnn-probe", action="store_true")
@@ -289,30 +290,32 @@ def main() -> None:
             for strat in a.strategies.split(","):
                 jobs.append({"train": str(train_path), "strategy": strat, "budget": budget, "fraction": f,
                              "time_limit": a.time_limit, "device": a.device, "cudnn": a.cudnn,
-                             "one_region": a.one_region, "in_place": data["in_place"], "max_rounds": a.max_rounds,
+                             "one_region": a.one_region, "in_place": data["in_place"], "max_rounds": a.max_rounds, "threads": a.threads,
                              "lowered": str(tmp / f"{name}_{strat}_{f}.onnx")})
         save()
         futures = [pool.submit(compile_job, j) for j in jobs]
-        rows = []
-        for fut in as_completed(futures):
+        for fut in as_completed(futures):  # every compile's row is saved at once, measured below
             try:
-                rows.append(fut.result())
+                row = fut.result()
             except Exception as e:  # a child that broke: say so in the table
-                rows.append({"fraction": -1, "strategy": "?", "compiled": False, "why": f"{type(e).__name__}: {e}"})
-            print(json.dumps({k: v for k, v in rows[-1].items() if k != "lowered"}), flush=True)
-        order = {(j["fraction"], j["strategy"]): i for i, j in enumerate(jobs)}
-        rows.sort(key=lambda r: order.get((r["fraction"], r["strategy"]), -1))
-        for row in rows:
-            if row.get("compiled") and time.perf_counter() - T0 <= a.deadline:
-                r = measure(onnx.load(row["lowered"]), a.device, row["budget"], ref=refres)
-                r.pop("_result", None)
-                row.update(r)
-            elif row.get("compiled"):
-                row["skipped"] = "deadline"
+                row = {"fraction": -1, "strategy": "?", "compiled": False, "why": f"{type(e).__name__}: {e}"}
             m["rows"].append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
             save()
-        m["rows"].sort(key=lambda r: (-r["fraction"], r["strategy"] != "unmodified"))
+        order = {(j["fraction"], j["strategy"]): i for i, j in enumerate(jobs)}
+        for row in sorted(m["rows"], key=lambda r: order.get((r["fraction"], r["strategy"]), -1)):
+            if not row.get("compiled"):
+                continue
+            if time.perf_counter() - T0 > a.deadline:
+                row["skipped"] = "deadline"
+                continue
+            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], ref=refres)
+            r.pop("_result", None)
+            row.update(r)
+            print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
+            save()
+        m["rows"].sort(key=lambda r: (-r["fraction"], r["strategy"] != "unmodified",
+                                      order.get((r["fraction"], r["strategy"]), -1)))
         save()
     pool.shutdown(cancel_futures=True)
     save()
