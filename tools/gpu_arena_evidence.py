@@ -167,6 +167,26 @@ def _f(x: float | None, fmt: str = "{:.3f}") -> str:
     return "" if x is None else fmt.format(x)
 
 
+def _load(path: str) -> dict:
+    """A result file: the JSON ``--out`` wrote, or a run's printed lines (``.jsonl``: one JSON object a line;
+    for runs killed before their rows were saved), rows keyed by fraction and strategy, the last line winning."""
+    if not path.endswith(".jsonl"):
+        return json.loads(Path(path).read_text())
+    models: list[dict] = []
+    for line in Path(path).read_text().splitlines():
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        if "checkpoint_all_predicted" in r:
+            models.append({**r, "rows": []})
+        elif models:
+            rows = models[-1]["rows"]
+            rows[:] = [x for x in rows if (x["fraction"], x["strategy"]) != (r["fraction"], r["strategy"])] + [r]
+    for m in models:
+        m["rows"].sort(key=lambda r: -r["fraction"])
+    return {"models": models}
+
+
 def render(files: list[str]) -> str:
     """The BENCHMARKS.md table of one or more result files."""
     out = ["| model | budget (fraction of checkpoint-all's predicted need) | strategy | fit rounds | predicted peak "
@@ -175,7 +195,7 @@ def render(files: list[str]) -> str:
            "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     probes = []
     for f in files:
-        d = json.loads(Path(f).read_text())
+        d = _load(f)
         probes += d.get("cudnn_probe", [])
         for m in d["models"]:
             cg = m.get("unmodified_median_seconds_cuda_graph")
@@ -188,10 +208,18 @@ def render(files: list[str]) -> str:
                 if r["strategy"] == "unmodified":
                     out.append(head + f"| | | | | | {'ran' if r['ran'] else 'out of memory'} | | | |")
                 elif r.get("skipped") or (r.get("compiled") and "ran" not in r):
-                    out.append(head + f"| not run ({r.get('skipped', 'killed')}) | | | | | | | | |")
+                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | not measured "
+                               f"({r.get('skipped', 'run killed at its time limit')}) | | | | "
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / | | |")
+                elif not r.get("compiled") and "last_predicted" in r:
+                    why = r["why"]
+                    best = why[why.index("the best needs") + 15:].split(" ")[0] if "the best needs" in why else "?"
+                    out.append(head + f"| no plan fits: best replayed need {best} (its live bytes "
+                               f"{r['last_live_peak']}; last round {r['last_predicted']}, "
+                               f"{r['last_predicted_no_kernel_memory']} without kernel memory) | | | | | | | |")
                 elif not r.get("compiled"):
                     why = r["why"].replace("|", "/")[:110]
-                    out.append(head + f"| no plan fits: {why} | | | | | | | | |")
+                    out.append(head + f"| no plan fits: {why} | | | | | | | |")
                 elif not r.get("ran"):
                     out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | | | | no: {r['oom'][:90]} | | | |")
                 else:
