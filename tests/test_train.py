@@ -156,7 +156,7 @@ def test_train_bad_input(tmp_path: Path) -> None:
 def test_infeasible_budget_names_the_parts(tmp_path: Path) -> None:
     train = tmp_path / "vgg.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
-    res = remc("compile", str(train), "--budget", "1MiB", "--strategy", "lin-greedy", "-o", str(tmp_path / "x.onnx"))
+    res = remc("compile", "--cost", "flops", str(train), "--budget", "1MiB", "--strategy", "lin-greedy", "-o", str(tmp_path / "x.onnx"))
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "always resident: inputs 96.1 KiB, parameters 235.8 KiB, outputs kept to the end" in res.stderr
     res = remc("train", str(train), "--budget", "1MiB", "--strategy", "lin-greedy")
