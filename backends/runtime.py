@@ -185,11 +185,18 @@ out of memory under it, and ran under the same limit with power-of-two regions (
 gpu_h100_e_arena_probe.json, ResNet50: 1.78 GB measured under a 2.39 GB limit)."""
 
 
+CUDNN_CONV_ALGO_SEARCH = "HEURISTIC"
+"""cuDNN's convolution algorithm search in remc's CUDA sessions (with ``cudnn_conv_use_max_workspace=0``):
+HEURISTIC picks by cuDNN's heuristics without trial runs, so a signature's workspace is the same in every
+session (kernel memory measured once per signature holds); ``tools/gpu_arena_evidence.py --cudnn``
+compares it with DEFAULT (implicit-precomputed GEMM, little workspace) and EXHAUSTIVE."""
+
+
 def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
                   arena_extend: str | None = None) -> dict[str, str]:
     opts = {
         "device_id": str(device_id),
-        "cudnn_conv_algo_search": "HEURISTIC",
+        "cudnn_conv_algo_search": CUDNN_CONV_ALGO_SEARCH,
         "cudnn_conv_use_max_workspace": "0",
         "arena_extend_strategy": arena_extend or CUDA_ARENA_EXTEND,
     }
@@ -198,6 +205,23 @@ def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
     if cuda_graph:
         opts["enable_cuda_graph"] = "1"
     return opts
+
+
+CUDA_ONE_REGION = False
+"""Under a ``mem_limit`` on CUDA, give the session an arena whose first region is the whole limit
+(``register_cuda_arena``; up to ``passes.arena.ONE_REGION_MAX``), so recomputation's frees coalesce
+instead of being scattered over power-of-two regions. An experiment (``tools/gpu_arena_evidence.py
+--one-region``); ``arena_config`` replays the same."""
+
+
+def register_cuda_arena(limit: int, device_id: int = 0) -> None:
+    """Register a process-wide CUDA arena for sessions made with ``session.use_env_allocators``: at most
+    ``limit`` bytes, its first region ``min(limit, ONE_REGION_MAX)`` bytes, growing by powers of two."""
+    from remc.passes.arena import ONE_REGION_MAX
+    info = ort.OrtMemoryInfo("Cuda", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, device_id, ort.OrtMemType.DEFAULT)
+    first = min(int(limit), ONE_REGION_MAX) // 256 * 256
+    cfg = ort.OrtArenaCfg({"max_mem": int(limit), "arena_extend_strategy": 0, "initial_chunk_size_bytes": first})
+    ort.create_and_register_allocator_v2("CUDAExecutionProvider", info, {"device_id": str(device_id)}, cfg)
 
 
 def register_cpu_arena(limit: int) -> None:
@@ -252,6 +276,9 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
         require_cuda()
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
         providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph, arena_extend))]
+        if CUDA_ONE_REGION and mem_limit is not None and arena_extend is None:
+            register_cuda_arena(mem_limit, device_id)
+            so.add_session_config_entry("session.use_env_allocators", "1")
     else:
         if cuda_graph:
             raise ValueError("cuda_graph needs device 'cuda'")
@@ -716,7 +743,7 @@ def arena_config(device: str, limit: int | None = None):
     from remc.passes.arena import ArenaConfig
     kind, _ = parse_device(device)
     if kind == "cuda":
-        return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True)
+        return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True, one_region=CUDA_ONE_REGION)
     # the CPU arena's regions come from malloc: glibc serves requests from 128 KiB up (M_MMAP_THRESHOLD) by
     # mmap, top-down above its heap; which region a tie between equal free chunks goes to follows from that
     return ArenaConfig(extend="kSameAsRequested", limit=limit, mmap_threshold=128 << 10)

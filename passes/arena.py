@@ -73,6 +73,13 @@ class ArenaConfig:
     bottom-up (its heap)."""
     stream_aware: bool = False
     """CUDA's arena: chunks carry the stream that last used them; only same-stream neighbours merge."""
+    one_region: bool = False
+    """The first region is the whole limit, up to ``ONE_REGION_MAX`` (``initial_chunk_size_bytes`` = limit):
+    chunks of one region coalesce, so a plan's free bytes are not scattered over regions."""
+
+
+ONE_REGION_MAX = (1 << 31) - (1 << 20)
+"""``OrtArenaCfg.initial_chunk_size_bytes`` is a C int: a first region of at most this many bytes."""
 
 
 class ArenaOutOfMemory(Exception):
@@ -112,7 +119,9 @@ class BFCArena:
     def __init__(self, config: ArenaConfig) -> None:
         self.config = config
         self.limit = config.limit if config.limit is not None else (1 << 62)
-        self.curr_region = rounded(min(self.limit, config.initial_chunk))
+        first = min(config.limit, ONE_REGION_MAX) // MIN_ALLOCATION * MIN_ALLOCATION \
+            if config.one_region and config.limit is not None else config.initial_chunk
+        self.curr_region = rounded(min(self.limit, first))
         self.bins: list[list[tuple[int, int]]] = [[] for _ in range(NUM_BINS)]  # sorted (size, ptr)
         self.chunk_at: dict[int, _Chunk] = {}  # ptr -> chunk (free or in use)
         self.regions: list[int] = []  # sizes, in the order they were added

@@ -136,7 +136,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     return report
 
 
-def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 3) -> int | None:
+def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8) -> int | None:
     """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (a profiled session, then a
     session run ``runs`` times: later runs start from the regions the first one left): None if every run
     fits, else how many bytes it was short (at least 1)."""
