@@ -135,3 +135,16 @@ def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
             assert s.report.status == "optimal" and s.report.bound <= best + 1e-9
             proved += s.report.extras["milp"].startswith("not needed (the gap is closed by the cp-sat")
     assert proved > 0
+
+
+def test_integer_costs_are_exact_when_they_fit() -> None:
+    """Integral costs above 2^40 (Moccasin's FCN8: up to 1.6e12) are kept exact (divided by their gcd), so a
+    bound is not rounded below the optimum; non-integral ones are rounded down for a bound."""
+    from remc.backends.cpsat import _int_costs
+
+    big = np.array([1_624_437_161_984.0, 298_366_009_344.0, 0.0, 13_985_906_688.0])
+    ints, scale = _int_costs(big)
+    assert [c / scale for c in ints] == big.tolist()
+    frac = np.array([0.5, 1.25, 3.0])
+    ints, scale = _int_costs(frac, floor=True)
+    assert all(c / scale <= x for c, x in zip(ints, frac))
