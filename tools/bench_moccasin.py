@@ -334,8 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         print(render(merge([json.loads(p.read_text()) for p in args.render])), end="")
         return 0
-    if "/" in args.python:  # Moccasin runs in a temporary folder: a relative path would not resolve there
+    if "/" in args.python:  # Moccasin runs in a temporary folder: relative paths would not resolve there
         args.python = str(Path(args.python).absolute())
+    if args.moccasin:
+        args.moccasin = args.moccasin.absolute()
     tools = [t for t in args.tools.split(",") if t]
     if any(t not in TOOLS for t in tools):
         p.error(f"--tools: choose among {', '.join(TOOLS)}")
