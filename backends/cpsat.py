@@ -69,13 +69,20 @@ def _stage_of(e: int) -> int:
     return t
 
 
-def _int_costs(cost: np.ndarray) -> tuple[list[int], float]:
-    """Integer costs for the objective and the factor they were multiplied by."""
-    if np.all(cost == np.round(cost)) and cost.max(initial=0) < 2 ** 40:
-        return [int(c) for c in cost], 1.0
+def _int_costs(cost: np.ndarray, floor: bool = False, room: float = 2.0 ** 52) -> tuple[list[int], float]:
+    """Integer costs for the objective and the factor they were multiplied by: the costs divided by their
+    greatest common divisor when they are integers that sum to less than ``room``, else scaled so that the
+    largest is 1e9 (and the sum below ``room``), rounded (``floor``: rounded down, so that a bound computed
+    with them is a bound of the true costs)."""
+    total = float(cost.sum())
+    if np.all(cost == np.round(cost)) and total < room:
+        ints = [int(c) for c in cost]
+        g = math.gcd(*ints) or 1
+        return [c // g for c in ints], 1.0 / g
     top = float(cost.max(initial=0))
-    scale = 1e6 / top if top > 0 else 1.0
-    return [int(round(c * scale)) for c in cost], scale
+    scale = min(1e9 / top, room / total) if top > 0 else 1.0
+    rnd = math.floor if floor else round
+    return [int(rnd(c * scale)) for c in cost], scale
 
 
 def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
@@ -118,57 +125,10 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     instances = _hint_instances(dag, hint) if fits or soft else None
     if instances is not None:
         copies = [max(c, len(sv)) for c, sv in zip(copies, instances[0])]
-    horizon = _event(n - 1, n - 1) + 1
-
-    m = cp_model.CpModel()
-    pres, start, end = [], [], []
-    ivs, dem = [], []
-    for v in range(n):
-        pv, sv, ev = [], [], []
-        later = [_event(t, v) for t in range(v + 1, n)] or [_event(v, v)]
-        for c in range(copies[v]):
-            if c == 0:
-                p, s = m.NewConstant(1), m.NewConstant(_event(v, v))
-            else:
-                p = m.NewBoolVar(f"p{v}_{c}")
-                s = m.NewIntVarFromDomain(cp_model.Domain.FromValues(later), f"s{v}_{c}")
-                m.AddImplication(p, pv[-1])
-                # the previous instance is gone before the stage of this one starts: e(t, v) - v = e(t, 0)
-                m.Add(ev[-1] <= s - v).OnlyEnforceIf(p)
-            e = m.NewIntVar(0, horizon, f"e{v}_{c}")
-            size = m.NewIntVar(1, horizon, f"l{v}_{c}")
-            iv = m.NewOptionalIntervalVar(s, size, e, p, f"i{v}_{c}")
-            if mem[v]:
-                ivs.append(iv)
-                dem.append(mem[v])
-            if ws[v]:
-                ivs.append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, f"w{v}_{c}"))
-                dem.append(ws[v])
-            pv.append(p)
-            sv.append(s)
-            ev.append(e)
-        pres.append(pv)
-        start.append(sv)
-        end.append(ev)
     top = max(cap, -(-(hint.peak(dag) - dag.constant) // g)) if soft else cap
-    level = m.NewIntVar(cap, top if soft else cap, "level")
-    m.AddCumulative(ivs, dem, level)
-
-    serve: dict[tuple[int, int, int, int], cp_model.IntVar] = {}
-    for u, v in dag.edges.tolist():
-        for j in range(copies[v]):
-            lits = []
-            for i in range(copies[u]):
-                x = m.NewBoolVar(f"x{u}_{v}_{i}_{j}")
-                m.AddImplication(x, pres[u][i])
-                m.Add(start[u][i] < start[v][j]).OnlyEnforceIf(x)
-                m.Add(end[u][i] > start[v][j]).OnlyEnforceIf(x)
-                serve[u, v, i, j] = x
-                lits.append(x)
-            if j == 0:
-                m.AddBoolOr(lits)
-            else:
-                m.AddBoolOr(lits).OnlyEnforceIf(pres[v][j])
+    if soft:  # the excess term (weight x excess) must fit CP-SAT's 64-bit objective too
+        costs, scale = _int_costs(dag.cost, room=2.0 ** 60 / (max(copies) * (top - cap + 1)))
+    m, pres, start, end, serve, level = _build(cp_model, dag, copies, mem, ws, cap, top)
     weight = sum(costs[v] * (copies[v] - 1) for v in range(n)) + 1  # one unit of excess outweighs any cost
     m.Minimize(sum(costs[v] * p for v in range(n) for p in pres[v][1:]) + weight * (level - cap))
     fixed = sum(costs)
@@ -204,21 +164,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         return _report(Schedule(hint.R, hint.S, strategy="cpsat"), dag, t0, name, None, None, False, options,
                        m)
 
-    S = np.zeros((n, n), dtype=bool)
-    last_use: dict[tuple[int, int], int] = {}
-    for (u, v, i, j), x in serve.items():
-        if solver.BooleanValue(x) and (j == 0 or solver.BooleanValue(pres[v][j])):
-            last_use[u, i] = max(last_use.get((u, i), -1), solver.Value(start[v][j]))
-    for v in range(n):
-        for c in range(copies[v]):
-            if c and not solver.BooleanValue(pres[v][c]):
-                continue
-            s = solver.Value(start[v][c])
-            lu = last_use.get((v, c), -1)
-            if lu > s:
-                S[_stage_of(s) + 1:_stage_of(lu) + 1, v] = True
-    R, S = solve_rs(dag, S)
-    sched = Schedule(R, S, strategy="cpsat")
+    sched = _extract(solver, dag, copies, pres, start, serve)
     peak = sched.peak(dag)
     if peak > budget:
         raise SolverError(f"CP-SAT's schedule needs {peak} bytes in remc's accounting, above the budget of "
@@ -234,6 +180,221 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         progress({"incumbent": sched.cost(dag), "bound": bound_c, "gap": sched.report["gap"],
                   "elapsed": sched.report["seconds"]})
     return sched
+
+
+def _extract(solver, dag: DAG, copies: list[int], pres, start, serve) -> Schedule:
+    """The schedule (R, S) of a CP-SAT solution: S[t, i] when an instance of i computed before stage t is
+    used at or after the start of stage t; R the least for that S."""
+    n = dag.n
+    S = np.zeros((n, n), dtype=bool)
+    last_use: dict[tuple[int, int], int] = {}
+    for (u, v, i, j), x in serve.items():
+        if solver.BooleanValue(x) and (j == 0 or solver.BooleanValue(pres[v][j])):
+            last_use[u, i] = max(last_use.get((u, i), -1), solver.Value(start[v][j]))
+    for v in range(n):
+        for c in range(copies[v]):
+            if c and not solver.BooleanValue(pres[v][c]):
+                continue
+            s = solver.Value(start[v][c])
+            lu = last_use.get((v, c), -1)
+            if lu > s:
+                S[_stage_of(s) + 1:_stage_of(lu) + 1, v] = True
+    R, S = solve_rs(dag, S)
+    return Schedule(R, S, strategy="cpsat")
+
+
+@dataclass
+class CpBound:
+    """A lower bound on the cost of every schedule, from the relaxed CP-SAT model (``cpsat_bound``)."""
+
+    bound: float
+    """Cost units; valid for all schedules (any number of computations per unit)."""
+    status: str
+    """CP-SAT's status on the relaxed model: OPTIMAL means ``bound`` is the relaxation's optimum."""
+    seconds: float
+    schedule: Schedule | None = None
+    """The relaxation's solution when it is a schedule within the budget in remc's accounting (then its
+    cost may equal ``bound``: optimal for every schedule)."""
+
+
+GROW = 3
+"""Instances added per round of ``cpsat_bound`` to a unit whose merged instance was used at more than one
+event. Measured (Moccasin's random layered n=100 at 0.8, 2 loaded cores, 2 workers, from its optimum as
+hint): rounds to the proof took 22 s adding 1, 13 s adding 2, 11 s adding 3, 14 s adding 4 or 6."""
+
+
+def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
+                hint: Schedule | None = None, stop_at: float | None = None, rounds: int = 8) -> CpBound:
+    """A lower bound on the cost of every schedule of ``dag`` within ``budget``, valid for any number of
+    computations per unit: the CP-SAT model with ``options.copies`` instances per unit whose last one is
+    merged (``_build``: it stands for every later computation, costs one, and holds memory from its
+    computation to its first use and then only where it is used). When the relaxation's optimum uses a
+    merged instance at more than one event, that unit gets one more instance and the model is solved
+    again (at most ``rounds`` times, within ``options.time_limit`` in all): every round's bound holds, the
+    best is kept. When the relaxation's solution is a schedule within the budget it is returned too (its
+    cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) starts each
+    search; ``stop_at`` (cost units) ends it once the bound reaches it (e.g. the incumbent less the gap
+    asked for). Raises InfeasibleError when a relaxation is infeasible: then no schedule fits at all."""
+    t0 = time.perf_counter()
+    n = dag.n
+    copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
+    best = CpBound(float(dag.total_cost), "not run", 0.0)
+    for _ in range(rounds):
+        left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0.1:
+            break
+        res, grow = _bound_round(dag, budget, copies, dataclasses.replace(options, time_limit=left), hint, stop_at)
+        if res.bound >= best.bound or res.schedule is not None:
+            best = CpBound(max(res.bound, best.bound), res.status, 0.0, res.schedule or best.schedule)
+        if res.status != "OPTIMAL" or not grow or (stop_at is not None and best.bound >= stop_at - 1e-9):
+            break
+        copies = [min(c + GROW, n - v) if v in grow else c for v, c in enumerate(copies)]
+    best.seconds = time.perf_counter() - t0
+    return best
+
+
+def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions, hint: Schedule | None,
+                 stop_at: float | None) -> tuple[CpBound, set[int]]:
+    """One relaxed model with ``copies`` instances per unit: its bound, and the units whose merged instance
+    the solution uses at more than one event (where the relaxation may be below every schedule)."""
+    from ortools.sat.python import cp_model
+
+    t0 = time.perf_counter()
+    n = dag.n
+    cap = budget - dag.constant
+    g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
+    mem = [int(x) // g for x in dag.mem]
+    ws = [int(x) // g for x in dag.workspace]
+    cap //= g
+    if cap < 0:
+        raise InfeasibleError(f"no schedule fits {budget} bytes: the constant part needs {dag.constant}",
+                              dag.constant)
+    costs, scale = _int_costs(dag.cost, floor=True)
+    fits = hint is not None and hint.peak(dag) <= budget
+    instances = _hint_instances(dag, hint) if fits else None
+    if instances is not None:
+        copies = [max(c, len(sv)) for c, sv in zip(copies, instances[0])]
+    relax = frozenset(v for v in range(n) if copies[v] < n - v and not dag.no_recompute[v])
+    m, pres, start, end, serve, level = _build(cp_model, dag, copies, mem, ws, cap, cap, relax)
+    m.Minimize(sum(costs[v] * p for v in range(n) for p in pres[v][1:]))
+    fixed = sum(costs)
+    if instances is not None:
+        _add_hint(m, instances, pres, start, end, serve, copies)
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    if options.time_limit is not None:
+        prm.max_time_in_seconds = max(0.1, options.time_limit - (time.perf_counter() - t0))
+    prm.num_workers = options.threads or os.cpu_count() or 1
+    prm.random_seed = options.seed
+    prm.cp_model_presolve = options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS
+    if stop_at is not None:  # stop once the bound proves what is asked (model units, objective less fixed)
+        goal = stop_at * scale - fixed
+
+        def reached(b: float) -> None:
+            if b >= goal - 1e-9:
+                solver.stop_search()
+        solver.best_bound_callback = reached
+    status = solver.Solve(m)
+    name = solver.StatusName(status)
+    if status == cp_model.INFEASIBLE:
+        raise InfeasibleError(f"no schedule of the {n} units fits a budget of {budget} bytes (proven: CP-SAT "
+                              f"found a relaxation of every schedule infeasible)", None)
+    bound = max(float(dag.total_cost), (fixed + solver.BestObjectiveBound()) / scale)
+    found, grow = None, set()
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        cand = _extract(solver, dag, copies, pres, start, serve)
+        if cand.peak(dag) <= budget:
+            found = cand
+        uses: dict[int, int] = {}
+        for (u, _v, i, _j), x in serve.items():
+            if u in relax and i == copies[u] - 1 and solver.BooleanValue(x):
+                uses[u] = uses.get(u, 0) + 1
+        grow = {u for u, k in uses.items() if k > 1 and solver.BooleanValue(pres[u][copies[u] - 1])}
+    return CpBound(bound, name, time.perf_counter() - t0, found), grow
+
+def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int], cap: int, top: int,
+           relax: frozenset[int] = frozenset()):
+    """The CP-SAT model: (model, presences, starts, ends, serve literals, memory level). The memory level
+    is ``cap`` (a hard capacity) when ``top == cap``, else a variable in [cap, top].
+
+    Units in ``relax`` have their last instance *merged*: it stands for that computation and every later
+    one, costs one computation, and holds memory only at its own computation and at the computations it
+    serves (length-1 demands), not in between. Every schedule maps to a solution of that model at no
+    more cost and no more memory at any event, so its optimum is a lower bound for all schedules."""
+    n = dag.n
+    horizon = _event(n - 1, n - 1) + 1
+    m = cp_model.CpModel()
+    pres, start, end = [], [], []
+    ivs, dem = [], []
+    first: dict[int, cp_model.IntVar] = {}
+    for v in range(n):
+        pv, sv, ev = [], [], []
+        later = [_event(t, v) for t in range(v + 1, n)] or [_event(v, v)]
+        for c in range(copies[v]):
+            if c == 0:
+                p, s = m.NewConstant(1), m.NewConstant(_event(v, v))
+            else:
+                p = m.NewBoolVar(f"p{v}_{c}")
+                s = m.NewIntVarFromDomain(cp_model.Domain.FromValues(later), f"s{v}_{c}")
+                m.AddImplication(p, pv[-1])
+                # the previous instance is gone before the stage of this one starts: e(t, v) - v = e(t, 0)
+                m.Add(ev[-1] <= s - v).OnlyEnforceIf(p)
+            e = m.NewIntVar(0, horizon, f"e{v}_{c}")
+            if v in relax and c == copies[v] - 1:  # merged: resident from its computation to its first use,
+                m.Add(e >= s + 1)  # then only where it is used (length-1 demands below)
+                f = m.NewIntVar(0, horizon, f"f{v}_{c}")
+                first[v] = f
+                size = m.NewIntVar(1, horizon, f"l{v}_{c}")
+                iv = m.NewOptionalIntervalVar(s, size, f, p, f"m{v}_{c}")
+                if mem[v]:
+                    ivs.append(iv)
+                    dem.append(mem[v])
+            else:
+                size = m.NewIntVar(1, horizon, f"l{v}_{c}")
+                iv = m.NewOptionalIntervalVar(s, size, e, p, f"i{v}_{c}")
+                if mem[v]:
+                    ivs.append(iv)
+                    dem.append(mem[v])
+            if ws[v]:
+                ivs.append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, f"w{v}_{c}"))
+                dem.append(ws[v])
+            pv.append(p)
+            sv.append(s)
+            ev.append(e)
+        pres.append(pv)
+        start.append(sv)
+        end.append(ev)
+    serve: dict[tuple[int, int, int, int], cp_model.IntVar] = {}
+    firsts: dict[int, list] = {u: [] for u in first}
+    for u, v in dag.edges.tolist():
+        for j in range(copies[v]):
+            lits = []
+            for i in range(copies[u]):
+                x = m.NewBoolVar(f"x{u}_{v}_{i}_{j}")
+                m.AddImplication(x, pres[u][i])
+                m.Add(start[u][i] < start[v][j]).OnlyEnforceIf(x)
+                m.Add(end[u][i] > start[v][j]).OnlyEnforceIf(x)
+                if u in first and i == copies[u] - 1:  # the merged instance is resident at each use
+                    if mem[u]:
+                        ivs.append(m.NewOptionalFixedSizeIntervalVar(start[v][j], 1, x, f"r{u}_{v}_{j}"))
+                        dem.append(mem[u])
+                    m.Add(first[u] <= start[v][j]).OnlyEnforceIf(x)
+                    y = m.NewBoolVar(f"y{u}_{v}_{j}")  # its first use
+                    m.AddImplication(y, x)
+                    m.Add(first[u] == start[v][j]).OnlyEnforceIf(y)
+                    firsts[u].append(y)
+                serve[u, v, i, j] = x
+                lits.append(x)
+            if j == 0:
+                m.AddBoolOr(lits)
+            else:
+                m.AddBoolOr(lits).OnlyEnforceIf(pres[v][j])
+    for u, ys in firsts.items():  # a recomputation is used (removing one that is not costs nothing)
+        if ys and copies[u] > 1:
+            m.AddExactlyOne(ys + [pres[u][copies[u] - 1].Not()])
+    level = m.NewIntVar(cap, top, "level")
+    m.AddCumulative(ivs, dem, level)
+    return m, pres, start, end, serve, level
 
 
 def _report(sched: Schedule, dag: DAG, t0: float, name: str, bound_c: float | None, cp_objective: float | None,
@@ -286,6 +447,60 @@ def _add_hint(m, hint: tuple[list[list[int]], list[list[int]], dict], pres, star
         m.AddHint(x, served.get(key, False))
 
 
+CP_UNITS = 400
+"""Largest graph (units) on which checkmate runs its CP-SAT phases: above it the models are too large for
+the search to finish a round in a typical limit (ResNet50, 353 units: one C=3 model used all of 60 s)."""
+CP_NO_LIMIT = 120.0
+"""Seconds each CP-SAT phase of checkmate gets when checkmate has no time limit."""
+
+
+def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float, threads: int | None,
+                seconds: float | None, progress: Callable[[dict], None] | None = None
+                ) -> tuple[Schedule | None, float, str]:
+    """checkmate's CP-SAT phase, within ``seconds`` (None: CP_NO_LIMIT for each step): the model with at
+    most 2 computations per unit (Moccasin's C) from ``incumbent`` (half the time at most), then
+    ``cpsat_bound``'s rounds, started from the best schedule,
+    which stop once the bound is within ``gap`` of the best schedule's recomputation overhead. Returns the
+    best schedule (``incumbent`` when nothing is cheaper), a lower bound valid for all schedules (cost units;
+    the sum of costs when none was proven) and a note for the report. SolverError and time-outs are
+    notes, never raised; InfeasibleError (a proven infeasibility) is raised."""
+    t0 = time.perf_counter()
+    base = float(dag.total_cost)
+
+    def left(share: float = 1.0) -> float:
+        if seconds is None:
+            return CP_NO_LIMIT
+        return max(0.0, share * seconds - (time.perf_counter() - t0))
+
+    best = incumbent if incumbent is not None and incumbent.peak(dag) <= budget else None
+    notes = []
+    if left(0.5) >= 0.5:
+        try:
+            sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=left(0.5), threads=threads, copies=2),
+                                hint=best, progress=progress)
+            notes.append(f"C=2 model {sched.report['solver']}, cost {sched.cost(dag):g}")
+            if best is None or sched.cost(dag) < best.cost(dag):
+                best = sched
+        except SolverError as e:
+            notes.append(f"C=2 model: {e}")
+        except InfeasibleError:
+            if best is not None:
+                raise SolverError("CP-SAT proved no schedule fits while one does (a bug)") from None
+            notes.append("C=2 model infeasible")  # more computations may still fit: the bound decides
+    bound = base
+    if left() >= 0.5:
+        target = None if best is None else best.cost(dag) - gap * max(best.cost(dag) - base, 0.0)
+        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2), hint=best,
+                          stop_at=target)
+        bound = max(bound, res.bound)
+        notes.append(f"bound {res.bound:g} ({res.status}, {res.seconds:.1f} s)")
+        if res.schedule is not None and (best is None or res.schedule.cost(dag) < best.cost(dag)):
+            best = res.schedule
+    if best is not None:
+        best = Schedule(best.R, best.S, strategy=best.strategy or "cpsat")
+    return best, bound, "; ".join(notes)
+
+
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
     """The 'cpsat' strategy as the registry (backends/strategies.py) calls it. The cheapest baseline
     schedule that fits is the hint (looked for in at most a quarter of the time limit), and is returned when
@@ -308,4 +523,4 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     return sched
 
 
-__all__ = ["CpSatOptions", "solve_cpsat", "cpsat_strategy"]
+__all__ = ["CpSatOptions", "CpBound", "solve_cpsat", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]

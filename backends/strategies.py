@@ -10,6 +10,7 @@ Other strategies (e.g. a CP-SAT model) join with ``register``.
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +24,7 @@ from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.solver_api import Clock, Progress, SolverBackend
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
-from .cpsat import CpSatOptions, cpsat_strategy
+from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
 
 StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
@@ -44,8 +45,6 @@ def backend(name: str) -> SolverBackend:
     if name == "highs":
         return HighsBackend()
     if name == "gurobi":
-        import importlib.util
-
         from .gurobi import GurobiBackend
         if importlib.util.find_spec("gurobipy") is None:
             raise SolverError("gurobipy is not installed; pip install remc[gurobi]")
@@ -54,11 +53,23 @@ def backend(name: str) -> SolverBackend:
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
+    """Baselines, then (OR-Tools installed, at most CP_UNITS units) CP-SAT's schedule and its bound valid for
+    all schedules (``cpsat_phase``, ``cpsat_share`` of the time left), then the MILP from the best schedule,
+    skipped when CP-SAT's bound already proves it within the gap."""
     assert budget is not None
     clock = Clock(o.time_limit)
     incumbent = best_baseline(dag, budget, deadline=clock.deadline)
-    return _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
-                            progress=progress, clock=clock)
+    bounds: dict[str, float] = {}
+    note = "not run"
+    if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None:
+        left = clock.left()
+        incumbent, bounds["cp-sat"], note = cpsat_phase(
+            dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
+            seconds=None if left is None else o.cpsat_share * left)
+    sched = _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
+                             progress=progress, clock=clock, bounds=bounds)
+    sched.report.extras["cp_sat"] = note
+    return sched
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:

@@ -38,7 +38,7 @@ MIN_MILP_SECONDS = 1.0
 
 def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *, mip: SolverBackend,
                lp: SolverBackend, incumbent: Schedule | None = None, progress: Progress | None = None,
-               clock: Clock | None = None) -> Schedule:
+               clock: Clock | None = None, bounds: dict[str, float] | None = None) -> Schedule:
     """The least-cost frontier-advancing schedule of ``dag`` whose peak fits ``budget`` bytes (MILP solved by
     backend ``mip``; approx's LP by ``lp``), anytime: the best schedule in hand when time runs out.
 
@@ -63,7 +63,9 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     float memory unit) is never returned: the model is solved again with the budget lowered by the
     excess (at most MAX_RETRIES times; ``budget_retries`` in the report). The report's ``bound`` is the
     best proven one and ``bound_source`` says which: "solver" (the MILP's dual bound), "lp" (approx's LP
-    relaxation) or "sum of costs" (each unit runs at least once). Raises InfeasibleError (with a proven
+    relaxation), "sum of costs" (each unit runs at least once) or a name of ``bounds`` (lower bounds
+    proven by the caller, e.g. CP-SAT's; when one already proves ``seed`` within the gap, neither approx
+    nor the MILP runs). Raises InfeasibleError (with a proven
     lower bound on the least feasible budget) when no schedule fits, SolverError when no schedule was found
     or the solver returned an unusable one.
     """
@@ -74,15 +76,19 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     base = float(dag.cost.sum())
     seed, seed_note = _pick(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
     lp_bound, approx_note = -math.inf, "not run"
-    if o.warm_start and (seed is None or seed.cost(dag) > base * (1 + 1e-12)):
+    given = dict(bounds or {})
+    proven = seed is not None and _within_gap(seed.cost(dag), max(given.values(), default=base), base, o.gap)
+    if o.warm_start and not proven and (seed is None or seed.cost(dag) > base * (1 + 1e-12)):
         sched, lp_bound, approx_note = _approx_seed(dag, budget, o, lp, seed, progress, clock)
         if sched is not None:
             seed, seed_note = _pick(dag, budget, [("incumbent", seed), ("approx", sched)])
-    sources = {"lp": lp_bound, "sum of costs": base}
+    sources = {"lp": lp_bound, "sum of costs": base, **given}
     extras: dict = dict(incumbent=seed_note, approx=approx_note, solver=o.solver)
     res, model, retries = None, None, 0
     if seed is not None and seed.cost(dag) <= base * (1 + 1e-12):
         extras["milp"] = "not needed (nothing is recomputed)"
+    elif proven:
+        extras["milp"] = f"not needed (the gap is closed by the {', '.join(given)} bound)"
     elif model_columns(dag) > MAX_MILP_COLUMNS:
         extras["milp"] = f"not built ({model_columns(dag)} columns > {MAX_MILP_COLUMNS})"
     elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:
@@ -103,6 +109,11 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
         raise SolverError(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
                           + (f" (time limit {o.time_limit:g} s)" if o.time_limit else ""))
     return _finish(dag, budget, seed, base, sources, extras, o, clock, res)
+
+
+def _within_gap(cost: float, bound: float, base: float, gap: float) -> bool:
+    """Whether ``bound`` proves ``cost`` within ``gap`` of the recomputation overhead (cost - ``base``)."""
+    return cost - bound <= gap * max(cost - base, 0.0) + 1e-9 * max(abs(cost), 1.0)
 
 
 def _finish(dag: DAG, budget: int, seed: Schedule, base: float, sources: dict, extras: dict,

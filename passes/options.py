@@ -43,6 +43,9 @@ class CheckmateOptions:
     """Start from approx's schedule (LP rounding and local search)."""
     approx_share: float = 0.3
     """Share of ``time_limit`` that approx's local search may use inside checkmate."""
+    cpsat_share: float = 0.7
+    """Share of the time left after the baselines that checkmate's CP-SAT phase may use (with OR-Tools
+    installed, on graphs of at most backends.cpsat.CP_UNITS units); 0 turns it off."""
 
     def __post_init__(self) -> None:
         check_time_limit(self.time_limit)
@@ -57,6 +60,8 @@ class CheckmateOptions:
             raise RemcError(f"memory_form must be 'auto', 'dense' or 'recurrence', got {self.memory_form!r}")
         if not 0 < self.approx_share <= 1:
             raise RemcError(f"approx_share must be in (0, 1], got {self.approx_share!r}")
+        if not 0 <= self.cpsat_share <= 1:
+            raise RemcError(f"cpsat_share must be in [0, 1], got {self.cpsat_share!r}")
 
 
 @dataclass(frozen=True)

@@ -88,3 +88,63 @@ def test_cli_solve_with_cpsat(tmp_path) -> None:
     rep = json.loads(res.stdout)
     assert rep["strategy"] == "cpsat" and rep["peak"] <= budget and plan.exists()
     assert rep["cost"] <= ref + 1e-9
+
+
+@pytest.mark.parametrize("seed", [2, 11])
+def test_relaxed_bound_never_above_the_optimum(seed: int) -> None:
+    """Every round of cpsat_bound is a relaxation of all schedules: one round with a single merged instance
+    per unit (the loosest) and the full rounds are at or below exhaustive search; when the rounds end with
+    a schedule, it is optimal."""
+    from remc.backends.cpsat import cpsat_bound
+
+    closed = 0
+    for dag in tiny_cases(8, seed):
+        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                with pytest.raises(InfeasibleError):  # infeasible relaxation only where nothing fits
+                    cpsat_bound(dag, budget, CpSatOptions(copies=dag.n, threads=1, time_limit=60))
+                break
+            loose = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), rounds=1)
+            assert loose.bound <= best + 1e-9
+            full = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60))
+            assert loose.bound - 1e-9 <= full.bound <= best + 1e-9
+            if full.schedule is not None:
+                s = full.schedule
+                assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+                if full.status == "OPTIMAL" and s.cost(dag) <= full.bound + 1e-9:
+                    assert s.cost(dag) == pytest.approx(best)
+                    closed += 1
+    assert closed > 0
+
+
+def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
+    """checkmate's CP-SAT phase: the schedule is exhaustive search's optimum and the report's bound comes from
+    CP-SAT when the MILP was not needed."""
+    from remc.backends.strategies import make_options, solve
+
+    proved = 0
+    for dag in tiny_cases(6, 5):
+        top = checkpoint_all(dag).peak(dag)
+        for budget in range(top - 1, -1, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            s = solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=60))
+            assert s.cost(dag) == pytest.approx(best) and s.peak(dag) <= budget
+            assert s.report.status == "optimal" and s.report.bound <= best + 1e-9
+            proved += s.report.extras["milp"].startswith("not needed (the gap is closed by the cp-sat")
+    assert proved > 0
+
+
+def test_integer_costs_are_exact_when_they_fit() -> None:
+    """Integral costs above 2^40 (Moccasin's FCN8: up to 1.6e12) are kept exact (divided by their gcd), so a
+    bound is not rounded below the optimum; non-integral ones are rounded down for a bound."""
+    from remc.backends.cpsat import _int_costs
+
+    big = np.array([1_624_437_161_984.0, 298_366_009_344.0, 0.0, 13_985_906_688.0])
+    ints, scale = _int_costs(big)
+    assert [c / scale for c in ints] == big.tolist()
+    frac = np.array([0.5, 1.25, 3.0])
+    ints, scale = _int_costs(frac, floor=True)
+    assert all(c / scale <= x for c, x in zip(ints, frac))

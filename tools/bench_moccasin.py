@@ -218,7 +218,7 @@ def run_remc(graph: Path, budget: int, strategy: str, time_limit: float, grace: 
 
 def _failure(msg: str) -> str:
     """How a failed remc run is listed: a proven infeasibility, or no schedule (anything else)."""
-    if "proven lower bound" in msg or "no schedule of this graph can need less" in msg:
+    if "proven lower bound" in msg or "no schedule of this graph can need less" in msg or "(proven:" in msg:
         return "infeasible (proven)"
     return "infeasible (C=3)" if "computations per unit fits" in msg else "no schedule"
 
@@ -334,6 +334,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.render:
         print(render(merge([json.loads(p.read_text()) for p in args.render])), end="")
         return 0
+    if "/" in args.python:  # Moccasin runs in a temporary folder: relative paths would not resolve there
+        args.python = str(Path(args.python).absolute())
+    if args.moccasin:
+        args.moccasin = args.moccasin.absolute()
     tools = [t for t in args.tools.split(",") if t]
     if any(t not in TOOLS for t in tools):
         p.error(f"--tools: choose among {', '.join(TOOLS)}")
