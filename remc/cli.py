@@ -231,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "against it)")
     r.add_argument("--plan", help="the plan the graph was lowered from (for predicted peak and cost)")
     r.add_argument("--iters", type=_count, default=10)
+    r.add_argument("--batch", type=_count, help="bind the symbolic batch dimension of the inputs")
     r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
                    "(default with --plan: the plan's budget); the run fails when it needs more")
     r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")

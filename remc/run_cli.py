@@ -10,8 +10,8 @@ from .ir.sizes import format_size
 
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
-              iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True
-              ) -> dict[str, Any]:
+              iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True,
+              batch: int | None = None) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
     ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
@@ -20,14 +20,15 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     (unless ``use_plan_budget`` is False). ``measured_peak`` is the arena's largest bytes held (what the
     cap limits) plus the bytes outside it; ``measured_in_use`` the profiler's ``mem_in_use_peak`` plus the
     same; ``predicted_peak`` the replayed arena (``remc.fit.predict``) on the same terms. The report carries
-    an ``error`` when the outputs differ from the reference.
+    an ``error`` when the outputs differ from the reference. ``batch`` binds a symbolic batch dimension of
+    the inputs of both graphs (ModelError naming the input when one is dynamic and ``batch`` is None).
     """
     from .backends import runtime
     from .fit import predict
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = load_model(model, with_data=True)
+    proto = _bound(load_model(model, with_data=True), batch)
     rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
                            "outputs_match": None, "budget": None}
     if plan:
@@ -56,7 +57,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                              cuda_graph=True)
         rep["median_seconds_cuda_graph"] = cg.median_seconds
     if compare:
-        ref_proto = load_model(compare, with_data=True)
+        ref_proto = _bound(load_model(compare, with_data=True), batch)
         rep.update(_randomness(ref_proto))
         ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
@@ -71,6 +72,16 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                                  f"(e.g. {rep['unseeded_random_nodes'][0]!r}), so every session draws other "
                                  "numbers: rebuild the training graph with remc grad")
     return rep
+
+
+def _bound(model: Any, batch: int | None) -> Any:
+    """``model`` with its symbolic batch dimension bound to ``batch``; ModelError (with the --batch hint) when
+    an input is dynamic and ``batch`` is None."""
+    from .ir.onnx_io import bind_batch
+    inits = {t.name for t in model.graph.initializer}
+    dynamic = any(not d.HasField("dim_value") or d.dim_value <= 0 for vi in model.graph.input if vi.name not in inits
+                  for d in vi.type.tensor_type.shape.dim)
+    return bind_batch(model, batch) if batch is not None or dynamic else model
 
 
 def _randomness(model: Any) -> dict[str, Any]:
@@ -113,7 +124,8 @@ def run_command(args: argparse.Namespace) -> int:
         if path is not None:
             check_readable(Path(path))
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
-                    mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False))
+                    mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
+                    batch=getattr(args, "batch", None))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
