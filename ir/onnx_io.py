@@ -261,7 +261,7 @@ def build_graph(model: onnx.ModelProto) -> Graph:
     return Graph(g.name or "graph", nodes, inputs, params, outputs, values, model)
 
 
-_FIELD_OF_DTYPE = {onnx.TensorProto.FLOAT: "float_data", onnx.TensorProto.DOUBLE: "double_data",
+_FIELD_OF_DTYPE: dict[int, str] = {onnx.TensorProto.FLOAT: "float_data", onnx.TensorProto.DOUBLE: "double_data",
                  onnx.TensorProto.INT64: "int64_data", onnx.TensorProto.UINT64: "uint64_data"}
 
 
