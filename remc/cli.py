@@ -166,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--device", choices=("cpu", "cuda"),
                      help="check as if the plan were compiled for this device (default: the plan's own "
                           "'device' line; its kernel scratch is part of the workspace)")
+    chk.add_argument("--live-only", action="store_true",
+                     help="check remc's live-bytes model only, not the lowered graph's replayed ONNX Runtime arena "
+                          "(as compile --no-fit does)")
     chk.set_defaults(func=cmd_plan_check)
 
     o = sub.add_parser("opt", help="run passes on a textual input and print the textual output (for tests)")
@@ -490,12 +493,22 @@ def _allocation(plan: Any) -> Any:
 
 def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
-    from .plancheck import check_plan
+    from .plancheck import check_plan_on_device
     plan = parse_plan(_read_text(args.file))
-    sim = check_plan(plan, args.graph, args.batch, args.device, budget=args.budget or plan.budget)
+    chk = check_plan_on_device(plan, args.graph, args.batch, args.device, budget=args.budget or plan.budget,
+                               arena=not args.live_only)
+    sim, budget = chk.sim, chk.budget
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
-          f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "
+          f"{format_size(budget) if budget else 'no budget'} in remc's live-bytes model, "
           f"cost {sim.cost:.6g}, {int(sum(sim.recomputes.values()))} recomputations")
+    if chk.arena is not None:
+        p = chk.arena
+        print(f"ok: on ONNX Runtime {chk.device} the lowered graph needs {format_size(p.total)} ({p.total} bytes: "
+              f"replayed arena {p.arena} + {p.outside} outside it) within the budget"
+              + ("" if p.kernel_measured else "; kernel scratch not measured (no such device here)"))
+    else:
+        print("not checked: ONNX Runtime's arena (" + ("--live-only" if args.live_only else "the plan has no budget")
+              + "); a run under a cap of the budget may need more")
     return 0
 
 
