@@ -17,9 +17,10 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
     capped at it less the bytes the graph holds outside the arena (fed inputs; on CPU the initializers used
     in place: ``runtime.outside_bytes``). With a ``plan`` and no ``mem_limit`` the plan's budget is the cap
-    (unless ``use_plan_budget`` is False). ``measured_peak`` is the arena's largest bytes held (what the
-    cap limits) plus the bytes outside it; ``measured_in_use`` the profiler's ``mem_in_use_peak`` plus the
-    same; ``predicted_peak`` the replayed arena (``remc.fit.predict``) on the same terms. The report carries
+    (unless ``use_plan_budget`` is False). ``measured_peak`` is the profiler's ``mem_in_use_peak`` plus the
+    bytes outside the arena, ``predicted_peak`` the replayed arena's (``remc.fit.predict``) on the same
+    terms; ``predicted_held`` the least cap the replay runs under (under a cap, the CPU arena is one region
+    of the whole cap, so the bytes it holds are the cap). The report carries
     an ``error`` when the outputs differ from the reference. ``batch`` binds a symbolic batch dimension of
     the inputs of both graphs (ModelError naming the input when one is dynamic and ``batch`` is None).
     """
@@ -35,21 +36,20 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
         rep.update(_predicted(plan, compare, device))
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
-    pred = predict(proto, device)
-    rep.update(predicted_peak=pred.in_use_total if device.startswith("cuda") else pred.total,
+    cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
+    pred = predict(proto, device, cap=cap)
+    rep.update(predicted_peak=pred.in_use_total,
                predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
                mem_limit=mem_limit)
-    cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
     rep["arena_cap"] = cap
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap)
     out = res.outside_bytes
     held = None if res.held_peak is None else res.held_peak + out
     in_use = None if res.measured_peak is None else res.measured_peak + out
-    # CPU (kSameAsRequested): the regions held are what the cap limits, deterministic; CUDA (kNextPowerOfTwo):
-    # under a cap the last region is cut to the cap, so bytes held say little and bytes in use are the peak
-    cuda = device.startswith("cuda")
-    rep.update(measured_peak=in_use if cuda else held, measured_held=held, measured_in_use=in_use,
+    # under a cap the CPU arena is one region of the cap and CUDA's last region is cut to it: bytes held say
+    # little, bytes in use are the peak
+    rep.update(measured_peak=in_use, measured_held=held, measured_in_use=in_use,
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
     if device.startswith("cuda"):
@@ -146,10 +146,9 @@ def format_run(rep: dict[str, Any]) -> str:
     if rep["measured_peak"] is not None:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
                      f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
-                     f"{format_size(rep['outside_arena'])} of it outside the arena; arena held "
-                     f"{format_size(rep['measured_held'])} vs {format_size(rep['predicted_held'])}, in use "
-                     f"{format_size(rep['measured_in_use'])} vs {format_size(rep['predicted_in_use'])} "
-                     f"({rep['peak_method']})")
+                     f"{format_size(rep['outside_arena'])} of it outside the arena ({rep['peak_method']}); the "
+                     f"replayed arena needs a cap of {format_size(rep['predicted_held'])} ({rep['predicted_held']} "
+                     f"bytes)")
         lim = [f"budget {format_size(budget)}" if budget is not None else "",
                f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
         lines.append("  " + ", ".join(x for x in lim if x))
