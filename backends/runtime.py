@@ -28,7 +28,7 @@ Peak memory is ONNX Runtime's own accounting of its arena (``measure_peak``):
   (unrounded), ``mem_arena_held`` and ``mem_in_use_delta``, ``mem_requested_in_use_delta``,
   ``mem_arena_held_delta``. The measured peak is the largest ``mem_in_use_peak``.
 - ``method="bisect"``: the least arena limit under which one run succeeds: on CPU a process-wide CPU
-  arena registered with ``OrtArenaCfg(max_mem, kSameAsRequested)`` and the session entry
+  arena registered with ``OrtArenaCfg`` (``register_cpu_arena``: one region of the whole limit) and the session entry
   ``session.use_env_allocators=1`` (re-registering in-process works: each probe is a new session); on
   CUDA ``gpu_mem_limit`` with ``arena_extend_strategy=kNextPowerOfTwo`` (``CUDA_ARENA_EXTEND``; the
   last region is cut to what the limit leaves). Exceeding the limit raises

@@ -33,7 +33,11 @@ Which tensors the arena sees (``graph_events``), from ONNX Runtime's allocation 
   so do outputs nothing reads; graph inputs fed by the caller and initializers (and Constant nodes, which
   become initializers) are not arena chunks on CPU (``initializers_reserved`` puts them in as a reserve,
   as CUDA does);
-- a kernel's scratch (``scratch(node)``) is allocated after its outputs and freed when the node ends.
+- a kernel's scratch (``scratch(node)``) is allocated after its outputs and freed when the node ends,
+  except CPU ``Where``'s two selections, allocated before its output (``NodeEvents.before``).
+
+remc's capped CPU sessions use ``kNextPowerOfTwo`` with an initial chunk of the whole limit
+(``ArenaConfig.initial_chunk_is_limit``): one region, so malloc's addresses never break a tie.
 
 A run is replayed until it adds no region (a later run starts from the regions the earlier ones left,
 all chunks free), since the cap applies to every run. The module imports nothing of ONNX Runtime.
