@@ -362,7 +362,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 run(rest, state)
                 fit = None
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
-                fit = compile_fit(rest, state, device=args.device, verify=args.verify)
+                from .progress import fit_round_note
+                fit = compile_fit(rest, state, device=args.device, verify=args.verify,
+                                  on_round=fit_round_note(progress))
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:

@@ -90,13 +90,15 @@ class FitReport:
 
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
-                max_rounds: int = 12, on_pass: Callable | None = None) -> FitReport:
+                max_rounds: int = 12, on_pass: Callable | None = None,
+                on_round: Callable[[dict[str, Any]], None] | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
     least 0.5% of the budget), or, once a solver budget proved infeasible for the strategy, the midpoint
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
-    rounds find no plan that fits."""
+    rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
+    the need that made it necessary, the budget and the new solver budget."""
     budget = int(state.budget)
     run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
@@ -133,6 +135,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                 f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})")
             state.budget = new
             report.solver_budget = new
+            if on_round is not None:
+                on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
                 run(passes[-3:], state, on_pass=on_pass)
                 break
