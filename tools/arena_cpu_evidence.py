@@ -66,8 +66,9 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
             rows.append(row)
             continue
         p = fit.prediction
+        at_cap = predict(s.lowered, "cpu", cap=runtime.arena_cap(s.lowered, "cpu", budget))  # in use under the cap
         row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget, live_peak=int(s.sim.peak),
-                   predicted=p.total, predicted_in_use=p.in_use_total, seconds=time.perf_counter() - t0)
+                   predicted=p.total, predicted_in_use=at_cap.in_use_total, seconds=time.perf_counter() - t0)
         row.update(measure_under_cap(s.lowered, budget))
         rows.append(row)
     ref = measure_under_cap(train, budget)
