@@ -84,7 +84,10 @@ def device_tag(device: str) -> str:
 
 def _cache_key(sig: dict, device: str) -> str:
     import onnxruntime
-    blob = json.dumps({"sig": sig, "device": device_tag(device), "ort": onnxruntime.__version__}, sort_keys=True)
+    tag = device_tag(device)
+    if not device.startswith("cpu") and runtime.CUDNN_CONV_ALGO_SEARCH != "HEURISTIC":
+        tag += f"/cudnn={runtime.CUDNN_CONV_ALGO_SEARCH}"  # another algorithm: other times and workspaces
+    blob = json.dumps({"sig": sig, "device": tag, "ort": onnxruntime.__version__}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
 

@@ -185,11 +185,18 @@ out of memory under it, and ran under the same limit with power-of-two regions (
 gpu_h100_e_arena_probe.json, ResNet50: 1.78 GB measured under a 2.39 GB limit)."""
 
 
+CUDNN_CONV_ALGO_SEARCH = "HEURISTIC"
+"""cuDNN's convolution algorithm search in remc's CUDA sessions (with ``cudnn_conv_use_max_workspace=0``):
+HEURISTIC picks by cuDNN's heuristics without trial runs, so a signature's workspace is the same in every
+session (kernel memory measured once per signature holds); ``tools/gpu_arena_evidence.py --cudnn``
+compares it with DEFAULT (implicit-precomputed GEMM, little workspace) and EXHAUSTIVE."""
+
+
 def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
                   arena_extend: str | None = None) -> dict[str, str]:
     opts = {
         "device_id": str(device_id),
-        "cudnn_conv_algo_search": "HEURISTIC",
+        "cudnn_conv_algo_search": CUDNN_CONV_ALGO_SEARCH,
         "cudnn_conv_use_max_workspace": "0",
         "arena_extend_strategy": arena_extend or CUDA_ARENA_EXTEND,
     }
@@ -200,24 +207,41 @@ def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
     return opts
 
 
+CUDA_ONE_REGION = False
+"""Under a ``mem_limit`` on CUDA, give the session an arena whose first region is the whole limit
+(``register_cuda_arena``; up to ``passes.arena.ONE_REGION_MAX``), so recomputation's frees coalesce
+instead of being scattered over power-of-two regions. An experiment (``tools/gpu_arena_evidence.py
+--one-region``); ``arena_config`` replays the same."""
+
+
+def register_cuda_arena(limit: int, device_id: int = 0) -> None:
+    """Register a process-wide CUDA arena for sessions made with ``session.use_env_allocators``: at most
+    ``limit`` bytes, its first region ``min(limit, ONE_REGION_MAX)`` bytes, growing by powers of two."""
+    from remc.passes.arena import ONE_REGION_MAX
+    info = ort.OrtMemoryInfo("Cuda", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, device_id, ort.OrtMemType.DEFAULT)
+    first = min(int(limit), ONE_REGION_MAX) // 256 * 256
+    cfg = ort.OrtArenaCfg({"max_mem": int(limit), "arena_extend_strategy": 0, "initial_chunk_size_bytes": first})
+    ort.create_and_register_allocator_v2("CUDAExecutionProvider", info, {"device_id": str(device_id)}, cfg)
+
+
 def register_cpu_arena(limit: int, *, one_region: bool = True) -> None:
     """Register the process-wide CPU arena used by sessions made with ``mem_limit`` on CPU, at most ``limit``
     bytes (the arena rounds it down to 256 bytes). Registering again replaces it for sessions created
     afterwards; existing sessions keep theirs.
 
-    ``one_region``: ``kNextPowerOfTwo`` with ``initial_chunk_size_bytes`` = the limit (up to 2 GiB), so the first
+    ``one_region``: ``kNextPowerOfTwo`` with ``initial_chunk_size_bytes`` = the limit (up to ``ONE_REGION_MAX``), so the first
     request takes one region of the whole limit and the arena never extends. Whether a run fits is then
     decided by the arena alone: with regions of the requested size (``kSameAsRequested``, ``one_region``
     False) a tie between equal free chunks goes to the lower of malloc's addresses, which vary from one
     session to the next (measured: ResNet50 and MobileNetV2 at test size needed different caps in sessions
     of one process, with 1 or 2 threads; one region: the same cap in every session).
     """
-    from remc.passes.arena import MAX_INITIAL_CHUNK
+    from remc.passes.arena import ONE_REGION_MAX
     info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
     opts = {"max_mem": int(limit), "arena_extend_strategy": 1}
     if one_region:
         opts = {"max_mem": int(limit), "arena_extend_strategy": 0,
-                "initial_chunk_size_bytes": int(min(limit, MAX_INITIAL_CHUNK))}
+                "initial_chunk_size_bytes": min(int(limit), ONE_REGION_MAX) // 256 * 256}
     ort.create_and_register_allocator(info, ort.OrtArenaCfg(opts))
 
 
@@ -262,6 +286,9 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
         require_cuda()
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
         providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph, arena_extend))]
+        if CUDA_ONE_REGION and mem_limit is not None and arena_extend is None:
+            register_cuda_arena(mem_limit, device_id)
+            so.add_session_config_entry("session.use_env_allocators", "1")
     else:
         if cuda_graph:
             raise ValueError("cuda_graph needs device 'cuda'")
@@ -726,9 +753,9 @@ def arena_config(device: str, limit: int | None = None):
     from remc.passes.arena import ArenaConfig
     kind, _ = parse_device(device)
     if kind == "cuda":
-        return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True)
+        return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True, one_region=CUDA_ONE_REGION)
     # register_cpu_arena: one region of the whole limit, so malloc's addresses never break a tie
-    return ArenaConfig(extend="kNextPowerOfTwo", limit=limit, initial_chunk_is_limit=True)
+    return ArenaConfig(extend="kNextPowerOfTwo", limit=limit, one_region=True)
 
 
 def _initializer_names(model: onnx.ModelProto) -> set[str]:

@@ -9,8 +9,14 @@ the device, allocated by ONNX Runtime from its arena, which ``mem_limit`` caps. 
 is copied to the host each step. From the second step on, the carried state lives in that arena, so the
 cap covers weights, gradients, optimizer state and activations, as remc's budget does.
 
-Not done here: CUDA graph capture, which needs every bound buffer at a fixed address, while the state
-alternates between the buffers of the previous and of the current step.
+With ``fixed_buffers`` every bound value has a fixed address instead: the state lives in two buffer sets
+A and B allocated once, outside the session's arena; even steps read A and write B, odd steps read B and
+write A (two IOBindings); data feeds are copied into fixed buffers (``OrtValue.update_inplace``) and
+every other output goes to a fixed buffer. This is what CUDA graph capture needs: with ``cuda_graph``
+the session is made with ``enable_cuda_graph`` and each parity is its own graph (run option
+``gpu_graph_id`` 0 or 1), captured after ONNX Runtime's warm-up runs and replayed from then on. The
+buffers outside the arena (``fixed_bytes``: both state sets, the data, the other outputs) count
+against the cap: the session's arena gets ``mem_limit - fixed_bytes``.
 """
 from __future__ import annotations
 
@@ -88,19 +94,82 @@ class Trainer:
     """Runs training steps of one step graph with its state on the device (module docstring)."""
 
     def __init__(self, model: onnx.ModelProto, device: str = "cpu", *, mem_limit: int | None = None,
-                 profile_dir: str | None = None, threads: int | None = None) -> None:
+                 profile_dir: str | None = None, threads: int | None = None, fixed_buffers: bool = False,
+                 cuda_graph: bool = False) -> None:
         stripped, initial = split_state(model)
         self.kind, self.device_id = parse_device(device)
+        if cuda_graph and self.kind != "cuda":
+            raise ModelError("CUDA graph capture needs --device cuda")
+        self.fixed = fixed_buffers or cuda_graph
+        self.cuda_graph = cuda_graph
         self.device, self.mem_limit = device, mem_limit
-        self.session = make_session(stripped, device, mem_limit=mem_limit, threads=threads, log_level=4,
-                                    profile=profile_dir is not None,
+        self.state = {k: self._to_device(v) for k, v in initial.items()}
+        self.state_bytes = int(sum(v.nbytes for v in initial.values()))
+        types = static_types(stripped)
+        outputs = [o.name for o in stripped.graph.output]
+        if "loss" not in outputs:
+            raise ModelError("the step graph has no 'loss' output")
+        self.fixed_bytes = 0
+        if self.fixed:
+            self.fixed_bytes = self._fixed_bytes(stripped, types, initial)
+            if mem_limit is not None and mem_limit <= self.fixed_bytes:
+                from .runtime import OutOfMemory
+                raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the "
+                                  f"fixed buffers ({self.fixed_bytes} bytes: two sets of state, data, outputs)",
+                                  limit=mem_limit)
+        arena_limit = mem_limit - self.fixed_bytes if mem_limit is not None else None
+        self.session = make_session(stripped, device, mem_limit=arena_limit, threads=threads, log_level=4,
+                                    profile=profile_dir is not None, cuda_graph=cuda_graph,
                                     profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
         self.output_names = [o.name for o in self.session.get_outputs()]
         self.data_names = [i.name for i in self.session.get_inputs() if i.name not in initial]
-        self.state = {k: self._to_device(v) for k, v in initial.items()}
-        self.state_bytes = int(sum(v.nbytes for v in initial.values()))
-        if "loss" not in self.output_names:
-            raise ModelError("the step graph has no 'loss' output")
+        self.steps_done = 0
+        if self.fixed:
+            self._make_bindings(types)
+
+    @staticmethod
+    def _fixed_bytes(model: onnx.ModelProto, types: dict, initial: Mapping[str, np.ndarray]) -> int:
+        carried = {n + UPDATED_SUFFIX for n in initial}
+        data = sum(types[i.name].nbytes for i in model.graph.input if i.name not in initial and i.name in types)
+        other = sum(types[o.name].nbytes for o in model.graph.output if o.name not in carried and o.name in types)
+        return int(2 * sum(v.nbytes for v in initial.values()) + data + other)
+
+    def _empty(self, shape, dtype) -> ort.OrtValue:
+        if self.kind == "cpu":
+            return ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, dtype=dtype))
+        return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype, "cuda", self.device_id)
+
+    def _make_bindings(self, types: dict) -> None:
+        """Two state sets, fixed data and output buffers, and one IOBinding per step parity."""
+        other = {n: self.state[n] for n in self.state}
+        second = {n: self._to_device(np.zeros(v.shape(), dtype=v.numpy().dtype)) for n, v in other.items()}
+        self.sets = [other, second]
+        self.data_bufs: dict[str, ort.OrtValue] = {}
+        for name in self.data_names:
+            t = types.get(name)
+            if t is None:
+                raise ModelError(f"graph input {name!r} has no static shape (needed for fixed buffers)")
+            self.data_bufs[name] = self._empty(t.shape, helper.tensor_dtype_to_np_dtype(t.elem_type))
+        self.out_bufs: dict[str, ort.OrtValue] = {}
+        for name in self.output_names:
+            if name.endswith(UPDATED_SUFFIX) and name[: -len(UPDATED_SUFFIX)] in self.state:
+                continue
+            t = types.get(name)
+            if t is None:
+                raise ModelError(f"graph output {name!r} has no static shape (needed for fixed buffers)")
+            self.out_bufs[name] = self._empty(t.shape, helper.tensor_dtype_to_np_dtype(t.elem_type))
+        self.bindings = []
+        for parity in (0, 1):
+            b = self.session.io_binding()
+            for name, ov in self.data_bufs.items():
+                b.bind_ortvalue_input(name, ov)
+            for name, ov in self.sets[parity].items():
+                b.bind_ortvalue_input(name, ov)
+            for name in self.output_names:
+                base = name[: -len(UPDATED_SUFFIX)] if name.endswith(UPDATED_SUFFIX) else None
+                ov = self.sets[1 - parity][base] if base in self.state else self.out_bufs[name]
+                b.bind_ortvalue_output(name, ov)
+            self.bindings.append(b)
 
     def _to_device(self, arr: np.ndarray) -> ort.OrtValue:
         arr = np.ascontiguousarray(arr)
@@ -110,6 +179,8 @@ class Trainer:
 
     def step(self, feeds: Mapping[str, np.ndarray]) -> float:
         """One training step on ``feeds`` (the data inputs); the state advances; returns the loss."""
+        if self.fixed:
+            return self._fixed_step(feeds)
         binding = self.session.io_binding()
         keep = []
         for name in self.data_names:
@@ -133,6 +204,25 @@ class Trainer:
             self.state[name] = outs[name + UPDATED_SUFFIX]
         return float(outs["loss"].numpy())
 
+    def _fixed_step(self, feeds: Mapping[str, np.ndarray]) -> float:
+        parity = self.steps_done % 2
+        for name, ov in self.data_bufs.items():
+            if name not in feeds:
+                raise ModelError(f"no feed for graph input {name!r}")
+            ov.update_inplace(np.ascontiguousarray(feeds[name]))
+        opts = None
+        if self.cuda_graph:
+            opts = ort.RunOptions()
+            opts.add_run_config_entry("gpu_graph_id", str(parity))
+        try:
+            self.session.run_with_iobinding(self.bindings[parity], opts)
+        except Exception as exc:
+            raise _failure(exc, self.device, self.mem_limit, "running a training step") from exc
+        self.bindings[parity].synchronize_outputs()
+        self.steps_done += 1
+        self.state = self.sets[1 - parity]
+        return float(self.out_bufs["loss"].numpy())
+
     def state_numpy(self) -> dict[str, np.ndarray]:
         """The carried state, copied to the host."""
         return {k: v.numpy() for k, v in self.state.items()}
@@ -140,9 +230,12 @@ class Trainer:
 
 def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu", *,
           mem_limit: int | None = None, threads: int | None = None,
-          on_step: Callable[[int, float, float], None] | None = None) -> TrainResult:
-    """Run ``steps`` training steps; ``on_step(k, loss, seconds)`` after each (progress)."""
-    trainer = Trainer(model, device, mem_limit=mem_limit, threads=threads)
+          on_step: Callable[[int, float, float], None] | None = None, fixed_buffers: bool = False,
+          cuda_graph: bool = False) -> TrainResult:
+    """Run ``steps`` training steps; ``on_step(k, loss, seconds)`` after each (progress). ``fixed_buffers``
+    and ``cuda_graph``: see the module docstring."""
+    trainer = Trainer(model, device, mem_limit=mem_limit, threads=threads, fixed_buffers=fixed_buffers,
+                      cuda_graph=cuda_graph)
     losses, times = [], []
     for k in range(steps):
         data = feeds(k)

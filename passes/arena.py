@@ -37,7 +37,7 @@ Which tensors the arena sees (``graph_events``), from ONNX Runtime's allocation 
   except CPU ``Where``'s two selections, allocated before its output (``NodeEvents.before``).
 
 remc's capped CPU sessions use ``kNextPowerOfTwo`` with an initial chunk of the whole limit
-(``ArenaConfig.initial_chunk_is_limit``): one region, so malloc's addresses never break a tie.
+(``ArenaConfig.one_region``): one region, so malloc's addresses never break a tie.
 
 A run is replayed until it adds no region (a later run starts from the regions the earlier ones left,
 all chunks free), since the cap applies to every run. The module imports nothing of ONNX Runtime.
@@ -55,8 +55,6 @@ import onnx
 from ..ir.onnx_types import TensorType, node_keys, static_types
 
 MIN_ALLOCATION = 256
-MAX_INITIAL_CHUNK = (2**31 - 1) // MIN_ALLOCATION * MIN_ALLOCATION
-"""The largest ``initial_chunk_size_bytes`` (a C ``int`` in ``OrtArenaCfg``), rounded down to 256 bytes."""
 NUM_BINS = 21
 K_SAME_AS_REQUESTED = "kSameAsRequested"
 K_NEXT_POWER_OF_TWO = "kNextPowerOfTwo"
@@ -80,10 +78,13 @@ class ArenaConfig:
     bottom-up (its heap)."""
     stream_aware: bool = False
     """CUDA's arena: chunks carry the stream that last used them; only same-stream neighbours merge."""
-    initial_chunk_is_limit: bool = False
-    """``initial_chunk_size_bytes`` is the limit (at most ``MAX_INITIAL_CHUNK``): with ``kNextPowerOfTwo`` the
-    first request takes one region of the whole limit, so every chunk lies in one region and the order of
-    malloc's addresses never breaks a tie (remc's capped CPU arena)."""
+    one_region: bool = False
+    """The first region is the whole limit, up to ``ONE_REGION_MAX`` (``initial_chunk_size_bytes`` = limit):
+    chunks of one region coalesce, so a plan's free bytes are not scattered over regions."""
+
+
+ONE_REGION_MAX = (1 << 31) - (1 << 20)
+"""``OrtArenaCfg.initial_chunk_size_bytes`` is a C int: a first region of at most this many bytes."""
 
 
 class ArenaOutOfMemory(Exception):
@@ -123,7 +124,8 @@ class BFCArena:
     def __init__(self, config: ArenaConfig) -> None:
         self.config = config
         self.limit = config.limit if config.limit is not None else (1 << 62)
-        first = min(self.limit, MAX_INITIAL_CHUNK) if config.initial_chunk_is_limit else config.initial_chunk
+        first = min(config.limit, ONE_REGION_MAX) // MIN_ALLOCATION * MIN_ALLOCATION \
+            if config.one_region and config.limit is not None else config.initial_chunk
         self.curr_region = rounded(min(self.limit, first))
         self.bins: list[list[tuple[int, int]]] = [[] for _ in range(NUM_BINS)]  # sorted (size, ptr)
         self.chunk_at: dict[int, _Chunk] = {}  # ptr -> chunk (free or in use)
@@ -555,12 +557,11 @@ def least_limit(events: GraphEvents, config: ArenaConfig, *, runs: int = 4,
                 resolution: int = MIN_ALLOCATION) -> int:
     """The least ``limit`` under which the replayed runs fit: the peak of regions plus reserved bytes for
     ``kSameAsRequested`` (its regions do not depend on the limit); a bisection for ``kNextPowerOfTwo``,
-    whose last region is cut to what the limit leaves (with ``initial_chunk_is_limit`` the one region is
+    whose last region is cut to what the limit leaves (with ``one_region`` the first region is
     the limit: bisected from the ``kSameAsRequested`` need, doubled until it fits)."""
-    if config.initial_chunk_is_limit:
+    if config.one_region:
         from dataclasses import replace
-        same = replay(events, replace(config, limit=None, extend=K_SAME_AS_REQUESTED, initial_chunk_is_limit=False),
-                      runs=runs)
+        same = replay(events, replace(config, limit=None, extend=K_SAME_AS_REQUESTED, one_region=False), runs=runs)
         lo, hi = max(same.peak_in_use, 1) - 1, max(same.peak_allocated, MIN_ALLOCATION)
         while not replay(events, _with_limit(config, hi), runs=runs).fits:
             lo, hi = hi, 2 * hi

@@ -22,9 +22,7 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.graph import Graph, Node, Value
-
-RANDOM_OPS = frozenset({"Dropout", "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
-                        "Multinomial", "Bernoulli"})
+from .random_ops import RANDOM_OPS
 
 
 def loss_value(graph: Graph) -> Value | None:

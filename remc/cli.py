@@ -299,7 +299,10 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=_count, help="bind the symbolic batch dimension")
     p.add_argument("--granularity", choices=("fine", "coarse"), default="coarse",
                    help="schedule ONNX nodes (fine) or coarsened units (coarse, default)")
-    p.add_argument("--cost", choices=("flops", "profile"), default="flops", help="cost model for C_v")
+    p.add_argument("--cost", choices=("auto", "flops", "profile"), default="auto",
+                   help="cost model for C_v: profile (each op signature timed on the device, cached in "
+                        "~/.cache/remc/costs), flops, or auto (default): profile when the device is on this "
+                        "machine, else flops")
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device the plan is for: costs are profiled on it, and its kernel scratch is modeled")
 
 
@@ -342,6 +345,20 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
     }
 
 
+def resolve_cost(cost: str, device: str) -> str:
+    """The cost model ``--cost`` names: 'auto' is 'profile' when ``device`` is on this machine (CPU always;
+    CUDA when onnxruntime has its provider), else 'flops' (said on stderr)."""
+    if cost != "auto":
+        return cost
+    if device.startswith("cuda"):
+        from .backends.runtime import cuda_available
+        if not cuda_available():
+            print("remc: note: no CUDA device here to profile on; costs are FLOPs (--cost profile on the device, "
+                  "or --cost flops to silence this)", file=sys.stderr)
+            return "flops"
+    return "profile"
+
+
 def cmd_compile(args: argparse.Namespace) -> int:
     from .fit import compile_fit
     from .ir.onnx_io import save_model
@@ -352,7 +369,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
-            passes = compile_pipeline(batch=args.batch, cost=args.cost, granularity=args.granularity,
+            passes = compile_pipeline(batch=args.batch, cost=resolve_cost(args.cost, args.device),
+                                      granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
             state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget),

@@ -60,7 +60,7 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     ev = graph_events(lowered, device, km)
     cfg = runtime.arena_config(device)
     configs = [cfg]
-    if not cfg.initial_chunk_is_limit:
+    if not cfg.one_region:
         # Several regions: the order of their addresses (malloc's or cudaMalloc's, not ONNX Runtime's) breaks
         # ties between free chunks of equal size; replay both plausible orders and keep the larger need.
         configs.append(dataclasses.replace(cfg, mmap_threshold=None, descending_regions=False))
@@ -68,7 +68,7 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     for c in configs:
         need = least_limit(ev, c)
         at = cap if cap is not None and cap >= need else need
-        rp = replay(ev, dataclasses.replace(c, limit=at) if c.initial_chunk_is_limit else c)
+        rp = replay(ev, dataclasses.replace(c, limit=at) if c.one_region else c)
         if best is None or (need, rp.peak_in_use) > (best[0], best[1].peak_in_use):
             best = (need, rp)
     assert best is not None
@@ -148,7 +148,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     return report
 
 
-def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 3) -> int | None:
+def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8) -> int | None:
     """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (a profiled session, then a
     session run ``runs`` times: later runs start from the regions the first one left): None if every run
     fits, else how many bytes it was short (at least 1)."""

@@ -43,6 +43,8 @@ class TrainOptions:
     """Also run the unmodified step graph and compare losses."""
     least_cap: bool = False
     """Also find the least arena cap under which two steps run (bisection)."""
+    cuda_graph: bool = False
+    """Run the steps from fixed buffers, captured as CUDA graphs (``backends/trainer``)."""
 
 
 def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
@@ -85,9 +87,11 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     from .backends.runtime import OutOfMemory
     from .backends.trainer import measure_train_peak, train
     feeds = data_feeds(model, opts.seed, opts.fresh_batches)
-    res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step)
+    res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step,
+                cuda_graph=opts.cuda_graph)
     rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
-                           "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit}
+                           "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
+                           "cuda_graph": opts.cuda_graph}
     try:
         rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit)
     except OutOfMemory:  # the profiler's own buffers under the cap
@@ -153,7 +157,10 @@ def train_command(args: argparse.Namespace) -> int:
             rep["output"] = args.output
     limit = args.mem_limit if args.mem_limit is not None else args.budget
     opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
-                        seed=args.seed, reference=args.reference, least_cap=args.least_cap)
+                        seed=args.seed, reference=args.reference, least_cap=args.least_cap,
+                        cuda_graph=args.cuda_graph)
+    if args.cuda_graph and not args.device.startswith("cuda"):
+        raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
     rep.update(run_training(compiled, opts, on_step=printer))
     if args.reference:
@@ -184,7 +191,8 @@ def _print_step(k: int, loss: float, seconds: float) -> None:
 
 def format_train(rep: dict[str, Any]) -> str:
     """The summary lines of a ``remc train`` report."""
-    lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}: {rep['steps_per_second']:.2f} steps/s"]
+    lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}"
+             f"{' (CUDA graphs)' if rep.get('cuda_graph') else ''}: {rep['steps_per_second']:.2f} steps/s"]
     if rep.get("budget") is not None:
         on_device = rep.get("predicted_on_device")
         lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted live peak "
@@ -247,6 +255,8 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     t.add_argument("--least-cap", action="store_true",
                    help="also find the least arena cap that runs two steps (of the unmodified graph too with "
                         "--reference)")
+    t.add_argument("--cuda-graph", action="store_true",
+                   help="capture the steps as CUDA graphs (fixed buffers; their bytes count against the cap)")
     t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")

@@ -35,6 +35,22 @@ def test_power_of_two_growth() -> None:
     assert a.regions == [1 << 20, 4 << 20]
 
 
+def test_one_region_of_the_limit() -> None:
+    """``one_region``: the first region is the whole limit (ONNX Runtime's initial_chunk_size_bytes = cap), so
+    frees coalesce where power-of-two regions leave a request no region can hold."""
+    limit = 4 << 20
+    pow2 = BFCArena(ArenaConfig(extend="kNextPowerOfTwo", limit=limit))
+    one = BFCArena(ArenaConfig(extend="kNextPowerOfTwo", limit=limit, one_region=True))
+    for a in (pow2, one):
+        small = [a.alloc(1 << 20) for _ in range(3)]
+        for p in small:
+            a.free(p)
+    assert one.regions == [limit] and pow2.regions == [1 << 20, 2 << 20]
+    one.alloc(5 << 19)  # 2.5 MiB: the freed MiBs coalesced in the one region
+    with pytest.raises(ArenaOutOfMemory):  # free 1 and 2 MiB in two regions, 1 MiB left to grow
+        pow2.alloc(5 << 19)
+
+
 def _chain() -> object:
     f = TensorProto.FLOAT
     nodes = [helper.make_node("Neg", ["X"], ["a"], name="n0"), helper.make_node("Relu", ["a"], ["b"], name="n1"),

@@ -35,7 +35,7 @@ def chain(tmp_path: Path) -> Path:
 
 
 def compile_args(src: Path, out: Path, budget: str = "1MiB") -> list[str]:
-    return ["compile", str(src), "--budget", budget, "-o", str(out), "--plan", str(out.with_suffix(".plan")),
+    return ["compile", "--cost", "flops", str(src), "--budget", budget, "-o", str(out), "--plan", str(out.with_suffix(".plan")),
             "--strategy", "checkpoint-all", "--granularity", "fine"]
 
 

@@ -49,7 +49,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     js = subprocess.run([sys.executable, "-m", "remc.cli", "opt", str(GRAPHS / "chain_train.onnxtxt"), "-p",
                          "import,costs,units"], capture_output=True, text=True, check=True, timeout=120)
     (folder / "chain.json").write_text(js.stdout)
-    subprocess.run([sys.executable, "-m", "remc.cli", "compile", "chain.onnx", "--budget", "1MiB", "-o",
+    subprocess.run([sys.executable, "-m", "remc.cli", "compile", "--cost", "flops", "chain.onnx", "--budget", "1MiB", "-o",
                     "chain_remat.onnx", "--plan", "chain.plan", "--strategy", "checkpoint-all",
                     "--granularity", "fine"], cwd=folder, check=True, capture_output=True, timeout=120)
     (folder / "sub").mkdir()
@@ -62,7 +62,7 @@ def work(template: Path, tmp_path: Path) -> Path:
     return Path(shutil.copytree(template, tmp_path / "work"))
 
 
-COMPILE = ["compile", "chain.onnx", "--budget", "1MiB", "--strategy", "checkpoint-all", "--granularity", "fine"]
+COMPILE = ["compile", "--cost", "flops", "chain.onnx", "--budget", "1MiB", "--strategy", "checkpoint-all", "--granularity", "fine"]
 
 CASES: dict[str, tuple[list[str], str]] = {
     # files

@@ -76,7 +76,7 @@ def budget_for(strategy: str) -> str:
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_compile_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None:
     out = tmp_path / "out.onnx"
-    rc, text = run_in_pty(["compile", "--no-fit", str(chain / "chain.onnx"), "--budget", budget_for(strategy), "-o", str(out),
+    rc, text = run_in_pty(["compile", "--cost", "flops", "--no-fit", str(chain / "chain.onnx"), "--budget", budget_for(strategy), "-o", str(out),
                            "--plan", str(tmp_path / "out.plan"), "--strategy", strategy, "--granularity", "fine"],
                           cwd=tmp_path)
     assert rc == 0, text
@@ -96,7 +96,7 @@ def test_solve_in_a_terminal(strategy: str, chain: Path, tmp_path: Path) -> None
 
 
 def test_no_refine_in_a_terminal(chain: Path, tmp_path: Path) -> None:
-    rc, text = run_in_pty(["compile", "--no-fit", str(chain / "chain.onnx"), "--budget", "160", "-o", str(tmp_path / "o.onnx"),
+    rc, text = run_in_pty(["compile", "--cost", "flops", "--no-fit", str(chain / "chain.onnx"), "--budget", "160", "-o", str(tmp_path / "o.onnx"),
                            "--strategy", "approx", "--no-refine", "--granularity", "fine"], cwd=tmp_path)
     assert rc == 0 and "Traceback" not in text, text
 
@@ -104,7 +104,7 @@ def test_no_refine_in_a_terminal(chain: Path, tmp_path: Path) -> None:
 def test_progress_display_is_live_in_a_terminal(vgg: Path, tmp_path: Path) -> None:
     """The MILP on a real model under a terminal: the live display (rich, on stderr) draws and then
     clears itself, and the report follows."""
-    rc, text = run_in_pty(["compile", "--no-fit", str(vgg), "--budget", "0.7MiB", "-o", str(tmp_path / "o.onnx"),
+    rc, text = run_in_pty(["compile", "--cost", "flops", "--no-fit", str(vgg), "--budget", "0.7MiB", "-o", str(tmp_path / "o.onnx"),
                            "--strategy", "checkmate", "--time-limit", "300"], cwd=tmp_path)
     assert rc == 0, text
     assert "Traceback" not in text
@@ -118,7 +118,7 @@ def test_same_input_same_plan_bytes(strategy: str, budget: str, vgg: Path, tmp_p
     timings are in the report (--json), not in the plan text."""
     plans, seconds = [], []
     for k in range(2):
-        res = remc("compile", "--no-fit", str(vgg), "--budget", budget, "-o", f"o{k}.onnx", "--plan", f"o{k}.plan",
+        res = remc("compile", "--cost", "flops", "--no-fit", str(vgg), "--budget", budget, "-o", f"o{k}.onnx", "--plan", f"o{k}.plan",
                    "--strategy", strategy, "--time-limit", "300", "--json", cwd=tmp_path)
         assert res.returncode == 0, res.stderr
         plans.append((tmp_path / f"o{k}.plan").read_bytes())
@@ -140,7 +140,7 @@ def test_signal_leaves_no_files(signo: int, vgg: Path, tmp_path: Path) -> None:
     """A signal while the solver runs: one line, exit 128 + signo, no output and no temporary file."""
     out = tmp_path / "out"
     out.mkdir()
-    proc = subprocess.Popen([sys.executable, "-m", "remc.cli", "compile", str(vgg), "--budget", "0.6MiB", "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "remc.cli", "compile", "--cost", "flops", str(vgg), "--budget", "0.6MiB", "-o",
                              str(out / "o.onnx"), "--plan", str(out / "o.plan"), "--strategy", "approx"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_default_signals)
     while not any(out.iterdir()):  # the staging folder appears once the command has started
@@ -167,7 +167,7 @@ def test_signal_while_writing_leaves_no_files(chain: Path, tmp_path: Path, monke
     monkeypatch.setattr(onnx_io, "save_model", save_then_signal)
     out = tmp_path / "out"
     out.mkdir()
-    rc = cli.main(["compile", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", str(out / "o.onnx"), "--plan",
+    rc = cli.main(["compile", "--cost", "flops", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", str(out / "o.onnx"), "--plan",
                    str(out / "o.plan"), "--strategy", "checkpoint-all", "--granularity", "fine"])
     assert rc == 128 + signal.SIGTERM
     assert capsys.readouterr().err.strip() == "remc: interrupted by SIGTERM"
@@ -177,7 +177,7 @@ def test_signal_while_writing_leaves_no_files(chain: Path, tmp_path: Path, monke
 
 def test_outputs_land_together(chain: Path, tmp_path: Path) -> None:
     """Model and plan both appear, with nothing else beside them."""
-    res = remc("compile", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", "o.onnx", "--plan", "o.plan",
+    res = remc("compile", "--cost", "flops", str(chain / "chain.onnx"), "--budget", "1MiB", "-o", "o.onnx", "--plan", "o.plan",
                "--strategy", "checkpoint-all", "--granularity", "fine", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert sorted(os.listdir(tmp_path)) == ["o.onnx", "o.plan"]

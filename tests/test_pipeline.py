@@ -101,7 +101,7 @@ def test_nodelink_cycle_is_an_error() -> None:
 def test_compile_show_check_json(tmp_path: Path) -> None:
     src, out, plan = tmp_path / "u.onnx", tmp_path / "out.onnx", tmp_path / "out.plan"
     onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
-    res = remc("compile", str(src), "--budget", "300", "-o", str(out), "--plan", str(plan),
+    res = remc("compile", "--cost", "flops", str(src), "--budget", "300", "-o", str(out), "--plan", str(plan),
                "--strategy", "checkpoint-all", "--granularity", "fine", "--json", "--no-fit")
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
@@ -139,12 +139,38 @@ def test_plan_check_replays_the_arena(tmp_path: Path) -> None:
     assert low.returncode == 1 and f"needs {need} bytes on ONNX Runtime cpu" in low.stderr, low.stderr
 
 
+def test_compile_profiles_costs_by_default(tmp_path: Path) -> None:
+    """Without --cost, compile for the CPU times each op signature there and caches it (under $HOME); a
+    second compile reads the cache; for CUDA on a machine without it, FLOP costs with a note on stderr."""
+    import os
+
+    from remc.backends.runtime import cuda_available
+    src = tmp_path / "u.onnx"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+
+    def compile_(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(src), "--budget", "300", "-o",
+                               str(tmp_path / "o.onnx"), "--strategy", "checkpoint-all", "--no-fit", *extra],
+                              capture_output=True, text=True, timeout=300, env=env)
+
+    res = compile_()
+    assert res.returncode == 0, res.stderr
+    cache = tmp_path / "home" / ".cache" / "remc" / "costs" / "profile.json"
+    entries = json.loads(cache.read_text())["entries"]
+    assert entries and all(e["seconds"] > 0 for e in entries.values())
+    assert compile_().returncode == 0 and json.loads(cache.read_text())["entries"] == entries
+    if not cuda_available():
+        res = compile_("--device", "cuda")
+        assert res.returncode == 0 and "costs are FLOPs" in res.stderr, res.stderr
+
+
 def test_plan_check_rejects_foreign_graph(tmp_path: Path) -> None:
     src, plan = tmp_path / "u.onnx", tmp_path / "u.plan"
     onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
     other = tmp_path / "chain.onnx"
     onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), other)
-    assert remc("compile", str(src), "--budget", "1KiB", "-o", str(tmp_path / "o.onnx"), "--plan", str(plan),
+    assert remc("compile", "--cost", "flops", str(src), "--budget", "1KiB", "-o", str(tmp_path / "o.onnx"), "--plan", str(plan),
                 "--strategy", "checkpoint-all", "--no-fit").returncode == 0
     res = remc("plan", "check", str(plan), "--graph", str(other))
     assert res.returncode != 0 and "Traceback" not in res.stderr
@@ -196,7 +222,7 @@ def test_plan_check_of_a_cuda_plan(tmp_path: Path) -> None:
 
     train, out, plan = tmp_path / "t.onnx", tmp_path / "o.onnx", tmp_path / "o.plan"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
-    res = remc("compile", str(train), "--budget", "2MiB", "--device", "cuda", "-o", str(out), "--plan", str(plan),
+    res = remc("compile", "--cost", "flops", str(train), "--budget", "2MiB", "--device", "cuda", "-o", str(out), "--plan", str(plan),
                "--strategy", "lin-greedy")
     assert res.returncode == 0, res.stderr
     assert '\ndevice "cuda"' in plan.read_text()
@@ -237,7 +263,7 @@ def test_compile_solver_strategies_under_a_terminal(tmp_path: Path, flags: tuple
     onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), src)
     primary, secondary = pty.openpty()
     try:
-        res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(src), "--budget", "160", "-o",
+        res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", "--cost", "flops", str(src), "--budget", "160", "-o",
                               str(out), "--granularity", "fine", "--time-limit", "30", "--no-fit", *flags],
                              stdout=subprocess.PIPE, stderr=secondary, text=True, timeout=300)
         os.close(secondary)

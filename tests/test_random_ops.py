@@ -90,7 +90,7 @@ def test_training_graph_seeds_every_random_node() -> None:
 
 def _compile_and_compare(train: Path, budget: str, tmp: Path) -> dict:
     out = tmp / "out.onnx"
-    res = remc("compile", "--no-fit", str(train), "--budget", budget, "-o", str(out), "--strategy", "checkmate",
+    res = remc("compile", "--cost", "flops", "--no-fit", str(train), "--budget", budget, "-o", str(out), "--strategy", "checkmate",
                "--time-limit", "60", "--json")
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["recomputes"] > 0

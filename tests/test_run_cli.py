@@ -24,7 +24,7 @@ def compiled(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     res = remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train))
     assert res.returncode == 0, res.stderr
     out, plan = d / "out.onnx", d / "out.plan"
-    res = remc("compile", str(train), "--budget", "1300000", "-o", str(out), "--plan", str(plan),
+    res = remc("compile", "--cost", "flops", str(train), "--budget", "1300000", "-o", str(out), "--plan", str(plan),
                "--strategy", "lin-greedy", "--cost", "profile", "--json")
     assert res.returncode == 0, res.stderr
     return {"train": train, "out": out, "plan": plan, "dir": d, "report": json.loads(res.stdout)}

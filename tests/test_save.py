@@ -42,7 +42,7 @@ def test_grad_and_compile_outputs_load_from_any_directory(external_model: Path, 
     (work / "sub" / "c").mkdir(parents=True)
     res = remc("grad", str(external_model), "-o", "sub/train.onnx", cwd=work)
     assert res.returncode == 0, res.stderr
-    res = remc("compile", "--no-fit", "sub/train.onnx", "--budget", "700KiB", "--strategy", "lin-greedy",
+    res = remc("compile", "--cost", "flops", "--no-fit", "sub/train.onnx", "--budget", "700KiB", "--strategy", "lin-greedy",
                "-o", "sub/c/out.onnx", cwd=work)
     assert res.returncode == 0, res.stderr
     for p in (work / "sub" / "train.onnx", work / "sub" / "c" / "out.onnx"):

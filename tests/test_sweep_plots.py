@@ -49,7 +49,7 @@ def test_plan_plot_matches_the_simulator(tmp_path: Path) -> None:
     from remc.plots import memory_timeline, plan_matrices
     train, plan = tmp_path / "t.onnx", tmp_path / "t.plan"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
-    res = remc("compile", "--no-fit", str(train), "--budget", "700KiB", "--strategy", "lin-greedy", "-o",
+    res = remc("compile", "--cost", "flops", "--no-fit", str(train), "--budget", "700KiB", "--strategy", "lin-greedy", "-o",
                str(tmp_path / "o.onnx"), "--plan", str(plan))
     assert res.returncode == 0, res.stderr
     p = read_plan(plan)
@@ -80,7 +80,7 @@ def test_plan_plot_with_a_measured_run(tmp_path: Path) -> None:
     from remc.plots import measured_timeline
     train, plan, out = tmp_path / "t.onnx", tmp_path / "t.plan", tmp_path / "o.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
-    assert remc("compile", "--no-fit", str(train), "--budget", "700KiB", "--strategy", "lin-greedy", "-o", str(out),
+    assert remc("compile", "--cost", "flops", "--no-fit", str(train), "--budget", "700KiB", "--strategy", "lin-greedy", "-o", str(out),
                 "--plan", str(plan)).returncode == 0
     from remc.backends.runtime import measure
     p = read_plan(plan)

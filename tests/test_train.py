@@ -101,6 +101,29 @@ def test_split_state_strips_carried_initializers() -> None:
     assert not names & set(init) and all(not v.any() for k, v in init.items() if k.endswith(".momentum"))
 
 
+def test_fixed_buffers_train_like_fresh_bindings() -> None:
+    """The fixed-buffer loop (what CUDA graph capture replays: two state sets alternating, data and outputs
+    at fixed addresses) gives the same losses and state as binding fresh outputs every step, and its buffers
+    outside the arena count against the cap."""
+    from remc.backends.runtime import OutOfMemory, random_inputs
+    from remc.backends.trainer import train
+    step = append_optimizer(_small_train("resnet50"), OptimizerOptions("sgd", lr=0.05))
+    feeds = lambda k: random_inputs(step, k % 2)  # noqa: E731
+    fresh = train(step, feeds, 5)
+    fixed = train(step, feeds, 5, fixed_buffers=True)
+    assert fixed.losses == fresh.losses and len(set(fresh.losses)) == 5
+    a, b = Trainer(step), Trainer(step, fixed_buffers=True)
+    for k in range(3):
+        a.step(feeds(k))
+        b.step(feeds(k))
+    sa, sb = a.state_numpy(), b.state_numpy()
+    assert sa.keys() == sb.keys() and all(np.array_equal(sa[n], sb[n]) for n in sa)
+    with pytest.raises(OutOfMemory, match="fixed buffers"):
+        Trainer(step, fixed_buffers=True, mem_limit=b.fixed_bytes)
+    with pytest.raises(ModelError, match="needs --device cuda"):
+        Trainer(step, cuda_graph=True)
+
+
 def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -> None:
     """VGG16 (test size, with seeded Dropout, AdamW) compiled for a 2.7 MiB budget and trained 4 steps under
     an arena cap equal to the budget: the compiled step recomputes, its replayed arena fits the budget, its
@@ -133,7 +156,7 @@ def test_train_bad_input(tmp_path: Path) -> None:
 def test_infeasible_budget_names_the_parts(tmp_path: Path) -> None:
     train = tmp_path / "vgg.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
-    res = remc("compile", str(train), "--budget", "1MiB", "--strategy", "lin-greedy", "-o", str(tmp_path / "x.onnx"))
+    res = remc("compile", "--cost", "flops", str(train), "--budget", "1MiB", "--strategy", "lin-greedy", "-o", str(tmp_path / "x.onnx"))
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert "always resident: inputs 96.1 KiB, parameters 235.8 KiB, outputs kept to the end" in res.stderr
     res = remc("train", str(train), "--budget", "1MiB", "--strategy", "lin-greedy")

@@ -4,38 +4,57 @@ On the device (``tools/gpu_session.sh``), for each model spec ``name:batch[:HxW]
 
 1. the checkpoint-all plan (the unmodified graph's schedule) is lowered; its need on ONNX Runtime is
    predicted (``remc.fit.predict``: replayed arena, kernel memory measured per op signature on the GPU, plus
-   the inputs outside the arena) and measured (profiler: bytes held and in use, no cap);
+   the inputs outside the arena); every node signature is also timed alone (``--cost profile``'s table);
+   the unmodified graph is measured without a cap (profiler: bytes held and in use; median time with and
+   without CUDA graph);
 2. for each fraction f the budget is f x that need. The unmodified training graph runs under a cap of the
-   budget (it must run out of memory); every strategy compiles with ``compile_fit(verify=True)`` (re-solve
-   until the replayed arena fits, then one run under the cap), and its lowered graph runs under the cap:
-   measured bytes held and in use (plus inputs) against predicted, median time with and without CUDA
-   graph, outputs against the unmodified graph (norm-relative, 1e-4), predicted overhead (FLOP costs,
-   and profiled costs with ``--profile``) against measured.
+   budget (it must run out of memory). Every strategy compiles, ``--jobs`` at a time in child processes,
+   with ``compile_fit(verify=True)`` (re-solve until the replayed arena fits, then runs under the cap on
+   the device; at most ``--max-rounds`` rounds); a strategy ``S+profile`` compiles S with profiled costs;
+3. then, one at a time, each lowered graph runs under the cap: measured bytes in use (plus inputs)
+   against predicted, median time with and without CUDA graph, outputs against the unmodified graph
+   (norm-relative), and the predicted overhead of the same schedule under FLOP and under profiled costs
+   against the measured one.
 
-The CUDA in-place ops are measured first (``tools/arena_inplace_probe.py``) and used for the replay.
-Rows are written to ``--out`` (JSON) as they finish; ``--deadline`` seconds stops starting new work.
+No headroom factor: the cap is the budget less the bytes outside the arena (``runtime.arena_cap``). The
+CUDA in-place ops are measured first (``tools/arena_inplace_probe.py``) and used for the replay. Rows are
+written to ``--out`` (JSON) as they finish; ``--deadline`` seconds stops starting new work. ``--cudnn``
+sets cuDNN's algorithm search for every session (``runtime.CUDNN_CONV_ALGO_SEARCH``), ``--one-region``
+gives capped CUDA sessions one arena region of the cap (``runtime.CUDA_ONE_REGION``); ``--cudnn-probe``
+only measures each model's unmodified graph under HEURISTIC, DEFAULT and EXHAUSTIVE (bytes and time).
 
-    tools/gpu_session.sh python3 $REPO/tools/gpu_arena_evidence.py --out $OUT/gpu_arena.json \
-        --models resnet50:32:224x224 --fractions 0.8,0.6,0.5 --strategies approx,checkmate,lin-greedy
+    tools/gpu_session.sh python3 $REPO/tools/gpu_arena_evidence.py --out $OUT/gpu_arena.json \\
+        --models resnet50:32:224x224 --fractions 0.8,0.6,0.5 --strategies approx,checkmate,lin-greedy --jobs 16
+    python tools/gpu_arena_evidence.py --render results/gpu_arena.json
 """
 from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import sys
+import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
+
+import onnx
 
 from remc import zoo
 from remc.backends import runtime
+from remc.backends.profile import profile_costs
 from remc.backends.strategies import make_options
 from remc.fit import compile_fit, predict
 from remc.ir.errors import RemcError
+from remc.ir.onnx_io import save_model
+from remc.ir.plan import Compute
 from remc.passes import arena
+from remc.passes.dagbuild import build_dag
 from remc.passes.strategies import SOLVER_NAMES
-from remc.pipeline import State, compile_pipeline, run, stages
+from remc.pipeline import State, compile_pipeline, run, shaped_model, stages
 
 T0 = time.perf_counter()
+CUDNN_SETTINGS = ("HEURISTIC", "DEFAULT", "EXHAUSTIVE")
 
 
 def spec(s: str, small: bool = False) -> tuple[str, int, dict]:
@@ -44,11 +63,14 @@ def spec(s: str, small: bool = False) -> tuple[str, int, dict]:
     cfg.pop("batch", None)
     if len(parts) > 2:
         h, w = parts[2].split("x")
-        cfg.update(height=int(h), width=int(w))
+        if parts[0] == "gpt2":
+            cfg.update(seq_len=int(h))
+        else:
+            cfg.update(height=int(h), width=int(w))
     return parts[0], int(parts[1]), cfg
 
 
-def measure(model, device: str, budget: int | None, ref=None, iters: int = 5) -> dict:
+def measure(model, device: str, budget: int | None, ref=None, iters: int = 5, cuda_graph: bool = True) -> dict:
     out = runtime.outside_bytes(model, device)
     try:
         cap = runtime.arena_cap(model, device, budget) if budget is not None else None
@@ -56,10 +78,13 @@ def measure(model, device: str, budget: int | None, ref=None, iters: int = 5) ->
         res = runtime.measure(model, device, feeds=feeds, iters=iters, mem_limit=cap, mem_method="profiler")
         row = {"ran": True, "measured_held": res.held_peak + out, "measured_in_use": res.measured_peak + out,
                "median_seconds": res.median_seconds}
-        if device.startswith("cuda"):
-            cg = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
-                                 cuda_graph=True)
-            row["median_seconds_cuda_graph"] = cg.median_seconds
+        if cuda_graph and device.startswith("cuda"):
+            try:
+                cg = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
+                                     cuda_graph=True)
+                row["median_seconds_cuda_graph"] = cg.median_seconds
+            except runtime.RuntimeFailure as e:
+                row["cuda_graph_error"] = str(e)[:200]
         if ref is not None:
             ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
             row.update(outputs_match=ok, worst=worst, measured_overhead=res.median_seconds / ref.median_seconds)
@@ -68,31 +93,156 @@ def measure(model, device: str, budget: int | None, ref=None, iters: int = 5) ->
         return {"ran": False, "oom": str(e)[:300]}
 
 
+def plan_overhead(state: State, costs: dict[str, float]) -> float:
+    """The overhead of ``state``'s plan when its units cost what ``costs`` (per ONNX node) says."""
+    dag = build_dag(state.graph, costs, state.units, granularity=state.granularity, device="cpu")
+    index = {name: v for v, name in enumerate(dag.names)}
+    spent = sum(float(dag.cost[index[st.unit]]) for _, _, st in state.plan.statements() if isinstance(st, Compute))
+    return spent / float(dag.total_cost)
+
+
+def _top_scratch(lowered: onnx.ModelProto, device: str, k: int = 5) -> list:
+    from remc.backends.scratch import kernel_memory
+    km = kernel_memory(lowered, device)
+    ops = {n.name: n.op_type for n in lowered.graph.node}
+    top = sorted(km.items(), key=lambda kv: -kv[1].scratch)[:k]
+    return [[name, ops.get(name, "?"), m.scratch] for name, m in top]
+
+
+def compile_job(job: dict) -> dict:
+    """One strategy at one budget (in a child process): the row, and the lowered graph written to a file."""
+    runtime.CUDNN_CONV_ALGO_SEARCH = job["cudnn"]
+    runtime.CUDA_ONE_REGION = job["one_region"]
+    arena.IN_PLACE[job["device"].split(":")[0]] = frozenset(job["in_place"])
+    device, strat, budget = job["device"], job["strategy"], job["budget"]
+    train = onnx.load(job["train"])
+    base = strat.split("+")[0]
+    options = make_options(base, time_limit=job["time_limit"], threads=job["threads"]) if base in SOLVER_NAMES else None
+    cost = "profile" if strat.endswith("+profile") else "flops"
+    passes = compile_pipeline(strategy=base, device=device, cost=cost, options=options)
+    row: dict = {"fraction": job["fraction"], "budget": budget, "strategy": strat}
+    t = time.perf_counter()
+    st = run(stages(passes, last="units"), State(model=train))
+    st.budget = budget
+    try:
+        fit = compile_fit(stages(passes, first="schedule"), st, device=device, verify=True,
+                          max_rounds=job["max_rounds"])
+    except RemcError as e:
+        row.update(compiled=False, why=str(e)[:400], compile_seconds=time.perf_counter() - t)
+        if st.lowered is not None:  # the last round's plan: where its replayed need went
+            p = predict(st.lowered, device)
+            row.update(last_predicted=p.total, last_live_peak=int(st.sim.peak),
+                       last_predicted_no_kernel_memory=predict(st.lowered, device, measure_kernels=False).total,
+                       top_scratch=_top_scratch(st.lowered, device), peak_node=p.peak_node)
+        return row
+    p = fit.prediction
+    flops = compile_pipeline(cost="flops")[1]
+    prof = profile_costs(shaped_model(st.graph), device=device)
+    fl_state = State(graph=st.graph)
+    flops.apply(fl_state)
+    row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget, live_peak=int(st.sim.peak),
+               predicted=p.total, predicted_in_use=p.in_use_total, peak_node=p.peak_node,
+               predicted_overhead=plan_overhead(st, fl_state.costs), predicted_overhead_profile=plan_overhead(st, prof),
+               status=st.schedule.report.get("status"), gap=st.schedule.report.get("gap"),
+               compile_seconds=time.perf_counter() - t, lowered=job["lowered"])
+    save_model(st.lowered, job["lowered"])
+    return row
+
+
+def cudnn_probe(name: str, batch: int, cfg: dict, device: str) -> list[dict]:
+    """The unmodified graph under each cuDNN algorithm search: bytes held and in use, median time."""
+    train = zoo.export(name, batch, train=True, **cfg)
+    rows = []
+    for setting in CUDNN_SETTINGS:
+        runtime.CUDNN_CONV_ALGO_SEARCH = setting
+        r = measure(train, device, None, cuda_graph=False)
+        r.pop("_result", None)
+        rows.append({"model": name, "batch": batch, "cudnn": setting, **r})
+        print(json.dumps(rows[-1]), flush=True)
+    runtime.CUDNN_CONV_ALGO_SEARCH = "HEURISTIC"
+    return rows
+
+
+def _f(x: float | None, fmt: str = "{:.3f}") -> str:
+    return "" if x is None else fmt.format(x)
+
+
+def _load(path: str) -> dict:
+    """A result file: the JSON ``--out`` wrote, or a run's printed lines (``.jsonl``: one JSON object a line;
+    for runs killed before their rows were saved), rows keyed by fraction and strategy, the last line winning."""
+    if not path.endswith(".jsonl"):
+        return json.loads(Path(path).read_text())
+    models: list[dict] = []
+    for line in Path(path).read_text().splitlines():
+        if not line.startswith("{"):
+            continue
+        r = json.loads(line)
+        if "checkpoint_all_predicted" in r:
+            models.append({**r, "rows": []})
+        elif models:
+            rows = models[-1]["rows"]
+            rows[:] = [x for x in rows if (x["fraction"], x["strategy"]) != (r["fraction"], r["strategy"])] + [r]
+    for m in models:
+        m["rows"].sort(key=lambda r: -r["fraction"])
+    return {"models": models}
+
+
 def render(files: list[str]) -> str:
     """The BENCHMARKS.md table of one or more result files."""
-    out = ["| model | budget (fraction of checkpoint-all's predicted need) | strategy | fit rounds | predicted in use | "
-           "measured in use | measured / predicted | ran under cap = budget | overhead predicted (FLOPs) / measured | "
-           "ms (CUDA graph) | outputs |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| model | budget (fraction of checkpoint-all's predicted need) | strategy | fit rounds | predicted peak "
+           "(in use) | measured peak (in use) | measured / budget | measured / predicted | ran under cap = budget | "
+           "overhead predicted FLOPs / profile / measured | ms (CUDA graph) | outputs |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    probes = []
     for f in files:
-        d = json.loads(Path(f).read_text())
+        d = _load(f)
+        probes += d.get("cudnn_probe", [])
         for m in d["models"]:
+            cg = m.get("unmodified_median_seconds_cuda_graph")
+            out.append(f"| {m['model']} b{m['batch']} | no cap | unmodified | | {m['checkpoint_all_predicted_in_use']} | "
+                       f"{m.get('unmodified_measured_in_use', '')} | | "
+                       f"{_f(m['unmodified_measured_in_use'] / m['checkpoint_all_predicted_in_use'])} | | | "
+                       f"{1e3 * m['unmodified_median_seconds']:.1f} ({_f(cg and 1e3 * cg, '{:.1f}')}) | |")
             for r in m["rows"]:
                 head = f"| {m['model']} b{m['batch']} | {r.get('budget', '')} ({r['fraction']}) | {r['strategy']} "
                 if r["strategy"] == "unmodified":
-                    out.append(head + f"| | | | | {'ran' if r['ran'] else 'out of memory'} | | | |")
-                elif r.get("skipped"):
-                    out.append(head + "| not run (device time) | | | | | | |")
+                    out.append(head + f"| | | | | | {'ran' if r['ran'] else 'out of memory'} | | | |")
+                elif r.get("skipped") or (r.get("compiled") and "ran" not in r):
+                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | not measured "
+                               f"({r.get('skipped', 'run killed at its time limit')}) | | | | "
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / | | |")
+                elif not r.get("compiled") and "last_predicted" in r:
+                    why = r["why"]
+                    best = why[why.index("the best needs") + 15:].split(" ")[0] if "the best needs" in why else "?"
+                    out.append(head + f"| no plan fits: best replayed need {best} (its live bytes "
+                               f"{r['last_live_peak']}; last round {r['last_predicted']}, "
+                               f"{r['last_predicted_no_kernel_memory']} without kernel memory) | | | | | | | |")
                 elif not r.get("compiled"):
-                    out.append(head + f"| no plan fits: {r['why'][:100]} | | | | | | |")
+                    why = r["why"].replace("|", "/")[:110]
+                    out.append(head + f"| no plan fits: {why} | | | | | | | |")
                 elif not r.get("ran"):
-                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | | | no: {r['oom'][:90]} | | | |")
+                    out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | | | | no: {r['oom'][:90]} | | | |")
                 else:
+                    cgs = r.get("median_seconds_cuda_graph")
                     out.append(head + f"| {r['rounds']} | {r['predicted_in_use']} | {r['measured_in_use']} | "
+                               f"{r['measured_in_use'] / r['budget']:.3f} | "
                                f"{r['measured_in_use'] / r['predicted_in_use']:.3f} | yes | "
-                               f"{r['predicted_overhead']:.3f} / {r['measured_overhead']:.3f} | "
-                               f"{1e3 * r['median_seconds']:.1f} ({1e3 * r['median_seconds_cuda_graph']:.1f}) | "
-                               f"{'match' if r['outputs_match'] else 'DIFFER'} |")
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / "
+                               f"{r['measured_overhead']:.3f} | {1e3 * r['median_seconds']:.1f} "
+                               f"({_f(cgs and 1e3 * cgs, '{:.1f}')}) | {'match' if r['outputs_match'] else 'DIFFER'} |")
+    if probes:
+        out += ["", "| model | cudnn_conv_algo_search | bytes held | bytes in use | ms |", "|---|---|---|---|---|"]
+        for p in probes:
+            out.append(f"| {p['model']} b{p['batch']} | {p['cudnn']} | {p.get('measured_held', '')} | "
+                       f"{p.get('measured_in_use', '')} | {_f(p.get('median_seconds') and 1e3 * p['median_seconds'], '{:.1f}')} |")
     return "\n".join(out)
+
+
+def _probe_in_place(device: str) -> list[str]:
+    sys.path.insert(0, str(Path(__file__).parent))
+    from arena_inplace_probe import BINARY, TERNARY, UNARY, probe
+    got = {op: probe(op, device) for op in UNARY + BINARY + list(TERNARY)}
+    return sorted(op for op, v in got.items() if v and op not in arena.ALIAS_OPS)
 
 
 def main() -> None:
@@ -106,81 +256,96 @@ def main() -> None:
     ap.add_argument("--fractions", default="0.8,0.6,0.5")
     ap.add_argument("--strategies", default="approx,checkmate,lin-greedy")
     ap.add_argument("--time-limit", type=float, default=30.0)
+    ap.add_argument("--max-rounds", type=int, default=6)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2, help="solver threads per compile job")
     ap.add_argument("--deadline", type=float, default=540.0)
-    ap.add_argument("--profile", action="store_true", help="also compile approx with profiled costs")
+    ap.add_argument("--cudnn", default="HEURISTIC", choices=CUDNN_SETTINGS)
+    ap.add_argument("--cudnn-probe", action="store_true")
+    ap.add_argument("--one-region", action="store_true", help="runtime.CUDA_ONE_REGION: the cap as one region")
     ap.add_argument("--no-probe", action="store_true")
     ap.add_argument("--small", action="store_true", help="the zoo's test-size models")
     a = ap.parse_args()
-    data: dict = {"onnxruntime": runtime.ort.__version__, "device": a.device, "models": []}
+    runtime.CUDNN_CONV_ALGO_SEARCH = a.cudnn
+    runtime.CUDA_ONE_REGION = a.one_region
+    data: dict = {"onnxruntime": runtime.ort.__version__, "device": a.device, "cudnn": a.cudnn,
+                  "one_region": a.one_region, "models": []}
     out = Path(a.out)
 
     def save() -> None:
         out.write_text(json.dumps(data, indent=1, default=str))
 
+    if a.cudnn_probe:
+        data["cudnn_probe"] = []
+        for s in a.models.split(","):
+            data["cudnn_probe"] += cudnn_probe(*spec(s, a.small), a.device)
+            save()
+        return
+    kind = a.device.split(":")[0]
     if not a.no_probe:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from arena_inplace_probe import BINARY, TERNARY, UNARY, probe
-        got = {op: probe(op, a.device) for op in UNARY + BINARY + list(TERNARY)}
-        kind = a.device.split(":")[0]
-        arena.IN_PLACE[kind] = frozenset(op for op, v in got.items() if v and op not in arena.ALIAS_OPS)
-        data["in_place"] = sorted(arena.IN_PLACE[kind])
-        print("in place:", data["in_place"], flush=True)
-        save()
+        arena.IN_PLACE[kind] = frozenset(_probe_in_place(a.device))
+    data["in_place"] = sorted(arena.IN_PLACE.get(kind, ()))
+    tmp = Path(tempfile.mkdtemp(prefix="remc-ev-"))
+    pool = ProcessPoolExecutor(max_workers=max(a.jobs, 1), mp_context=mp.get_context("spawn"))
     for s in a.models.split(","):
+        if time.perf_counter() - T0 > a.deadline:
+            break
         name, batch, cfg = spec(s, a.small)
         train = zoo.export(name, batch, train=True, **cfg)
+        train_path = tmp / f"{name}_{batch}_train.onnx"
+        save_model(train, train_path)
         m: dict = {"model": name, "batch": batch, "config": cfg, "rows": []}
         data["models"].append(m)
-        full_state = run(compile_pipeline(strategy="checkpoint-all", device=a.device), State(model=train, budget=1 << 60))
+        full_state = run(compile_pipeline(strategy="checkpoint-all", device=a.device),
+                         State(model=train, budget=1 << 60))
         full = predict(full_state.lowered, a.device)
+        profile_costs(shaped_model(full_state.graph), device=a.device)  # time every signature once, cached
         ref = measure(train, a.device, None)
+        refres = ref.pop("_result", None)
         m.update(checkpoint_all_predicted=full.total, checkpoint_all_predicted_in_use=full.in_use_total,
                  unmodified_measured_held=ref.get("measured_held"), unmodified_measured_in_use=ref.get("measured_in_use"),
                  unmodified_median_seconds=ref.get("median_seconds"),
                  unmodified_median_seconds_cuda_graph=ref.get("median_seconds_cuda_graph"),
                  seconds=time.perf_counter() - T0)
-        refres = ref.pop("_result", None)
         print(json.dumps({k: v for k, v in m.items() if k != "rows"}), flush=True)
         save()
+        jobs = []
         for f in map(float, a.fractions.split(",")):
             budget = int(f * full.total)
-            under = measure(train, a.device, budget, iters=1)
+            under = measure(train, a.device, budget, iters=1, cuda_graph=False)
             under.pop("_result", None)
             m["rows"].append({"fraction": f, "budget": budget, "strategy": "unmodified", **under})
+            for strat in a.strategies.split(","):
+                jobs.append({"train": str(train_path), "strategy": strat, "budget": budget, "fraction": f,
+                             "time_limit": a.time_limit, "device": a.device, "cudnn": a.cudnn,
+                             "one_region": a.one_region, "in_place": data["in_place"], "max_rounds": a.max_rounds, "threads": a.threads,
+                             "lowered": str(tmp / f"{name}_{strat}_{f}.onnx")})
+        save()
+        futures = [pool.submit(compile_job, j) for j in jobs]
+        for fut in as_completed(futures):  # every compile's row is saved at once, measured below
+            try:
+                row = fut.result()
+            except Exception as e:  # a child that broke: say so in the table
+                row = {"fraction": -1, "strategy": "?", "compiled": False, "why": f"{type(e).__name__}: {e}"}
+            m["rows"].append(row)
+            print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
             save()
-            strategies = a.strategies.split(",") + (["approx+profile"] if a.profile else [])
-            for strat in strategies:
-                if time.perf_counter() - T0 > a.deadline:
-                    m["rows"].append({"fraction": f, "strategy": strat, "skipped": "deadline"})
-                    continue
-                base = strat.split("+")[0]
-                options = make_options(base, time_limit=a.time_limit) if base in SOLVER_NAMES else None
-                cost = "profile" if strat.endswith("+profile") else "flops"
-                passes = compile_pipeline(strategy=base, device=a.device, cost=cost, options=options)
-                row: dict = {"fraction": f, "budget": budget, "strategy": strat}
-                t = time.perf_counter()
-                try:
-                    st = run(stages(passes, last="units"), State(model=train))
-                    st.budget = budget
-                    fit = compile_fit(stages(passes, first="schedule"), st, device=a.device, verify=True)
-                except RemcError as e:
-                    row.update(compiled=False, why=str(e)[:300])
-                    m["rows"].append(row)
-                    save()
-                    continue
-                ideal = float(st.dag.total_cost)
-                p = fit.prediction
-                row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget,
-                           live_peak=int(st.sim.peak), predicted=p.total, predicted_in_use=p.in_use_total,
-                           predicted_overhead=st.sim.cost / ideal if ideal else None,
-                           status=st.schedule.report.get("status"), gap=st.schedule.report.get("gap"),
-                           compile_seconds=time.perf_counter() - t)
-                r = measure(st.lowered, a.device, budget, ref=refres)
-                r.pop("_result", None)
-                row.update(r)
-                m["rows"].append(row)
-                print(json.dumps(row), flush=True)
-                save()
+        order = {(j["fraction"], j["strategy"]): i for i, j in enumerate(jobs)}
+        for row in sorted(m["rows"], key=lambda r: order.get((r["fraction"], r["strategy"]), -1)):
+            if not row.get("compiled"):
+                continue
+            if time.perf_counter() - T0 > a.deadline:
+                row["skipped"] = "deadline"
+                continue
+            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], ref=refres)
+            r.pop("_result", None)
+            row.update(r)
+            print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
+            save()
+        m["rows"].sort(key=lambda r: (-r["fraction"], r["strategy"] != "unmodified",
+                                      order.get((r["fraction"], r["strategy"]), -1)))
+        save()
+    pool.shutdown(cancel_futures=True)
     save()
 
 
