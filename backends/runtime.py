@@ -28,7 +28,7 @@ Peak memory is ONNX Runtime's own accounting of its arena (``measure_peak``):
   (unrounded), ``mem_arena_held`` and ``mem_in_use_delta``, ``mem_requested_in_use_delta``,
   ``mem_arena_held_delta``. The measured peak is the largest ``mem_in_use_peak``.
 - ``method="bisect"``: the least arena limit under which one run succeeds: on CPU a process-wide CPU
-  arena registered with ``OrtArenaCfg(max_mem, kSameAsRequested)`` and the session entry
+  arena registered with ``OrtArenaCfg`` (``register_cpu_arena``: one region of the whole limit) and the session entry
   ``session.use_env_allocators=1`` (re-registering in-process works: each probe is a new session); on
   CUDA ``gpu_mem_limit`` with ``arena_extend_strategy=kNextPowerOfTwo`` (``CUDA_ARENA_EXTEND``; the
   last region is cut to what the limit leaves). Exceeding the limit raises
@@ -224,15 +224,25 @@ def register_cuda_arena(limit: int, device_id: int = 0) -> None:
     ort.create_and_register_allocator_v2("CUDAExecutionProvider", info, {"device_id": str(device_id)}, cfg)
 
 
-def register_cpu_arena(limit: int) -> None:
-    """Register the process-wide CPU arena used by sessions made with ``mem_limit`` on CPU.
+def register_cpu_arena(limit: int, *, one_region: bool = True) -> None:
+    """Register the process-wide CPU arena used by sessions made with ``mem_limit`` on CPU, at most ``limit``
+    bytes (the arena rounds it down to 256 bytes). Registering again replaces it for sessions created
+    afterwards; existing sessions keep theirs.
 
-    kSameAsRequested extension, at most ``limit`` bytes (the arena rounds it down to 256 bytes).
-    Registering again replaces it for sessions created afterwards; existing sessions keep theirs.
+    ``one_region``: ``kNextPowerOfTwo`` with ``initial_chunk_size_bytes`` = the limit (up to ``ONE_REGION_MAX``), so the first
+    request takes one region of the whole limit and the arena never extends. Whether a run fits is then
+    decided by the arena alone: with regions of the requested size (``kSameAsRequested``, ``one_region``
+    False) a tie between equal free chunks goes to the lower of malloc's addresses, which vary from one
+    session to the next (measured: ResNet50 and MobileNetV2 at test size needed different caps in sessions
+    of one process, with 1 or 2 threads; one region: the same cap in every session).
     """
+    from remc.passes.arena import ONE_REGION_MAX
     info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
-    cfg = ort.OrtArenaCfg({"max_mem": int(limit), "arena_extend_strategy": 1})
-    ort.create_and_register_allocator(info, cfg)
+    opts = {"max_mem": int(limit), "arena_extend_strategy": 1}
+    if one_region:
+        opts = {"max_mem": int(limit), "arena_extend_strategy": 0,
+                "initial_chunk_size_bytes": min(int(limit), ONE_REGION_MAX) // 256 * 256}
+    ort.create_and_register_allocator(info, ort.OrtArenaCfg(opts))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -284,7 +294,7 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
             raise ValueError("cuda_graph needs device 'cuda'")
         providers = ["CPUExecutionProvider"]
         if mem_limit is not None:
-            register_cpu_arena(mem_limit)
+            register_cpu_arena(mem_limit, one_region=arena_extend != "kSameAsRequested")
             so.add_session_config_entry("session.use_env_allocators", "1")
     return _create_session(model, so, providers, device, mem_limit)
 
@@ -744,9 +754,8 @@ def arena_config(device: str, limit: int | None = None):
     kind, _ = parse_device(device)
     if kind == "cuda":
         return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True, one_region=CUDA_ONE_REGION)
-    # the CPU arena's regions come from malloc: glibc serves requests from 128 KiB up (M_MMAP_THRESHOLD) by
-    # mmap, top-down above its heap; which region a tie between equal free chunks goes to follows from that
-    return ArenaConfig(extend="kSameAsRequested", limit=limit, mmap_threshold=128 << 10)
+    # register_cpu_arena: one region of the whole limit, so malloc's addresses never break a tie
+    return ArenaConfig(extend="kNextPowerOfTwo", limit=limit, one_region=True)
 
 
 def _initializer_names(model: onnx.ModelProto) -> set[str]:

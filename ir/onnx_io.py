@@ -109,9 +109,22 @@ def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: 
     model = load_model(source)
     _check_supported(model)
     model = bind_batch(model, batch)
+    _sort_nodes(model)  # shape inference reads nodes in file order: a cycle is named here, not as a missing type
     if kernelless is not None:
         model = inline_function_ops(model, kernelless)
     return build_graph(infer_shapes(model))
+
+
+def _sort_nodes(model: onnx.ModelProto) -> None:
+    """Put the graph's nodes in topological order in place (ModelError naming a cycle)."""
+    g = model.graph
+    order = _toposort(list(g.node), {vi.name for vi in g.input} | {t.name for t in g.initializer})
+    if [id(n) for n in order] != [id(n) for n in g.node]:
+        copies = [onnx.NodeProto() for _ in order]
+        for c, n in zip(copies, order):
+            c.CopyFrom(n)
+        del g.node[:]
+        g.node.extend(copies)
 
 
 def _check_supported(model: onnx.ModelProto) -> None:
@@ -197,6 +210,7 @@ def build_graph(model: onnx.ModelProto) -> Graph:
     values: dict[str, Value] = {}
     params = []
     for t in g.initializer:
+        _check_tensor_data(t)
         v = Value(t.name, tuple(t.dims), _np_dtype(t.data_type, f"initializer {t.name!r}"), "param")
         values[t.name] = v
         params.append(v)
@@ -245,6 +259,27 @@ def build_graph(model: onnx.ModelProto) -> Graph:
         outputs.append(values[vi.name])
     del g.node[:]
     return Graph(g.name or "graph", nodes, inputs, params, outputs, values, model)
+
+
+_FIELD_OF_DTYPE: dict[int, str] = {onnx.TensorProto.FLOAT: "float_data", onnx.TensorProto.DOUBLE: "double_data",
+                 onnx.TensorProto.INT64: "int64_data", onnx.TensorProto.UINT64: "uint64_data"}
+
+
+def _check_tensor_data(t: onnx.TensorProto) -> None:
+    """ModelError when an initializer's embedded data does not hold what its shape and dtype say (a damaged
+    file that still decodes); external data is checked where it is read."""
+    if t.data_location == onnx.TensorProto.EXTERNAL or t.data_type not in SUPPORTED_DTYPES:
+        return
+    count = int(np.prod(t.dims, dtype=np.int64)) if len(t.dims) else 1
+    if t.HasField("raw_data"):
+        have, want = len(t.raw_data), count * np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.data_type)).itemsize
+        unit = "bytes"
+    else:
+        have, want = len(getattr(t, _FIELD_OF_DTYPE.get(t.data_type, "int32_data"))), count
+        unit = "values"
+    if have != want:
+        raise ModelError(f"initializer {t.name!r} holds {have} {unit} of data where its shape {list(t.dims)} and "
+                         f"dtype need {want}; the file is damaged")
 
 
 def _copy(model: onnx.ModelProto) -> onnx.ModelProto:

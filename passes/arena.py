@@ -33,7 +33,11 @@ Which tensors the arena sees (``graph_events``), from ONNX Runtime's allocation 
   so do outputs nothing reads; graph inputs fed by the caller and initializers (and Constant nodes, which
   become initializers) are not arena chunks on CPU (``initializers_reserved`` puts them in as a reserve,
   as CUDA does);
-- a kernel's scratch (``scratch(node)``) is allocated after its outputs and freed when the node ends.
+- a kernel's scratch (``scratch(node)``) is allocated after its outputs and freed when the node ends,
+  except CPU ``Where``'s two selections, allocated before its output (``NodeEvents.before``).
+
+remc's capped CPU sessions use ``kNextPowerOfTwo`` with an initial chunk of the whole limit
+(``ArenaConfig.one_region``): one region, so malloc's addresses never break a tie.
 
 A run is replayed until it adds no region (a later run starts from the regions the earlier ones left,
 all chunks free), since the cap applies to every run. The module imports nothing of ONNX Runtime.
@@ -45,6 +49,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
 import onnx
 
 from ..ir.onnx_types import TensorType, node_keys, static_types
@@ -317,6 +322,9 @@ class NodeEvents:
     frees: tuple[str, ...]
     persistent: int = 0
     """Bytes the kernel allocates at its first run and keeps (after its outputs, before its scratch)."""
+    before: tuple[int, ...] = ()
+    """Temporaries the kernel allocates before its outputs and frees when it ends (CPU Where's two
+    selections), in allocation order."""
 
 
 @dataclass(frozen=True)
@@ -404,6 +412,11 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 frees.append(b)
         km = kernel.get(name)
         sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
+        before = _temporaries_before_outputs(n, types, kind)
+        if before and km is not None and km.scratch == sum(rounded(b) for b in before):
+            sc = ()  # the measured scratch is these temporaries
+        else:
+            before = ()
         persistent = int(km.persistent) if km is not None else 0
         if km is not None and km.prepack > 0:
             key = (n.op_type, n.input[1] if n.op_type in PREPACKING_OPS and len(n.input) > 1 else name,
@@ -413,7 +426,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 prepack += int(km.prepack)
             if key[1] != name:
                 packed.add(key[1])
-        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent))
+        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
     if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk
@@ -428,6 +441,23 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                       and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
     return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
+
+
+def _temporaries_before_outputs(n: onnx.NodeProto, types: Mapping[str, TensorType], kind: str) -> tuple[int, ...]:
+    """Bytes of the temporaries a CPU kernel allocates before its output: ``Where`` selects X where the
+    condition holds and Y where it does not into two tensors of the broadcast shapes (condition with X, with
+    Y), then allocates the output and merges them (``where_op.cc``)."""
+    if kind != "cpu" or n.op_type != "Where" or len(n.input) != 3:
+        return ()
+    c, x, y = (types.get(i) for i in n.input)
+    if c is None or x is None or y is None:
+        return ()
+    try:
+        shapes = [np.broadcast_shapes(tuple(c.shape), tuple(v.shape)) for v in (x, y)]
+    except ValueError:
+        return ()
+    return tuple(int(np.prod(s, dtype=np.int64)) * (v.nbytes // max(int(np.prod(v.shape, dtype=np.int64)), 1))
+                 for s, v in zip(shapes, (x, y)))
 
 
 PREPACKING_OPS = frozenset({"Gemm", "MatMul", "ConvTranspose"})
@@ -494,12 +524,15 @@ def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4) -> ArenaR
         kept: list[int | None] = []
         for ne in events.nodes:
             try:
+                pre = [arena.alloc(b, f"temporary of {ne.node}") for b in ne.before]
                 for key, size in ne.allocs:
                     live[key] = arena.alloc(size, key)
                 if run == 0 and ne.persistent:
                     arena.alloc(ne.persistent, f"kept by {ne.node}")
                 for s in ne.scratch:
                     arena.free(arena.alloc(s, f"scratch of {ne.node}"))
+                for ptr in reversed(pre):
+                    arena.free(ptr)
             except ArenaOutOfMemory as e:
                 return ArenaReplay(arena.peak_in_use, arena.peak_allocated, tuple(arena.regions), run + 1,
                                    tuple(node_in_use), peak_node, e, ne.node)
@@ -524,11 +557,23 @@ def least_limit(events: GraphEvents, config: ArenaConfig, *, runs: int = 4,
                 resolution: int = MIN_ALLOCATION) -> int:
     """The least ``limit`` under which the replayed runs fit: the peak of regions plus reserved bytes for
     ``kSameAsRequested`` (its regions do not depend on the limit); a bisection for ``kNextPowerOfTwo``,
-    whose last region is cut to what the limit leaves."""
+    whose last region is cut to what the limit leaves (with ``one_region`` the first region is
+    the limit: bisected from the ``kSameAsRequested`` need, doubled until it fits)."""
+    if config.one_region:
+        from dataclasses import replace
+        same = replay(events, replace(config, limit=None, extend=K_SAME_AS_REQUESTED, one_region=False), runs=runs)
+        lo, hi = max(same.peak_in_use, 1) - 1, max(same.peak_allocated, MIN_ALLOCATION)
+        while not replay(events, _with_limit(config, hi), runs=runs).fits:
+            lo, hi = hi, 2 * hi
+        return _bisect(events, config, lo, hi, runs, resolution)
     free = replay(events, _with_limit(config, None), runs=runs)
     if config.extend != K_NEXT_POWER_OF_TWO:
         return free.peak_allocated
-    lo, hi = max(free.peak_in_use, 0) - 1, free.peak_allocated
+    return _bisect(events, config, max(free.peak_in_use, 0) - 1, free.peak_allocated, runs, resolution)
+
+
+def _bisect(events: GraphEvents, config: ArenaConfig, lo: int, hi: int, runs: int, resolution: int) -> int:
+    """The least limit in (lo, hi] (hi fits) the runs fit under, to ``resolution`` bytes."""
     while hi - lo > resolution:
         mid = (lo + hi) // 2 // MIN_ALLOCATION * MIN_ALLOCATION
         if mid <= lo:

@@ -166,6 +166,9 @@ def build_parser() -> argparse.ArgumentParser:
     chk.add_argument("--device", choices=("cpu", "cuda"),
                      help="check as if the plan were compiled for this device (default: the plan's own "
                           "'device' line; its kernel scratch is part of the workspace)")
+    chk.add_argument("--live-only", action="store_true",
+                     help="check remc's live-bytes model only, not the lowered graph's replayed ONNX Runtime arena "
+                          "(as compile --no-fit does)")
     chk.set_defaults(func=cmd_plan_check)
 
     o = sub.add_parser("opt", help="run passes on a textual input and print the textual output (for tests)")
@@ -231,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "against it)")
     r.add_argument("--plan", help="the plan the graph was lowered from (for predicted peak and cost)")
     r.add_argument("--iters", type=_count, default=10)
+    r.add_argument("--batch", type=_count, help="bind the symbolic batch dimension of the inputs")
     r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
                    "(default with --plan: the plan's budget); the run fails when it needs more")
     r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")
@@ -376,7 +380,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 run(rest, state)
                 fit = None
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
-                fit = compile_fit(rest, state, device=args.device, verify=args.verify)
+                from .progress import fit_round_note
+                fit = compile_fit(rest, state, device=args.device, verify=args.verify,
+                                  on_round=fit_round_note(progress))
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:
@@ -507,12 +513,22 @@ def _allocation(plan: Any) -> Any:
 
 def cmd_plan_check(args: argparse.Namespace) -> int:
     from .ir.plan import parse_plan
-    from .plancheck import check_plan
+    from .plancheck import check_plan_on_device
     plan = parse_plan(_read_text(args.file))
-    sim = check_plan(plan, args.graph, args.batch, args.device, budget=args.budget or plan.budget)
+    chk = check_plan_on_device(plan, args.graph, args.batch, args.device, budget=args.budget or plan.budget,
+                               arena=not args.live_only)
+    sim, budget = chk.sim, chk.budget
     print(f"ok: peak {format_size(sim.peak)} ({sim.peak} bytes) within "
-          f"{format_size(args.budget or plan.budget) if (args.budget or plan.budget) else 'no budget'}, "
+          f"{format_size(budget) if budget else 'no budget'} in remc's live-bytes model, "
           f"cost {sim.cost:.6g}, {int(sum(sim.recomputes.values()))} recomputations")
+    if chk.arena is not None:
+        p = chk.arena
+        print(f"ok: on ONNX Runtime {chk.device} the lowered graph needs {format_size(p.total)} ({p.total} bytes: "
+              f"replayed arena {p.arena} + {p.outside} outside it) within the budget"
+              + ("" if p.kernel_measured else "; kernel scratch not measured (no such device here)"))
+    else:
+        print("not checked: ONNX Runtime's arena (" + ("--live-only" if args.live_only else "the plan has no budget")
+              + "); a run under a cap of the budget may need more")
     return 0
 
 

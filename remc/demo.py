@@ -19,8 +19,9 @@ from .ir.sizes import format_size
 
 def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = "checkmate",
              time_limit: float = 60.0, device: str = "cpu", workdir: str | None = None,
-             size: str = "small", batch: int | None = 8) -> dict[str, Any]:
-    """Compile zoo ``model`` at ``fraction`` of its checkpoint-all peak and run it; the report."""
+             size: str = "small", batch: int | None = 8, progress: Any = None) -> dict[str, Any]:
+    """Compile zoo ``model`` at ``fraction`` of its checkpoint-all peak and run it; the report. ``progress``:
+    the solver's live display (``remc.progress.solver_progress``), which also shows each step."""
     from . import zoo
     from .backends import runtime
     from .backends.runtime import OutOfMemory
@@ -30,6 +31,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .ir.plan import print_plan
     from .passes.strategies import SOLVER_NAMES
     from .pipeline import State, compile_pipeline, run, stages
+    from .progress import fit_round_note
     from .run_cli import run_graph
 
     if model not in zoo.list_models():
@@ -41,10 +43,13 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     out_dir.mkdir(parents=True, exist_ok=True)
     train_path, out_path, plan_path = out_dir / f"{model}_train.onnx", out_dir / f"{model}_remat.onnx", \
         out_dir / f"{model}.plan"
+    note = getattr(progress, "note", lambda text: None)
+    note(f"building the training graph of {model}")
     save_model(zoo.export(model, b, train=True, **cfg), train_path)
 
     options = make_options(strategy, time_limit=time_limit) if strategy in SOLVER_NAMES else None
-    passes = compile_pipeline(strategy=strategy, device=device, options=options)
+    passes = compile_pipeline(strategy=strategy, device=device, options=options, progress=progress)
+    note(f"finding the least cap the unmodified graph runs under on {device}")
     # what the unmodified graph needs there: the least cap it runs under (bisected on the device), plus the
     # inputs and parameters outside the arena
     train = load_model(str(train_path), with_data=True)
@@ -52,7 +57,10 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
                                     resolution=4096).peak + runtime.outside_bytes(train, device)
     state = run(stages(passes, last="units"), State(model=str(train_path)))  # import, costs, units
     state.budget = int(fraction * full_peak)
-    fit = compile_fit(stages(passes, first="schedule"), state, device=device, verify=True)  # re-solve to fit
+    note(f"compiling for a budget of {format_size(state.budget)}")
+    fit = compile_fit(stages(passes, first="schedule"), state, device=device, verify=True,  # re-solve to fit
+                      on_round=fit_round_note(progress))
+    note("running the compiled graph and the unmodified one under a cap of the budget")
     save_model(state.lowered, out_path)
     write_text_atomic(plan_path, print_plan(state.plan))
     rep = run_graph(str(out_path), device=device, compare=str(train_path), plan=str(plan_path), iters=5)
@@ -90,8 +98,10 @@ def print_demo(rep: dict[str, Any]) -> None:
 
 def demo_command(args: argparse.Namespace) -> int:
     from .ir.errors import RuntimeFailure
-    rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
-                   device=args.device, workdir=args.workdir, batch=args.batch)
+    from .progress import solver_progress
+    with solver_progress(args.strategy) as progress:
+        rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
+                       device=args.device, workdir=args.workdir, batch=args.batch, progress=progress)
     print_demo(rep)
     if not rep["outputs_match"]:
         raise RuntimeFailure(rep.get("error", "outputs differ"))

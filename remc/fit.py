@@ -45,9 +45,12 @@ class ArenaPrediction:
         return self.in_use_peak + self.outside
 
 
-def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None) -> ArenaPrediction:
+def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
+            cap: int | None = None) -> ArenaPrediction:
     """Replay ONNX Runtime's arena over ``lowered`` on ``device``. Kernel memory is measured on the device
-    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available)."""
+    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
+    use are replayed under the arena limit ``cap`` when given (on CPU the one region is the cap, and which
+    chunks are handed out whole depends on its size), else under the least limit."""
     from .backends import runtime
     from .backends.scratch import kernel_memory
     from .passes.arena import graph_events, least_limit, replay
@@ -56,11 +59,16 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     km = kernel_memory(lowered, device) if measure_kernels else None
     ev = graph_events(lowered, device, km)
     cfg = runtime.arena_config(device)
-    # The order of the regions' addresses (malloc's or cudaMalloc's, not ONNX Runtime's) breaks ties between
-    # free chunks of equal size; replay both plausible orders and keep the larger need.
+    configs = [cfg]
+    if not cfg.one_region:
+        # Several regions: the order of their addresses (malloc's or cudaMalloc's, not ONNX Runtime's) breaks
+        # ties between free chunks of equal size; replay both plausible orders and keep the larger need.
+        configs.append(dataclasses.replace(cfg, mmap_threshold=None, descending_regions=False))
     best: tuple[int, Any] | None = None
-    for c in (cfg, dataclasses.replace(cfg, mmap_threshold=None, descending_regions=False)):
-        need, rp = least_limit(ev, c), replay(ev, c)
+    for c in configs:
+        need = least_limit(ev, c)
+        at = cap if cap is not None and cap >= need else need
+        rp = replay(ev, dataclasses.replace(c, limit=at) if c.one_region else c)
         if best is None or (need, rp.peak_in_use) > (best[0], best[1].peak_in_use):
             best = (need, rp)
     assert best is not None
@@ -82,13 +90,15 @@ class FitReport:
 
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
-                max_rounds: int = 12, on_pass: Callable | None = None) -> FitReport:
+                max_rounds: int = 12, on_pass: Callable | None = None,
+                on_round: Callable[[dict[str, Any]], None] | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
     least 0.5% of the budget), or, once a solver budget proved infeasible for the strategy, the midpoint
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
-    rounds find no plan that fits."""
+    rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
+    the need that made it necessary, the budget and the new solver budget."""
     budget = int(state.budget)
     run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
@@ -125,6 +135,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                 f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})")
             state.budget = new
             report.solver_budget = new
+            if on_round is not None:
+                on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
                 run(passes[-3:], state, on_pass=on_pass)
                 break

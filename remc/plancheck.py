@@ -1,6 +1,7 @@
 """A plan checked against its graph: the DAG of the graph partitioned as the plan's units say."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +47,44 @@ def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str
     check_readable(Path(graph_path))
     dag = dag_for_plan(plan, graph_path, batch, device)
     return validate(plan, dag, budget=budget if budget is not None else plan.budget)
+
+
+@dataclass(frozen=True)
+class PlanCheck:
+    """What ``check_plan_on_device`` checked: remc's live-bytes model and the replayed ONNX Runtime arena."""
+
+    sim: Any
+    """The simulation of the plan on its graph (live bytes within the budget)."""
+    budget: int | None
+    device: str
+    arena: Any = None
+    """``remc.fit.ArenaPrediction`` of the lowered plan on ``device``; None when not replayed."""
+
+
+def check_plan_on_device(plan: Any, graph_path: str, batch: int | None = None, device: str | None = None,
+                         budget: int | None = None, *, arena: bool = True) -> PlanCheck:
+    """``check_plan``, then (with ``arena``) lower the plan onto the graph and replay ONNX Runtime's arena on
+    ``device`` (``remc.fit.predict``): PlanError when the replayed arena plus the bytes outside it exceed the
+    budget, which is what a run under a cap of the budget would hit."""
+    from .backends.runtime import import_model
+    from .ir.errors import PlanError
+    from .ir.onnx_io import load_model
+    from .ir.sizes import format_size
+    from .outputs import check_readable
+    from .passes.validate import validate
+    check_readable(Path(graph_path))
+    dev = device or plan.device
+    budget = budget if budget is not None else plan.budget
+    graph = import_model(load_model(graph_path, with_data=arena), batch=batch)
+    sim = validate(plan, dag_for_graph(plan, graph, dev), budget=budget)
+    if not arena or not budget:
+        return PlanCheck(sim, budget, dev)
+    from .fit import predict
+    from .passes.lower import lower
+    pred = predict(lower(graph, plan), dev)
+    if pred.total > budget:
+        raise PlanError(f"the plan keeps {format_size(sim.peak)} live in remc's model, but its lowered graph needs "
+                        f"{pred.total} bytes on ONNX Runtime {dev} (replayed arena {pred.arena} + {pred.outside} "
+                        f"outside it), above the budget of {budget} bytes: it would run out of memory under a cap "
+                        f"of the budget (compiled with --no-fit?)")
+    return PlanCheck(sim, budget, dev, pred)

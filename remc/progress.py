@@ -5,6 +5,7 @@ import contextlib
 import math
 import sys
 from collections.abc import Callable, Iterator
+from typing import Any
 
 from .passes.solver_api import ProgressEvent
 from .passes.strategies import SOLVER_NAMES
@@ -22,9 +23,24 @@ def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[Callable
     from rich.text import Text
 
     live = Live(Text("solving ..."), console=Console(stderr=True), refresh_per_second=4, transient=True)
+    with live:
+        yield _Display(strategy, live, Text)
 
-    def show(ev: ProgressEvent) -> None:
-        parts = [f"{strategy}: {ev.elapsed:7.1f} s"]
+
+class _Display:
+    """The live line: a ``note`` (what the command is doing, e.g. the fit round) and the solver's progress."""
+
+    def __init__(self, strategy: str, live: Any, text: Any) -> None:
+        self.strategy, self.live, self.text, self.prefix = strategy, live, text, ""
+
+    def note(self, text: str) -> None:
+        """Show ``text`` before the solver's progress from now on."""
+        self.prefix = text
+        self.live.update(self.text(text))
+
+    def __call__(self, ev: ProgressEvent) -> None:
+        parts = [self.prefix + ":"] if self.prefix else []
+        parts.append(f"{self.strategy}: {ev.elapsed:7.1f} s")
         if ev.phase:
             parts.append(ev.phase)
         if ev.incumbent is not None and math.isfinite(ev.incumbent):
@@ -33,7 +49,17 @@ def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[Callable
             parts.append(f"bound {ev.bound:.6g}")
         if ev.gap is not None and math.isfinite(ev.gap):
             parts.append(f"gap {100 * ev.gap:.2f}%")
-        live.update(Text("  ".join(parts)))
+        self.live.update(self.text("  ".join(parts)))
 
-    with live:
-        yield show
+
+def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:
+    """A ``compile_fit`` ``on_round`` callback that shows the fit round on the live display (None without one)."""
+    note = getattr(progress, "note", None)
+    if note is None:
+        return None
+    from .ir.sizes import format_size
+
+    def show(r: dict[str, Any]) -> None:
+        note(f"fit round {r['round']} (needed {format_size(r['predicted'])} > {format_size(r['budget'])}, "
+             f"solving at {format_size(r['solver_budget'])})")
+    return show

@@ -10,45 +10,46 @@ from .ir.sizes import format_size
 
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
-              iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True
-              ) -> dict[str, Any]:
+              iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True,
+              batch: int | None = None) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
     ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
     capped at it less the bytes the graph holds outside the arena (fed inputs; on CPU the initializers used
     in place: ``runtime.outside_bytes``). With a ``plan`` and no ``mem_limit`` the plan's budget is the cap
-    (unless ``use_plan_budget`` is False). ``measured_peak`` is the arena's largest bytes held (what the
-    cap limits) plus the bytes outside it; ``measured_in_use`` the profiler's ``mem_in_use_peak`` plus the
-    same; ``predicted_peak`` the replayed arena (``remc.fit.predict``) on the same terms. The report carries
-    an ``error`` when the outputs differ from the reference.
+    (unless ``use_plan_budget`` is False). ``measured_peak`` is the profiler's ``mem_in_use_peak`` plus the
+    bytes outside the arena, ``predicted_peak`` the replayed arena's (``remc.fit.predict``) on the same
+    terms; ``predicted_held`` the least cap the replay runs under (under a cap, the CPU arena is one region
+    of the whole cap, so the bytes it holds are the cap). The report carries
+    an ``error`` when the outputs differ from the reference. ``batch`` binds a symbolic batch dimension of
+    the inputs of both graphs (ModelError naming the input when one is dynamic and ``batch`` is None).
     """
     from .backends import runtime
     from .fit import predict
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = load_model(model, with_data=True)
+    proto = _bound(load_model(model, with_data=True), batch)
     rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
                            "outputs_match": None, "budget": None}
     if plan:
         rep.update(_predicted(plan, compare, device))
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
-    pred = predict(proto, device)
-    rep.update(predicted_peak=pred.in_use_total if device.startswith("cuda") else pred.total,
+    cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
+    pred = predict(proto, device, cap=cap)
+    rep.update(predicted_peak=pred.in_use_total,
                predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
                mem_limit=mem_limit)
-    cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
     rep["arena_cap"] = cap
     feeds = runtime.random_inputs(proto, seed)
     res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap)
     out = res.outside_bytes
     held = None if res.held_peak is None else res.held_peak + out
     in_use = None if res.measured_peak is None else res.measured_peak + out
-    # CPU (kSameAsRequested): the regions held are what the cap limits, deterministic; CUDA (kNextPowerOfTwo):
-    # under a cap the last region is cut to the cap, so bytes held say little and bytes in use are the peak
-    cuda = device.startswith("cuda")
-    rep.update(measured_peak=in_use if cuda else held, measured_held=held, measured_in_use=in_use,
+    # under a cap the CPU arena is one region of the cap and CUDA's last region is cut to it: bytes held say
+    # little, bytes in use are the peak
+    rep.update(measured_peak=in_use, measured_held=held, measured_in_use=in_use,
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
     if device.startswith("cuda"):
@@ -56,7 +57,7 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                              cuda_graph=True)
         rep["median_seconds_cuda_graph"] = cg.median_seconds
     if compare:
-        ref_proto = load_model(compare, with_data=True)
+        ref_proto = _bound(load_model(compare, with_data=True), batch)
         rep.update(_randomness(ref_proto))
         ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
@@ -71,6 +72,16 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                                  f"(e.g. {rep['unseeded_random_nodes'][0]!r}), so every session draws other "
                                  "numbers: rebuild the training graph with remc grad")
     return rep
+
+
+def _bound(model: Any, batch: int | None) -> Any:
+    """``model`` with its symbolic batch dimension bound to ``batch``; ModelError (with the --batch hint) when
+    an input is dynamic and ``batch`` is None."""
+    from .ir.onnx_io import bind_batch
+    inits = {t.name for t in model.graph.initializer}
+    dynamic = any(not d.HasField("dim_value") or d.dim_value <= 0 for vi in model.graph.input if vi.name not in inits
+                  for d in vi.type.tensor_type.shape.dim)
+    return bind_batch(model, batch) if batch is not None or dynamic else model
 
 
 def _randomness(model: Any) -> dict[str, Any]:
@@ -113,7 +124,8 @@ def run_command(args: argparse.Namespace) -> int:
         if path is not None:
             check_readable(Path(path))
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
-                    mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False))
+                    mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
+                    batch=getattr(args, "batch", None))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
@@ -134,10 +146,9 @@ def format_run(rep: dict[str, Any]) -> str:
     if rep["measured_peak"] is not None:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
                      f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
-                     f"{format_size(rep['outside_arena'])} of it outside the arena; arena held "
-                     f"{format_size(rep['measured_held'])} vs {format_size(rep['predicted_held'])}, in use "
-                     f"{format_size(rep['measured_in_use'])} vs {format_size(rep['predicted_in_use'])} "
-                     f"({rep['peak_method']})")
+                     f"{format_size(rep['outside_arena'])} of it outside the arena ({rep['peak_method']}); the "
+                     f"replayed arena needs a cap of {format_size(rep['predicted_held'])} ({rep['predicted_held']} "
+                     f"bytes)")
         lim = [f"budget {format_size(budget)}" if budget is not None else "",
                f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
         lines.append("  " + ", ".join(x for x in lim if x))

@@ -81,9 +81,29 @@ def test_replay_matches_onnxruntime_cpu_exactly() -> None:
     rp = replay(ev, runtime.arena_config("cpu"))
     meas = runtime.profiler_peak(m, "cpu", feeds=feeds, mem_limit=1 << 30)
     assert list(meas.node_in_use.values()) == list(rp.node_in_use)
-    assert meas.peak == rp.peak_in_use and meas.held == least_limit(ev, runtime.arena_config("cpu"))
+    assert meas.peak == rp.peak_in_use
     cap = least_limit(ev, runtime.arena_config("cpu"))
     assert runtime._fits(m, "cpu", feeds, cap) and not runtime._fits(m, "cpu", feeds, cap - 256)
+
+
+def test_least_cap_of_a_zoo_graph_is_replayed_exactly_in_every_session() -> None:
+    """U-Net (test size, checkpoint-all: Where in every ReLU gradient, convolution scratch, many equal-sized
+    buffers): the replayed least cap is the device's, to the 256-byte chunk, in each of three fresh sessions.
+    With one region per request (kSameAsRequested) the need varied between sessions of one process (malloc's
+    addresses break ties between equal free chunks) and the replay was 5% off."""
+    from remc import zoo
+    from remc.fit import predict
+    from remc.pipeline import State, compile_pipeline, run
+    cfg = dict(zoo.small_config("unet"))
+    batch = cfg.pop("batch")
+    st = run(compile_pipeline(strategy="checkpoint-all"),
+             State(model=zoo.export("unet", batch, train=True, **cfg), budget=1 << 50))
+    m = st.lowered
+    feeds = runtime.random_inputs(m, 0)
+    cap = predict(m, "cpu").arena
+    for _ in range(3):
+        assert runtime._fits(m, "cpu", feeds, cap, runs=2)
+        assert not runtime._fits(m, "cpu", feeds, cap - 256, runs=2)
 
 
 def test_compile_fit_plan_runs_under_a_cap_equal_to_the_budget() -> None:

@@ -111,3 +111,52 @@ def test_budget_below_need(tmp_path: Path, chain: Path) -> None:
 def test_bad_budget_text(tmp_path: Path, chain: Path) -> None:
     res = remc(*compile_args(chain, tmp_path / "out.onnx", budget="lots"))
     assert res.returncode != 0 and "Traceback" not in res.stderr and "lots" in res.stderr
+
+
+def test_damaged_initializer(tmp_path: Path, chain: Path) -> None:
+    """A file that decodes but whose weight holds half its bytes is refused at import, not compiled into a
+    graph that ONNX Runtime refuses later."""
+    model = onnx.load(chain)
+    w = model.graph.initializer[0]
+    w.raw_data = onnx.numpy_helper.to_array(w).tobytes()[:8]
+    del w.float_data[:]
+    src = tmp_path / "damaged.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "initializer 'w1'", "8 bytes", "damaged")
+    assert no_outputs(out)
+
+
+def test_cycle_through_the_first_node(tmp_path: Path, chain: Path) -> None:
+    """A cycle whose first node reads a value produced later is named as a cycle (shape inference, which
+    reads nodes in file order, would otherwise fail first on an untyped input)."""
+    model = onnx.load(chain)
+    model.graph.node[0].input[0] = "b"  # a = Mul(b, w1), b = Relu(a)
+    src = tmp_path / "cyclic.onnx"
+    onnx.save(model, src)
+    out = tmp_path / "out.onnx"
+    assert_clean_failure(remc(*compile_args(src, out)), "cycle", "Relu")
+    assert no_outputs(out)
+
+
+def test_unsorted_nodes_compile(tmp_path: Path, chain: Path) -> None:
+    """Nodes out of topological order (valid ONNX for a runtime that sorts) compile."""
+    model = onnx.load(chain)
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(reversed(nodes))
+    src = tmp_path / "unsorted.onnx"
+    onnx.save(model, src)
+    res = remc(*compile_args(src, tmp_path / "out.onnx"), "--no-fit")
+    assert res.returncode == 0, res.stderr
+
+
+def test_run_dynamic_batch(tmp_path: Path, chain: Path) -> None:
+    """remc run on a graph with a symbolic batch dimension asks for --batch, and runs with it."""
+    text = (GRAPHS / "chain_train.onnxtxt").read_text().replace("float[1, 4] x", "float[N, 4] x")
+    src = tmp_path / "dynamic.onnx"
+    onnx.save(onnx.parser.parse_model(text), src)
+    assert_clean_failure(remc("run", str(src), "--iters", "1"), "'x'", "dynamic", "--batch")
+    res = remc("run", str(src), "--iters", "1", "--batch", "1", "--compare", str(chain))
+    assert res.returncode == 0, res.stderr
+    assert "outputs match" in res.stdout

@@ -207,3 +207,28 @@ def test_unexpected_errors_still_show_their_traceback(monkeypatch: pytest.Monkey
     monkeypatch.setattr(cli, "cmd_zoo_list", bug)
     with pytest.raises(ZeroDivisionError):
         cli.main(["zoo", "list"])
+
+
+def test_fit_rounds_show_in_the_terminal(vgg: Path, tmp_path: Path) -> None:
+    """Under a budget where the first plan's replayed arena is too big, the live display names the fit
+    round and why it re-solves (the solver's clock restarts each round; without the note it looked like a
+    solver gone back to zero), and the report gives the rounds."""
+    rc, text = run_in_pty(["compile", str(vgg), "--budget", "1.1MiB", "-o", str(tmp_path / "o.onnx"),
+                           "--strategy", "approx", "--time-limit", "20"], cwd=tmp_path)
+    assert rc == 0, text
+    assert "fit round 2 (needed " in text, text
+    rounds = int(text.split(" round(s)")[0].rsplit(", ", 1)[1])
+    assert rounds >= 2
+
+
+def test_demo_in_a_terminal_shows_its_steps(tmp_path: Path) -> None:
+    """remc demo under a terminal says what it is doing (it was silent for minutes), then reports a plan
+    that ran under a cap of the budget while the unmodified graph did not."""
+    rc, text = run_in_pty(["demo", "--strategy", "approx", "--time-limit", "10",
+                           "--workdir", str(tmp_path / "demo")], cwd=tmp_path)
+    assert rc == 0, text
+    assert "Traceback" not in text
+    for step in ("building the training graph of resnet50", "finding the least cap", "compiling for a budget of",
+                 "running the compiled graph"):
+        assert step in text, step
+    assert "<= budget" in text and "the unmodified graph under the same cap: out of memory" in text, text

@@ -111,11 +111,32 @@ def test_compile_show_check_json(tmp_path: Path) -> None:
     show = json.loads(remc("plan", "show", str(plan), "--json").stdout)
     assert show["peak"] == 248 and show["budget"] == 300 and show["recomputes"] == {}
     assert show["cost"] == rep["cost"]
-    chk = remc("plan", "check", str(plan), "--graph", str(src))
+    chk = remc("plan", "check", str(plan), "--graph", str(src), "--live-only")
     assert chk.returncode == 0 and "ok: peak 248 B" in chk.stdout, chk.stderr
+    assert "not checked: ONNX Runtime's arena" in chk.stdout
+    # compiled with --no-fit: remc's model holds it, ONNX Runtime's arena (replayed by default) does not
+    arena = remc("plan", "check", str(plan), "--graph", str(src))
+    assert arena.returncode == 1 and "Traceback" not in arena.stderr, arena.stderr
+    assert "on ONNX Runtime cpu" in arena.stderr and "above the budget of 300 bytes" in arena.stderr
     # The same plan against a tighter budget is rejected by the validator.
-    bad = remc("plan", "check", str(plan), "--graph", str(src), "--budget", "200")
+    bad = remc("plan", "check", str(plan), "--graph", str(src), "--budget", "200", "--live-only")
     assert bad.returncode != 0 and "Traceback" not in bad.stderr and "200" in bad.stderr
+
+
+def test_plan_check_replays_the_arena(tmp_path: Path) -> None:
+    """A plan compiled to fit ONNX Runtime's arena passes both checks, and plan check says which it ran."""
+    src, out, plan = tmp_path / "u.onnx", tmp_path / "out.onnx", tmp_path / "out.plan"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "unet_train.onnxtxt").read_text()), src)
+    res = remc("compile", str(src), "--budget", "64KiB", "-o", str(out), "--plan", str(plan),
+               "--strategy", "checkpoint-all", "--granularity", "fine", "--json")
+    assert res.returncode == 0, res.stderr
+    need = json.loads(res.stdout)["arena_predicted"]
+    chk = remc("plan", "check", str(plan), "--graph", str(src))
+    assert chk.returncode == 0, chk.stderr
+    assert "in remc's live-bytes model" in chk.stdout and "on ONNX Runtime cpu the lowered graph needs" in chk.stdout
+    assert f"({need} bytes" in chk.stdout
+    low = remc("plan", "check", str(plan), "--graph", str(src), "--budget", str(need - 1))
+    assert low.returncode == 1 and f"needs {need} bytes on ONNX Runtime cpu" in low.stderr, low.stderr
 
 
 def test_compile_profiles_costs_by_default(tmp_path: Path) -> None:

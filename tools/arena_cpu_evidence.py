@@ -5,8 +5,9 @@ For each model: the checkpoint-all plan's lowered graph gives what the graph rea
 Every strategy compiles at that budget with ``remc.fit.compile_fit`` (arena replay, re-solve at a tighter
 solver budget while the replay exceeds the budget, then ``verify``: two runs under the cap). Each plan that
 compiles then runs once more under the cap (arena limit = budget less the bytes outside the arena) with the
-profiler on: measured bytes held (regions plus reserved: what the cap limits) and in use, each plus the bytes
-outside the arena, against the prediction. The unmodified training graph runs under the same cap.
+profiler on (bytes in use), and its least cap is bisected on the device (two runs per probe, to 256 bytes):
+what it really needs, plus the bytes outside the arena, against the prediction. The unmodified training
+graph runs under the same cap.
 
     python tools/arena_cpu_evidence.py --out results/arena_cpu.json [--fraction 0.9] [--models a,b]
     python tools/arena_cpu_evidence.py --render results/arena_cpu.json
@@ -39,7 +40,8 @@ def measure_under_cap(model, budget: int) -> dict:
             r()
     except runtime.OutOfMemory as e:
         return {"ran": False, "oom": str(e)[:200]}
-    return {"ran": True, "measured_held": pk.held + out, "measured_in_use": pk.peak + out}
+    least = runtime.bisect_peak(model, "cpu", feeds=feeds, runs=2, resolution=256).peak
+    return {"ran": True, "measured_need": least + out, "measured_in_use": pk.peak + out}
 
 
 def one_model(name: str, fraction: float, time_limit: float) -> dict:
@@ -64,8 +66,9 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
             rows.append(row)
             continue
         p = fit.prediction
+        at_cap = predict(s.lowered, "cpu", cap=runtime.arena_cap(s.lowered, "cpu", budget))  # in use under the cap
         row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget, live_peak=int(s.sim.peak),
-                   predicted=p.total, predicted_in_use=p.in_use_total, seconds=time.perf_counter() - t0)
+                   predicted=p.total, predicted_in_use=at_cap.in_use_total, seconds=time.perf_counter() - t0)
         row.update(measure_under_cap(s.lowered, budget))
         rows.append(row)
     ref = measure_under_cap(train, budget)
@@ -74,8 +77,8 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
 
 
 def render(data: list[dict]) -> str:
-    out = ["| model | budget (fraction of checkpoint-all's real need) | strategy | rounds | predicted | measured held | "
-           "measured / predicted | measured in use (pred.) | ran under cap = budget |",
+    out = ["| model | budget (fraction of checkpoint-all's real need) | strategy | rounds | predicted need | "
+           "measured need (least cap) | measured / predicted | measured in use (pred.) | ran under cap = budget |",
            "|---|---|---|---|---|---|---|---|---|"]
     for m in data:
         for r in m["rows"]:
@@ -86,10 +89,10 @@ def render(data: list[dict]) -> str:
             if not r.get("ran"):
                 out.append(head + f"| {r['rounds']} | {r['predicted']} | OOM | | | no: {r.get('oom', '')[:80]} |")
                 continue
-            ratio = r["measured_held"] / r["predicted"]
-            out.append(head + f"| {r['rounds']} | {r['predicted']} | {r['measured_held']} | {ratio:.3f} | "
+            ratio = r["measured_need"] / r["predicted"]
+            out.append(head + f"| {r['rounds']} | {r['predicted']} | {r['measured_need']} | {ratio:.3f} | "
                        f"{r['measured_in_use']} ({r['predicted_in_use']}) | "
-                       f"{'yes' if r['measured_held'] <= m['budget'] else 'NO'} |")
+                       f"{'yes' if r['measured_need'] <= m['budget'] else 'NO'} |")
         u = m["unmodified_under_cap"]
         out.append(f"| {m['model']} b{m['batch']} | {m['budget']} | unmodified graph | | | | | | "
                    f"{'ran' if u.get('ran') else 'out of memory (as it must)'} |")
