@@ -45,7 +45,7 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
     s1 = _dag_at(model, 1, cost, granularity)
     d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
-    dag, const_per_sample = affine(d1, d2, 1, 2)
+    dag, _ = affine(d1, d2, 1, 2)  # memory and the constant (inputs) scale by the batch, measured
     if strategy in ("checkmate", "approx"):
         def probe(d: Any, b: int) -> Any:
             return solve(strategy, d, b, options)
@@ -54,9 +54,9 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
         target = lambda d, b: solve("checkpoint-all", d, b)  # noqa: E731 (no knob to search)
     else:
         target = strategy
-    batch, sched = max_batch(dag, budget, target, 1, constant_per_sample=max(const_per_sample, 0))
+    batch, sched = max_batch(dag, budget, target, 1)
     from .passes.maxbatch import batch_dag
-    at = batch_dag(dag, batch, 1, max(const_per_sample, 0))
+    at = batch_dag(dag, batch, 1)
     if not isinstance(batch, int) or batch < 1:
         raise RemcError(f"no batch size fits {budget} bytes with {strategy}")
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),

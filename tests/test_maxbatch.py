@@ -104,3 +104,29 @@ def test_infeasible_and_unbounded():
         max_batch(dag, 101, "chen-sqrtn", 1)
     with pytest.raises(RemcError, match="does not grow"):
         max_batch(chain(6, mem_per_sample=0), 1000, "checkpoint-all", 1, max_batch_size=1 << 10)
+
+
+def test_inputs_grow_with_the_batch_by_default():
+    """A DAG built from a graph scales its inputs (images, labels) with the batch unless told otherwise:
+    dagbuild records the inputs' bytes, and the default per-sample constant is their share per sample."""
+    import dataclasses
+    dag = dataclasses.replace(chain(8, constant=1000), meta={"input_bytes": 2 * 60})   # built at batch 2
+    assert batch_dag(dag, 6, 2).constant == 1000 + 60 * 4
+    assert batch_dag(dag, 6, 2, constant_per_sample=0).constant == 1000
+    b_default = max_batch(dag, 5000, "chen-sqrtn", 2)[0]
+    assert b_default == max_batch(dag, 5000, "chen-sqrtn", 2, constant_per_sample=60)[0]
+    assert b_default < max_batch(dag, 5000, "chen-sqrtn", 2, constant_per_sample=0)[0]
+    measured = dataclasses.replace(dag, meta={**dag.meta, "constant_per_sample": 7})   # affine's, preferred
+    assert batch_dag(measured, 3, 2).constant == 1007
+
+
+def test_zoo_dag_records_its_inputs():
+    from remc.maxbatch_cli import _dag_at
+    from remc.passes.maxbatch import affine
+    s1 = _dag_at("vgg16", 1, "flops", "coarse")
+    s2 = _dag_at("vgg16", 2, "flops", "coarse", like=s1)
+    image, labels = 3 * 224 * 224 * 4, 8
+    assert s1.dag.meta["input_bytes"] == image + labels and s2.dag.meta["input_bytes"] == 2 * (image + labels)
+    dag, per_sample = affine(s1.dag, s2.dag, 1, 2)
+    assert per_sample == image + labels == dag.meta["constant_per_sample"]
+    assert batch_dag(dag, 100, 1).constant == s1.dag.constant + 99 * per_sample
