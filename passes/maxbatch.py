@@ -82,7 +82,7 @@ def affine(dag: DAG, other: DAG, base_batch: int, other_batch: int) -> tuple[DAG
 
 def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: int, *,
               constant_per_sample: int | None = None, cost_limit: float | None = None,
-              max_batch_size: int = 1 << 24) -> tuple[int, Schedule]:
+              max_batch_size: int = 1 << 24, start: int | None = None) -> tuple[int, Schedule]:
     """The largest batch B (and its schedule) whose schedule fits ``budget`` bytes at cost <= the limit.
 
     ``strategy`` is a baseline name (its schedules over the knob are built once at the base batch — S and
@@ -91,7 +91,9 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
     ``base_batch``, then binary search; this assumes feasibility is monotone in B, which holds for a fixed
     family of schedules (memory only grows with B) and for exact solvers. Raises InfeasibleError when
     batch 1 does not fit, RemcError when ``max_batch_size`` still fits (memory does not grow with B).
-    ``constant_per_sample`` None: what the DAG knows (``default_constant_per_sample``).
+    ``constant_per_sample`` None: what the DAG knows (``default_constant_per_sample``). ``start``: the
+    batch the exponential search begins at (default ``base_batch``; e.g. a batch a cheaper strategy fits,
+    which saves a slow solver the probes below it).
     """
     if constant_per_sample is None:
         constant_per_sample = default_constant_per_sample(dag, base_batch)
@@ -110,7 +112,7 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
             found[b] = probe(batch_dag(dag, b, base_batch, constant_per_sample), budget)
         return found[b] is not None
 
-    lo, hi = _bracket(fits, min(base_batch, max_batch_size), max_batch_size)
+    lo, hi = _bracket(fits, min(max(start or base_batch, 1), max_batch_size), max_batch_size)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)

@@ -130,3 +130,14 @@ def test_zoo_dag_records_its_inputs():
     dag, per_sample = affine(s1.dag, s2.dag, 1, 2)
     assert per_sample == image + labels == dag.meta["constant_per_sample"]
     assert batch_dag(dag, 100, 1).constant == s1.dag.constant + 99 * per_sample
+
+
+def test_search_from_a_start_batch_finds_the_same_answer():
+    """``start`` only saves probes: from below, at, or above the answer the search ends at the same batch."""
+    dag = chain(16, base_batch=4)
+    want, _ = max_batch(dag, 3000, "lin-greedy", 4)
+    for start in (1, want, want + 1, 4 * want):
+        b, s = max_batch(dag, 3000, "lin-greedy", 4, start=start)
+        assert b == want and s.report["peak"] <= 3000
+    tried_from_1 = max_batch(dag, 3000, "lin-greedy", 1)[1].report["batches_tried"]
+    assert max_batch(dag, 3000, "lin-greedy", 1, start=want)[1].report["batches_tried"] < tried_from_1
