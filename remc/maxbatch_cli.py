@@ -39,7 +39,10 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     The graph is built at batch 1 and 2: memory is affine in the batch (exact), and the cost bound is
     eq. (10) (scale-free). Checkmate and approx minimize cost under the budget, so a batch is feasible when
     their schedule's cost is within the bound; with a time limit the MILP's answer is a lower bound on the
-    true maximum unless it proves optimality at each probe.
+    true maximum unless it proves optimality at each probe. Their search starts at lin-greedy's batch; a
+    probe where the solver found no schedule in its time limit (on a loaded machine even its baseline
+    phase may not finish) is listed in ``unfinished_probes`` and decided by lin-greedy's schedules, which
+    the solver starts from.
     """
     from .backends.strategies import solve
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
@@ -49,15 +52,14 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     start = None
     unfinished: list[int] = []
     if strategy in ("checkmate", "approx"):
-        from .ir.errors import InfeasibleError
-        from .passes.approx import LpUnfinished
+        from .ir.errors import SolverError
 
         def probe(d: Any, b: int) -> Any:
             try:
                 return solve(strategy, d, b, options)
-            except LpUnfinished as e:  # no schedule within the time limit: not shown to fit (a lower bound)
+            except SolverError:  # no schedule in the time limit (the baselines it starts from unfinished too)
                 unfinished.append(d.meta["batch"])
-                raise InfeasibleError(str(e)) from None
+                return solve("lin-greedy", d, b)  # what it would start from with time to run it
         target: Any = probe
         start = _baseline_start(dag, budget)
     elif strategy == "checkpoint-all":
