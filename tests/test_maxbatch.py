@@ -141,3 +141,23 @@ def test_search_from_a_start_batch_finds_the_same_answer():
         assert b == want and s.report["peak"] <= 3000
     tried_from_1 = max_batch(dag, 3000, "lin-greedy", 1)[1].report["batches_tried"]
     assert max_batch(dag, 3000, "lin-greedy", 1, start=want)[1].report["batches_tried"] < tried_from_1
+
+
+def test_paper_memory_model_vgg19():
+    """tools/paper_memory_model.py: Checkmate's Keras graph of VGG19 (one node per layer, ReLU folded into
+    Conv/Dense, backward nodes as large as their layer's output, 2 x 4 bytes per parameter fixed, 16 GB):
+    checkpoint-all fits batch 222, lin-greedy 289, the batch the paper reports for Checkmate on VGG19."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "paper_memory_model.py"
+    spec = importlib.util.spec_from_file_location("paper_memory_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    dag = mod.paper_dag("vgg19")
+    layers = (dag.n - 1) // 2
+    assert layers == 16 + 5 + 1 + 3 + 2                       # convs, pools, flatten, dense, dropouts
+    assert dag.mem[:layers].tolist() == dag.mem[layers + 1:][::-1].tolist()
+    assert 0 <= dag.constant // 8 - 143667240 < 8      # Keras' VGG19 count, plus the graph's scalar constants
+    assert batch_dag(dag, 10, 1).constant == dag.constant
+    assert max_batch(dag, mod.PAPER_BUDGET, "checkpoint-all", 1)[0] == 222
+    assert max_batch(dag, mod.PAPER_BUDGET, "lin-greedy", 1)[0] == 289
