@@ -116,7 +116,8 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
         ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),
         members=tuple(tuple(n.name for n in u) for u in units),
-        meta={"graph": graph.name, "granularity": granularity, "device": device},
+        meta={"graph": graph.name, "granularity": granularity, "device": device,
+              "input_bytes": sum(v.nbytes for v in graph.inputs)},
     )
 
 

@@ -4,8 +4,10 @@ A DAG built at batch B0 is rescaled to batch B: activation memory M and workspac
 (``DAG.scaled``), compute cost does not need to (eq. 10 bounds a ratio of costs, which batch scaling
 leaves alone). The constant overhead is parameters, their gradients and the graph inputs; the inputs
 (images, labels) grow with the batch, so ``constant_per_sample`` bytes per sample of it scale too:
-constant(B) = constant(B0) + constant_per_sample * (B - B0). Its default, 0, keeps the whole constant
-fixed, which undercounts inputs at B > B0.
+constant(B) = constant(B0) + constant_per_sample * (B - B0). By default (None) it is what the DAG knows:
+the per-sample constant measured between two batch sizes (``affine``), else the graph inputs' bytes
+(``dag.meta["input_bytes"]``, recorded by ``dagbuild``) divided by the base batch, else 0 (a DAG built by
+hand, whose constant has no inputs in it).
 
 The cost bound is eq. (10): sum_t sum_i C_i R_ti <= 2 * forward cost + backward cost (at most one extra
 forward pass); ``cost_limit`` overrides it (same cost units as the DAG).
@@ -35,15 +37,26 @@ def eq10_cost_limit(dag: DAG) -> float:
     return dag.total_cost + dag.forward_cost()
 
 
-def batch_dag(dag: DAG, batch: int, base_batch: int, constant_per_sample: int = 0) -> DAG:
+def default_constant_per_sample(dag: DAG, base_batch: int) -> int:
+    """Bytes of the constant overhead per sample (module docstring): measured by ``affine``, else the
+    graph inputs' bytes over ``base_batch``, else 0."""
+    if "constant_per_sample" in dag.meta:
+        return int(dag.meta["constant_per_sample"])
+    return int(dag.meta.get("input_bytes", 0)) // max(base_batch, 1)
+
+
+def batch_dag(dag: DAG, batch: int, base_batch: int, constant_per_sample: int | None = None) -> DAG:
     """``dag`` (built at ``base_batch``) rescaled to ``batch`` samples.
 
     When ``dag.meta["per_sample"]`` holds (mem, workspace) bytes per sample (from a second DAG of the same
     graph at another batch, see ``affine``), memory is affine in the batch and exact: tensors without a
     batch dimension (weight-gradient temporaries) do not grow. Otherwise all of M and W scale by B / B0.
+    ``constant_per_sample`` None: ``default_constant_per_sample``.
     """
     if batch < 1 or base_batch < 1:
         raise ValueError(f"batch sizes must be >= 1, got {batch} and base {base_batch}")
+    if constant_per_sample is None:
+        constant_per_sample = default_constant_per_sample(dag, base_batch)
     if "per_sample" in dag.meta:
         mem_slope, ws_slope = dag.meta["per_sample"]
         extra = batch - base_batch
@@ -62,13 +75,14 @@ def affine(dag: DAG, other: DAG, base_batch: int, other_batch: int) -> tuple[DAG
         raise RemcError("the graph's units differ between the two batch sizes; cannot scale memory by batch")
     span = other_batch - base_batch
     per_sample = ((other.mem - dag.mem) // span, (other.workspace - dag.workspace) // span)
-    out = dataclasses.replace(dag, meta={**dag.meta, "per_sample": per_sample})
-    return out, (other.constant - dag.constant) // span
+    constant = max((other.constant - dag.constant) // span, 0)
+    out = dataclasses.replace(dag, meta={**dag.meta, "per_sample": per_sample, "constant_per_sample": constant})
+    return out, constant
 
 
 def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: int, *,
-              constant_per_sample: int = 0, cost_limit: float | None = None,
-              max_batch_size: int = 1 << 24) -> tuple[int, Schedule]:
+              constant_per_sample: int | None = None, cost_limit: float | None = None,
+              max_batch_size: int = 1 << 24, start: int | None = None) -> tuple[int, Schedule]:
     """The largest batch B (and its schedule) whose schedule fits ``budget`` bytes at cost <= the limit.
 
     ``strategy`` is a baseline name (its schedules over the knob are built once at the base batch — S and
@@ -77,7 +91,12 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
     ``base_batch``, then binary search; this assumes feasibility is monotone in B, which holds for a fixed
     family of schedules (memory only grows with B) and for exact solvers. Raises InfeasibleError when
     batch 1 does not fit, RemcError when ``max_batch_size`` still fits (memory does not grow with B).
+    ``constant_per_sample`` None: what the DAG knows (``default_constant_per_sample``). ``start``: the
+    batch the exponential search begins at (default ``base_batch``; e.g. a batch a cheaper strategy fits,
+    which saves a slow solver the probes below it).
     """
+    if constant_per_sample is None:
+        constant_per_sample = default_constant_per_sample(dag, base_batch)
     if constant_per_sample < 0 or constant_per_sample * base_batch > dag.constant:
         raise RemcError(f"constant_per_sample={constant_per_sample} bytes x base batch {base_batch} exceeds the "
                         f"DAG's constant overhead of {dag.constant} bytes")
@@ -93,7 +112,7 @@ def max_batch(dag: DAG, budget: int, strategy: str | BatchStrategy, base_batch: 
             found[b] = probe(batch_dag(dag, b, base_batch, constant_per_sample), budget)
         return found[b] is not None
 
-    lo, hi = _bracket(fits, min(base_batch, max_batch_size), max_batch_size)
+    lo, hi = _bracket(fits, min(max(start or base_batch, 1), max_batch_size), max_batch_size)
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (mid, hi) if fits(mid) else (lo, mid)

@@ -55,6 +55,7 @@ import scipy.sparse as sp
 
 from ..ir.dag import DAG
 from ..ir.schedule import free_matrix, memory_profile
+from ..ir.sizes import describe_size, format_size
 from .solver_api import SolverBackend
 
 EXACT_LIMIT = 1e4
@@ -593,12 +594,31 @@ def safe_dual_bound(model: CheckmateModel, row_dual: np.ndarray) -> float:
     return total - BOUND_SLACK * float(np.abs(row).sum() + np.abs(col).sum()) - 1e-12
 
 
-def simple_lower_bound(dag: DAG) -> int:
-    """A proven lower bound on any schedule's peak: each unit runs once with all its inputs resident."""
-    need = dag.constant + dag.mem + dag.workspace
+def unit_needs(dag: DAG) -> np.ndarray:
+    """int64[n]: the bytes unit k needs while it runs, beside the constant: its output, its workspace and
+    all its inputs."""
+    need = (dag.mem + dag.workspace).astype(np.int64)
     for k, p in enumerate(dag.preds):
         need[k] += int(dag.mem[p].sum())
-    return int(need.max()) if dag.n else int(dag.constant)
+    return need
+
+
+def simple_lower_bound(dag: DAG) -> int:
+    """A proven lower bound on any schedule's peak: each unit runs once with all its inputs resident."""
+    return int(dag.constant + unit_needs(dag).max()) if dag.n else int(dag.constant)
+
+
+def lower_bound_text(dag: DAG) -> str:
+    """Why ``simple_lower_bound`` is what it is: the always-resident bytes and the neediest unit's output,
+    workspace and inputs (for infeasible-budget messages)."""
+    if not dag.n:
+        return f"no schedule of this graph can need less than {describe_size(int(dag.constant))}"
+    k = int(unit_needs(dag).argmax())
+    inputs = int(dag.mem[dag.preds[k]].sum())
+    return (f"no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))}: "
+            f"{format_size(int(dag.constant))} always resident, and unit {dag.names[k]!r} needs its output "
+            f"{format_size(int(dag.mem[k]))}, workspace {format_size(int(dag.workspace[k]))} and its "
+            f"{len(dag.preds[k])} input(s) {format_size(inputs)} while it runs")
 
 
 def least_budget_bound(dag: DAG, lp: SolverBackend, *, time_limit: float | None = None,

@@ -12,7 +12,7 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, RemcError
 from ..ir.schedule import Schedule, checkpoint_all
 from ..ir.sizes import describe_size
-from .milp_model import simple_lower_bound
+from .milp_model import lower_bound_text
 from .options import BaselineOptions
 
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
@@ -50,7 +50,7 @@ def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
         if peak > budget:
             raise InfeasibleError(
                 f"{name} needs {describe_size(peak)}, above the budget of {describe_size(budget)} "
-                f"(no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))})", peak)
+                f"({lower_bound_text(dag)})", peak)
     return sched
 
 

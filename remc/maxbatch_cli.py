@@ -39,29 +39,52 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     The graph is built at batch 1 and 2: memory is affine in the batch (exact), and the cost bound is
     eq. (10) (scale-free). Checkmate and approx minimize cost under the budget, so a batch is feasible when
     their schedule's cost is within the bound; with a time limit the MILP's answer is a lower bound on the
-    true maximum unless it proves optimality at each probe.
+    true maximum unless it proves optimality at each probe. Their search starts at lin-greedy's batch; a
+    probe where the solver found no schedule in its time limit (on a loaded machine even its baseline
+    phase may not finish) is listed in ``unfinished_probes`` and decided by lin-greedy's schedules, which
+    the solver starts from.
     """
     from .backends.strategies import solve
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
     s1 = _dag_at(model, 1, cost, granularity)
     d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
-    dag, const_per_sample = affine(d1, d2, 1, 2)
+    dag, _ = affine(d1, d2, 1, 2)  # memory and the constant (inputs) scale by the batch, measured
+    start = None
+    unfinished: list[int] = []
     if strategy in ("checkmate", "approx"):
+        from .ir.errors import SolverError
+
         def probe(d: Any, b: int) -> Any:
-            return solve(strategy, d, b, options)
+            try:
+                return solve(strategy, d, b, options)
+            except SolverError:  # no schedule in the time limit (the baselines it starts from unfinished too)
+                unfinished.append(d.meta["batch"])
+                return solve("lin-greedy", d, b)  # what it would start from with time to run it
         target: Any = probe
+        start = _baseline_start(dag, budget)
     elif strategy == "checkpoint-all":
         target = lambda d, b: solve("checkpoint-all", d, b)  # noqa: E731 (no knob to search)
     else:
         target = strategy
-    batch, sched = max_batch(dag, budget, target, 1, constant_per_sample=max(const_per_sample, 0))
+    batch, sched = max_batch(dag, budget, target, 1, start=start)
     from .passes.maxbatch import batch_dag
-    at = batch_dag(dag, batch, 1, max(const_per_sample, 0))
+    at = batch_dag(dag, batch, 1)
     if not isinstance(batch, int) or batch < 1:
         raise RemcError(f"no batch size fits {budget} bytes with {strategy}")
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
             "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
-            "units": dag.n}
+            "units": dag.n, "search_start": start, "unfinished_probes": sorted(unfinished)}
+
+
+def _baseline_start(dag: Any, budget: int) -> int | None:
+    """The batch lin-greedy fits (a solver's search starts there: its schedules include lin-greedy's
+    in principle, and the probes below would be wasted), or None when it fits none."""
+    from .ir.errors import InfeasibleError
+    from .passes.maxbatch import max_batch
+    try:
+        return max_batch(dag, budget, "lin-greedy", 1)[0]
+    except InfeasibleError:
+        return None
 
 
 def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: str, *, cost: str = "flops",

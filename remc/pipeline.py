@@ -176,16 +176,37 @@ PASSES: dict[str, type[Pass]] = {p.name: p for p in (ImportPass, CostsPass, Unit
                                                       LowerPass)}
 
 
-def constant_parts_text(graph: Graph) -> str:
-    """The constant overhead of ``graph`` by part (graph inputs, parameters, kept outputs such as the
-    gradients and updated weights), so a user sees why a budget is infeasible."""
-    from .ir.sizes import format_size
-    inputs = sum(v.nbytes for v in graph.inputs)
-    params = sum(v.nbytes for v in graph.params)
+def constant_parts(graph: Graph) -> dict[str, int]:
+    """The constant overhead of ``graph`` by part, bytes: ``data`` (graph inputs not carried between
+    steps: images, labels), ``parameters`` (initializers), ``optimizer_state`` (carried inputs without an
+    initializer: momentum, moments, step), ``gradients`` (``grad.*`` outputs of a training graph),
+    ``updated`` (``*.updated`` outputs of a step graph: new weights and state), ``other_outputs`` (the
+    loss, ...). Their sum is the DAG's constant, which no schedule can go below."""
+    from .passes.optimizer import GRAD_PREFIX, UPDATED_SUFFIX
+    outs = {v.name for v in graph.outputs}
+    carried = {v.name for v in graph.inputs + graph.params if v.name + UPDATED_SUFFIX in outs}
     held = {v.name for v in graph.inputs + graph.params}
-    kept = sum(v.nbytes for v in graph.outputs if v.name not in held)
-    return (f"inputs {format_size(inputs)}, parameters {format_size(params)}, outputs kept to the end "
-            f"(loss, gradients, updated weights and state) {format_size(kept)}")
+    kept = [v for v in graph.outputs if v.name not in held]
+    return {"data": sum(v.nbytes for v in graph.inputs if v.name not in carried),
+            "parameters": sum(v.nbytes for v in graph.params),
+            "optimizer_state": sum(v.nbytes for v in graph.inputs if v.name in carried),
+            "gradients": sum(v.nbytes for v in kept if v.name.startswith(GRAD_PREFIX)),
+            "updated": sum(v.nbytes for v in kept if v.name.endswith(UPDATED_SUFFIX)),
+            "other_outputs": sum(v.nbytes for v in kept
+                                 if not v.name.startswith(GRAD_PREFIX) and not v.name.endswith(UPDATED_SUFFIX))}
+
+
+_PART_NAMES = {"data": "data inputs", "parameters": "parameters", "optimizer_state": "optimizer state",
+               "gradients": "gradients", "updated": "updated weights and state", "other_outputs": "loss and other outputs"}
+
+
+def constant_parts_text(graph: Graph) -> str:
+    """The constant overhead of ``graph`` by part (``constant_parts``; parts of 0 bytes left out) and its
+    sum, so a user sees why a budget is infeasible."""
+    from .ir.sizes import format_size
+    parts = constant_parts(graph)
+    shown = [f"{_PART_NAMES[k]} {format_size(v)}" for k, v in parts.items() if v or k in ("data", "parameters")]
+    return ", ".join(shown) + f" (together {format_size(sum(parts.values()))})"
 
 
 def shaped_model(graph: Graph) -> onnx.ModelProto:

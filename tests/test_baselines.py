@@ -422,3 +422,16 @@ def test_no_recompute_units_are_kept():
         for sched in tradeoff(name, dag):
             assert_sound(dag, sched)
             assert (sched.R[:, [2, 7]].sum(axis=0) == 1).all()
+
+
+def test_infeasible_message_names_the_neediest_unit():
+    """Below the simple lower bound, the error says what sets it: the constant and the neediest unit's
+    output, workspace and inputs."""
+    from remc.passes.milp_model import simple_lower_bound
+    from remc.passes.strategies import solve_baseline_strategy
+    dag = DAG(("a", "b", "c"), np.ones(3), np.array([10, 50, 20]), np.array([(0, 1), (1, 2), (0, 2)]), 7,
+              workspace=np.array([0, 0, 3]))
+    assert simple_lower_bound(dag) == 7 + 20 + 3 + 10 + 50
+    with pytest.raises(InfeasibleError, match=r"less than 90 B: 7 B always resident, and unit 'c' needs its "
+                                              r"output 20 B, workspace 3 B and its 2 input\(s\) 60 B"):
+        solve_baseline_strategy("checkpoint-all", dag, 80)

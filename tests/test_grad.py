@@ -84,10 +84,21 @@ def test_gemm(ta, tb, cshape):
     gradcheck(one_op("Gemm", params, transA=ta, transB=tb, alpha=0.7, beta=1.3), expect=list(params))
 
 
-@pytest.mark.parametrize("ash,bsh", [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 5)),
+@pytest.mark.parametrize("ash,bsh", [((3, 4), (4, 5)), ((2, 3, 4), (4, 5)), ((2, 1, 3, 4), (3, 4, 5)), ((2, 3, 4), (4,)),
                                      ((4,), (4, 5)), ((3, 4), (4,)), ((2, 3, 4), (2, 4, 2))])
 def test_matmul(ash, bsh):
     gradcheck(one_op("MatMul", {"a": rnd(*ash), "b": rnd(*bsh)}))
+
+
+def test_matmul_weight_gradient_folds_the_batch():
+    """A weight shared by every batch entry (ViT's attention projection: (197, 1, 768) @ (768, 2304)) gets
+    its gradient from one product over all rows, not a (batch, K, N) product per entry summed after: no
+    gradient value is larger than the largest of A, B and dY."""
+    from remc.ir.onnx_io import import_model
+    train = build_training_graph(one_op("MatMul", {"a": rnd(6, 1, 8), "b": rnd(8, 12)}))
+    graph = import_model(train)
+    biggest = max(v.nbytes for n in graph.nodes if is_backward_node(n.proto) for v in n.outputs)
+    assert biggest <= 8 * 12 * 8                                        # B, float64; was 6 * 8 * 12 * 8
 
 
 # ---- elementwise ---------------------------------------------------------------------------------

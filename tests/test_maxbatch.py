@@ -104,3 +104,60 @@ def test_infeasible_and_unbounded():
         max_batch(dag, 101, "chen-sqrtn", 1)
     with pytest.raises(RemcError, match="does not grow"):
         max_batch(chain(6, mem_per_sample=0), 1000, "checkpoint-all", 1, max_batch_size=1 << 10)
+
+
+def test_inputs_grow_with_the_batch_by_default():
+    """A DAG built from a graph scales its inputs (images, labels) with the batch unless told otherwise:
+    dagbuild records the inputs' bytes, and the default per-sample constant is their share per sample."""
+    import dataclasses
+    dag = dataclasses.replace(chain(8, constant=1000), meta={"input_bytes": 2 * 60})   # built at batch 2
+    assert batch_dag(dag, 6, 2).constant == 1000 + 60 * 4
+    assert batch_dag(dag, 6, 2, constant_per_sample=0).constant == 1000
+    b_default = max_batch(dag, 5000, "chen-sqrtn", 2)[0]
+    assert b_default == max_batch(dag, 5000, "chen-sqrtn", 2, constant_per_sample=60)[0]
+    assert b_default < max_batch(dag, 5000, "chen-sqrtn", 2, constant_per_sample=0)[0]
+    measured = dataclasses.replace(dag, meta={**dag.meta, "constant_per_sample": 7})   # affine's, preferred
+    assert batch_dag(measured, 3, 2).constant == 1007
+
+
+def test_zoo_dag_records_its_inputs():
+    from remc.maxbatch_cli import _dag_at
+    from remc.passes.maxbatch import affine
+    s1 = _dag_at("vgg16", 1, "flops", "coarse")
+    s2 = _dag_at("vgg16", 2, "flops", "coarse", like=s1)
+    image, labels = 3 * 224 * 224 * 4, 8
+    assert s1.dag.meta["input_bytes"] == image + labels and s2.dag.meta["input_bytes"] == 2 * (image + labels)
+    dag, per_sample = affine(s1.dag, s2.dag, 1, 2)
+    assert per_sample == image + labels == dag.meta["constant_per_sample"]
+    assert batch_dag(dag, 100, 1).constant == s1.dag.constant + 99 * per_sample
+
+
+def test_search_from_a_start_batch_finds_the_same_answer():
+    """``start`` only saves probes: from below, at, or above the answer the search ends at the same batch."""
+    dag = chain(16, base_batch=4)
+    want, _ = max_batch(dag, 3000, "lin-greedy", 4)
+    for start in (1, want, want + 1, 4 * want):
+        b, s = max_batch(dag, 3000, "lin-greedy", 4, start=start)
+        assert b == want and s.report["peak"] <= 3000
+    tried_from_1 = max_batch(dag, 3000, "lin-greedy", 1)[1].report["batches_tried"]
+    assert max_batch(dag, 3000, "lin-greedy", 1, start=want)[1].report["batches_tried"] < tried_from_1
+
+
+def test_paper_memory_model_vgg19():
+    """tools/paper_memory_model.py: Checkmate's Keras graph of VGG19 (one node per layer, ReLU folded into
+    Conv/Dense, backward nodes as large as their layer's output, 2 x 4 bytes per parameter fixed, 16 GB):
+    checkpoint-all fits batch 222, lin-greedy 289, the batch the paper reports for Checkmate on VGG19."""
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "tools" / "paper_memory_model.py"
+    spec = importlib.util.spec_from_file_location("paper_memory_model", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    dag = mod.paper_dag("vgg19")
+    layers = (dag.n - 1) // 2
+    assert layers == 16 + 5 + 1 + 3 + 2                       # convs, pools, flatten, dense, dropouts
+    assert dag.mem[:layers].tolist() == dag.mem[layers + 1:][::-1].tolist()
+    assert 0 <= dag.constant // 8 - 143667240 < 8      # Keras' VGG19 count, plus the graph's scalar constants
+    assert batch_dag(dag, 10, 1).constant == dag.constant
+    assert max_batch(dag, mod.PAPER_BUDGET, "checkpoint-all", 1)[0] == 222
+    assert max_batch(dag, mod.PAPER_BUDGET, "lin-greedy", 1)[0] == 289

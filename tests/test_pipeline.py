@@ -300,3 +300,22 @@ def test_schedule_pass_carries_typed_options() -> None:
         parse_pipeline("schedule{strategy=checkmate,refine=False}")
     with pytest.raises(RemcError, match="gap must be"):
         parse_pipeline("schedule{strategy=checkmate,gap=nan}")
+
+
+def test_maxbatch_solver_without_a_schedule_in_time(monkeypatch) -> None:
+    """A checkmate/approx probe that ends without a schedule (time limit) is decided by lin-greedy's
+    schedules, which the solver starts from, and is listed; the search starts at lin-greedy's batch."""
+    from remc.backends import strategies
+    from remc.ir.errors import SolverError
+    from remc.maxbatch_cli import run_maxbatch
+    real = strategies.solve
+
+    def no_schedule(name, dag, budget, options=None, **kw):
+        if name == "approx":
+            raise SolverError("approx: the time limit of 1 s passed before any schedule was found")
+        return real(name, dag, budget, options, **kw)
+    monkeypatch.setattr(strategies, "solve", no_schedule)
+    rep = run_maxbatch("vgg16", 16 << 30, "approx")
+    assert rep["batch"] == rep["search_start"] == run_maxbatch("vgg16", 16 << 30, "lin-greedy")["batch"]
+    assert {rep["batch"], rep["batch"] + 1, 2 * rep["batch"]} <= set(rep["unfinished_probes"])
+    assert rep["peak"] <= 16 << 30 and rep["cost"] <= rep["cost_limit"]

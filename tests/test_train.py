@@ -158,6 +158,22 @@ def test_infeasible_budget_names_the_parts(tmp_path: Path) -> None:
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
     res = remc("compile", "--cost", "flops", str(train), "--budget", "1MiB", "--strategy", "lin-greedy", "-o", str(tmp_path / "x.onnx"))
     assert res.returncode != 0 and "Traceback" not in res.stderr
-    assert "always resident: inputs 96.1 KiB, parameters 235.8 KiB, outputs kept to the end" in res.stderr
+    assert ("always resident: data inputs 96.1 KiB, parameters 235.8 KiB, gradients 235.4 KiB, loss and other "
+            "outputs 4 B (together 567.3 KiB)") in res.stderr
     res = remc("train", str(train), "--budget", "1MiB", "--strategy", "lin-greedy")
-    assert res.returncode != 0 and "optimizer state 470.9 KiB" in res.stderr and "Traceback" not in res.stderr
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert ("always resident: data inputs 96.1 KiB, parameters 235.8 KiB, optimizer state 470.9 KiB, updated weights "
+            "and state 706.3 KiB, loss and other outputs 4 B (together 1.5 MiB)") in res.stderr, res.stderr
+
+
+def test_constant_parts_add_up_to_the_dag_constant() -> None:
+    """The parts compile names when a budget is infeasible are the whole constant overhead, no more."""
+    from remc.pipeline import State, compile_pipeline, constant_parts, run, stages
+    train = _small_train()
+    for model in (train, append_optimizer(train, OptimizerOptions("adamw"))):
+        state = run(stages(compile_pipeline(), last="units"), State(model=model))
+        parts = constant_parts(state.graph)
+        assert sum(parts.values()) == state.dag.constant
+        assert parts["parameters"] > 0 and parts["data"] > 0
+    assert parts["optimizer_state"] == memory_parts(model)["optimizer_state"] and parts["gradients"] == 0
+    assert parts["updated"] == memory_parts(model)["updated"]

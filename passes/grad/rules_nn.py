@@ -185,7 +185,14 @@ def matmul_grad(ctx: RuleContext, dys: list) -> list:
         bt = _swap_last(ctx.em, b, len(bs)) if len(bs) > 1 else ctx.em.reshape(b, [1, bs[0]])
         da = ctx.unbroadcast(ctx.op("MatMul", dy, bt), batch + (a2[-2], a2[-1]), a2)
         out[0] = da if a2 == as_ else ctx.em.reshape(da, as_)
-    if ctx.need(1):
+    if ctx.need(1) and len(b2) == 2 and batch:
+        # B is shared by every batch entry (a weight): fold the batch dims into the contraction,
+        # dB = A^T dY over (prod(batch) * M) rows, instead of one (K, N) product per entry summed after
+        rows = int(np.prod(batch)) * a2[-2]
+        a_rows = ctx.em.reshape(a, [rows, a2[-1]])
+        db = ctx.op("MatMul", ctx.em.transpose(a_rows, [1, 0]), ctx.em.reshape(dy, [rows, b2[-1]]))
+        out[1] = db if b2 == bs else ctx.em.reshape(db, bs)
+    elif ctx.need(1):
         at = _swap_last(ctx.em, a, len(as_)) if len(as_) > 1 else ctx.em.reshape(a, [as_[0], 1])
         db = ctx.unbroadcast(ctx.op("MatMul", at, dy), batch + (b2[-2], b2[-1]), b2)
         out[1] = db if b2 == bs else ctx.em.reshape(db, bs)
