@@ -125,15 +125,17 @@ def test_fixed_buffers_train_like_fresh_bindings() -> None:
 
 
 def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -> None:
-    """VGG16 (test size, with seeded Dropout, AdamW) compiled for a 2.7 MiB budget and trained 4 steps under
-    an arena cap equal to the budget: the compiled step recomputes, its replayed arena fits the budget, its
-    losses equal the unmodified graph's step for step, and the unmodified step graph runs out of memory under
-    the same cap (its least cap measured 2.9-3.0 MiB on the 2-core machine)."""
-    train = tmp_path / "vgg.onnx"
-    assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
+    """ResNet50 (test size, batch 8) compiled for a 2.8 MiB budget and trained 4 steps under an arena cap
+    equal to the budget: the compiled step recomputes, its replayed arena fits the budget, its losses equal
+    the unmodified graph's step for step, and the unmodified step graph runs out of memory under the same
+    cap (its least cap: 3076096 bytes = 2.93 MiB). lin-greedy, a deterministic strategy: what this test
+    checks is the training loop under the cap, not a solver (with the capped CPU arena one region of the
+    cap, approx's plans at this size fragment it past the unmodified graph's need; BENCHMARKS, issue 11)."""
+    train = tmp_path / "resnet.onnx"
+    assert remc("zoo", "export", "resnet50", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
     out = tmp_path / "step.onnx"
-    res = remc("train", str(train), "--steps", "4", "--budget", "2.7MiB", "--strategy", "approx",
-               "--time-limit", "20", "--reference", "--json", "-o", str(out))
+    res = remc("train", str(train), "--steps", "4", "--budget", "2.8MiB", "--strategy", "lin-greedy",
+               "--reference", "--json", "-o", str(out))
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
     assert rep["recomputes"] > 0 and rep["predicted_on_device"] <= rep["budget"] == rep["mem_limit"]
