@@ -14,7 +14,8 @@ the given fractions of checkpoint-all's replayed need are run on CPU in four ses
   pattern can serve); ``cap2s``: the same with arena shrinkage after each run
   (RunOptions ``memory.enable_memory_arena_shrinkage=cpu:0``), which frees the first run's empty regions;
 - ``blk2@cap2``: ``blk2`` of two profiled runs under the cap ``cap2`` (0: the second run fell back to
-  allocating each tensor, as ONNX Runtime does when the pattern block does not fit);
+  allocating each tensor, as ONNX Runtime does when the pattern block does not fit; ``oom``: this repeat ran
+  out of memory under the cap its probe fit);
 - ``capblk``: least cap under which two runs succeed and the second one runs from the pattern block
   (``blk2`` > 0 under that cap); settings without a pattern show ``-``;
 - remc's side, once per graph: the plan's live peak (``sim.peak``, constants included), the replayed
@@ -168,11 +169,14 @@ def main() -> None:
                 pr = profile_two_runs(low, feeds, pattern, reuse)
                 caps = [least_cap(_fits(low, feeds, pattern, reuse, runs, shrink), a.res)
                         for runs, shrink in ((1, False), (2, False), (2, True))]
-                under = profile_two_runs(low, feeds, pattern, reuse, caps[1])["blk2"] if pattern else 0
+                try:
+                    under = str(profile_two_runs(low, feeds, pattern, reuse, caps[1])["blk2"] // kib) if pattern else "-"
+                except runtime.OutOfMemory:
+                    under = "oom"  # the cap's probe fit, this profiled repeat did not (runs are not bit-exact in memory)
                 blk = str(least_cap(_fits_block(low, feeds, reuse), a.res) // kib) if pattern else "-"
                 print(f"| {name} | {label} | {budget} | {int(st.sim.peak) // kib} | {p.arena // kib} | "
                       f"{p.in_use_peak // kib} | {p.outside // kib} | {_label(pattern, reuse)} | {pr['prof1'] // kib} | "
-                      f"{pr['blk2'] // kib} | {pr['prof2'] // kib} | " + " | ".join(str(c // kib) for c in caps) + f" | {under // kib} | {blk} |",
+                      f"{pr['blk2'] // kib} | {pr['prof2'] // kib} | " + " | ".join(str(c // kib) for c in caps) + f" | {under} | {blk} |",
                       flush=True)
 
 
