@@ -16,6 +16,10 @@ the given fractions of checkpoint-all's replayed need are run on CPU in four ses
 - ``blk2@cap2``: ``blk2`` of two profiled runs under the cap ``cap2`` (0: the second run fell back to
   allocating each tensor, as ONNX Runtime does when the pattern block does not fit; ``oom``: this repeat ran
   out of memory under the cap its probe fit);
+- ``cap1r``: ``cap1`` with one arena region of the whole cap (``OrtArenaCfg`` ``initial_chunk_size_bytes`` =
+  cap and growth by powers of two, as ``runtime.register_cuda_arena`` does on CUDA;
+  kSameAsRequested ignores the initial chunk size), so frees coalesce instead of staying split across
+  regions: placement by the BFC arena's best fit inside one block, for comparison;
 - ``capblk``: least cap under which two runs succeed and the second one runs from the pattern block
   (``blk2`` > 0 under that cap); settings without a pattern show ``-``;
 - remc's side, once per graph: the plan's live peak (``sim.peak``, constants included), the replayed
@@ -31,6 +35,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
+from unittest import mock
 
 import numpy as np
 import onnx
@@ -85,10 +90,22 @@ def least_cap(fits: Callable[[int], bool], res: int, start: int = 1 << 20) -> in
     return hi
 
 
-def _fits(model, feeds, pattern, reuse, runs, shrink) -> Callable[[int], bool]:
+def _register_one_region(limit: int) -> None:
+    """``runtime.register_cpu_arena`` with the first region the whole cap (one region)."""
+    info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+    cap = int(limit) // 256 * 256
+    ort.create_and_register_allocator(info, ort.OrtArenaCfg({"max_mem": cap, "arena_extend_strategy": 0,
+                                                             "initial_chunk_size_bytes": cap}))
+
+
+def _fits(model, feeds, pattern, reuse, runs, shrink, one_region: bool = False) -> Callable[[int], bool]:
     def f(limit: int) -> bool:
         try:
-            _runs(model, feeds, limit, pattern, reuse, runs, shrink)
+            if one_region:
+                with mock.patch.object(runtime, "register_cpu_arena", _register_one_region):
+                    _runs(model, feeds, limit, pattern, reuse, runs, shrink)
+            else:
+                _runs(model, feeds, limit, pattern, reuse, runs, shrink)
             return True
         except runtime.OutOfMemory:
             return False
@@ -158,8 +175,8 @@ def main() -> None:
     kib = 1 << 10
     print(f"# KiB; onnxruntime {ort.__version__} CPU; caps bisected to {a.res // kib} KiB")
     print("| model | graph | budget | live peak | replay arena | replay in-use | outside | setting | prof1 | blk2 "
-          "| prof2 | cap1 | cap2 | cap2s | blk2@cap2 | capblk |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| prof2 | cap1 | cap2 | cap2s | cap1r | blk2@cap2 | capblk |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in a.models.split(","):
         for label, low, st in graphs(name, fr, a.time_limit):
             p = predict(low, "cpu")
@@ -169,6 +186,7 @@ def main() -> None:
                 pr = profile_two_runs(low, feeds, pattern, reuse)
                 caps = [least_cap(_fits(low, feeds, pattern, reuse, runs, shrink), a.res)
                         for runs, shrink in ((1, False), (2, False), (2, True))]
+                caps.append(least_cap(_fits(low, feeds, pattern, reuse, 1, False, one_region=True), a.res))
                 try:
                     under = str(profile_two_runs(low, feeds, pattern, reuse, caps[1])["blk2"] // kib) if pattern else "-"
                 except runtime.OutOfMemory:
