@@ -9,6 +9,7 @@ the given fractions of checkpoint-all's replayed need are run on CPU in four ses
 - ``blk2``: bytes in use before the second run's first node, less the first run's baseline: the pattern
   block the second run's execution frame allocated (0: no pattern used);
 - ``prof2``: largest bytes in use after a node in the second run (no kernel scratch inside a node);
+- ``base``: bytes in use before the first run's first node (weights ONNX Runtime pre-packed at session init);
 - ``cap1``: least CPU arena cap (bisected, ``--res`` bytes) under which one run in a fresh session succeeds;
 - ``cap2``: least cap under which two runs in one session succeed (the second run is the first one a
   pattern can serve); ``cap2s``: the same with arena shrinkage after each run
@@ -23,7 +24,8 @@ the given fractions of checkpoint-all's replayed need are run on CPU in four ses
 - ``capblk``: least cap under which two runs succeed and the second one runs from the pattern block
   (``blk2`` > 0 under that cap); settings without a pattern show ``-``;
 - remc's side, once per graph: the plan's live peak (``sim.peak``, constants included), the replayed
-  arena's least limit (``predict().arena``) and in-use peak, and the bytes outside the arena.
+  arena's least limit (``predict().arena``) and in-use peak, the bytes outside the arena, and ``outs``: the
+  bytes of the graph outputs (ONNX Runtime allocates them outside the pattern block).
 
     python tools/mem_pattern_probe.py [--models resnet50,unet,mobilenet_v2] [--fractions 0.8,0.6] [--res 16384]
 """
@@ -46,6 +48,7 @@ from remc.backends import runtime
 from remc.backends.strategies import make_options
 from remc.fit import predict
 from remc.ir.errors import RemcError
+from remc.ir.onnx_types import static_types
 from remc.pipeline import State, compile_pipeline, run, stages
 
 SETTINGS = ((False, False), (True, False), (True, True), (False, True))
@@ -174,13 +177,15 @@ def main() -> None:
     fr = [float(x) for x in a.fractions.split(",")]
     kib = 1 << 10
     print(f"# KiB; onnxruntime {ort.__version__} CPU; caps bisected to {a.res // kib} KiB")
-    print("| model | graph | budget | live peak | replay arena | replay in-use | outside | setting | prof1 | blk2 "
+    print("| model | graph | budget | live peak | replay arena | replay in-use | outside | outs | setting | base | prof1 | blk2 "
           "| prof2 | cap1 | cap2 | cap2s | cap1r | blk2@cap2 | capblk |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name in a.models.split(","):
         for label, low, st in graphs(name, fr, a.time_limit):
             p = predict(low, "cpu")
             feeds = runtime.random_inputs(low, 0)
+            types = static_types(low)
+            outs = sum(types[o.name].nbytes for o in low.graph.output)
             budget = "-" if label == "checkpoint-all" else f"{st.budget // kib}"
             for pattern, reuse in SETTINGS:
                 pr = profile_two_runs(low, feeds, pattern, reuse)
@@ -193,7 +198,8 @@ def main() -> None:
                     under = "oom"  # the cap's probe fit, this profiled repeat did not (runs are not bit-exact in memory)
                 blk = str(least_cap(_fits_block(low, feeds, reuse), a.res) // kib) if pattern else "-"
                 print(f"| {name} | {label} | {budget} | {int(st.sim.peak) // kib} | {p.arena // kib} | "
-                      f"{p.in_use_peak // kib} | {p.outside // kib} | {_label(pattern, reuse)} | {pr['prof1'] // kib} | "
+                      f"{p.in_use_peak // kib} | {p.outside // kib} | {outs // kib} | {_label(pattern, reuse)} | "
+                      f"{pr['base'] // kib} | {pr['prof1'] // kib} | "
                       f"{pr['blk2'] // kib} | {pr['prof2'] // kib} | " + " | ".join(str(c // kib) for c in caps) + f" | {under} | {blk} |",
                       flush=True)
 
