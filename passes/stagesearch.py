@@ -104,13 +104,31 @@ class StageState:
         lo, hi = max(a - 1, 0), b
         old_col = self.S[a:b + 1, i].copy()
         old_R, old_cost, old_peak = self.R[lo:hi + 1].copy(), self.cost[lo:hi + 1].copy(), self.peak[lo:hi + 1].copy()
+        shifted = self._shifted_rows(i, a, b, value)
         self.S[a:b + 1, i] = value
-        ok = all(self._set_row(t) for t in range(lo, hi + 1))
+        self.peak[shifted] += int(self.dag.mem[i]) if value else -int(self.dag.mem[i])
+        full = np.setdiff1d(np.arange(lo, hi + 1), shifted, assume_unique=True)
+        ok = all(self._set_row(t) for t in full.tolist())
         if ok and accept(float(old_cost.sum()), float(self.cost[lo:hi + 1].sum()), old_peak, self.peak[lo:hi + 1]):
             return True
         self.S[a:b + 1, i] = old_col
         self.R[lo:hi + 1], self.cost[lo:hi + 1], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
         return False
+
+    def _shifted_rows(self, i: int, a: int, b: int, value: bool) -> np.ndarray:
+        """Stages t in a..b-1 whose R row a move S[a..b, i] := ``value`` leaves alone and whose peak moves by
+        exactly M_i: i flips in both S[t] and S[t+1], is not computed in stage t and no user of i is. There
+        i is neither materialized, recomputed nor freed, so every U[t, k] moves by M_i and R[t] stays."""
+        if b <= a:
+            return np.zeros(0, dtype=np.int64)
+        S, R = self.S, self.R
+        flips = S[a:b + 1, i] != value
+        both = flips[:-1] & flips[1:]
+        users = self.dag.succs[i]
+        quiet = ~R[a:b, i]
+        if len(users):
+            quiet &= ~R[a:b][:, users].any(axis=1)
+        return a + np.flatnonzero(both & quiet)
 
     def snapshot(self) -> tuple:
         return self.S.copy(), self.R.copy(), self.cost.copy(), self.peak.copy()
