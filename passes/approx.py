@@ -26,7 +26,7 @@ import numpy as np
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport, gap_of
-from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_rs
+from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
@@ -178,7 +178,7 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
     bound, source = (lp_bound, "lp") if lp_bound > base else (base, "sum of costs")
     bound = min(bound, best.cost)
     rep = SolveReport(status="optimal" if best.cost <= bound * (1 + 1e-12) else "feasible", cost=best.cost,
-                      peak=int(memory_profile(dag, best.R, best.S).max()), bound=bound,
+                      peak=int(stage_peaks(dag, best.R, best.S).max()), bound=bound,
                       seconds=clock.elapsed(), solver="highs-lp", bound_source=source,
                       extras=dict(extras or dict(lp=lp_status)))
     rep.set_gap(base)
@@ -199,7 +199,7 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
-    if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:  # its moves keep both: a bug
+    if check(dag, R, S) or stage_peaks(dag, R, S).max() > budget:  # its moves keep both: a bug
         raise SolverError("approx: the stage search returned an invalid schedule")
     return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, "stage search")
 
@@ -220,7 +220,7 @@ def _fitting(dag: DAG, budget: int, cands: list) -> _Candidate | None:
         if c is None or check(dag, c.R, c.S):
             continue
         R, S = clean(dag, c.R, c.S)
-        if memory_profile(dag, R, S).max() > budget:
+        if stage_peaks(dag, R, S).max() > budget:
             continue
         best = _cheaper(best, _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan,
                                          f"{name} ({c.strategy or 'unnamed'})"))
@@ -313,7 +313,7 @@ def _candidates(dag: DAG, budget: int, draws: list[tuple[str, np.ndarray]],
         if check(dag, R, S):
             continue
         cand = _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), eps, rule)
-        if memory_profile(dag, R, S).max() > budget:
+        if stage_peaks(dag, R, S).max() > budget:
             over = _cheaper(over, cand)
             continue
         out.append(cand)

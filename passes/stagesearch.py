@@ -144,14 +144,10 @@ class StageState:
 
 
 def _run(col: np.ndarray, t: int) -> tuple[int, int]:
-    """The maximal run of True entries of ``col`` containing t."""
-    a = t
-    while a > 0 and col[a - 1]:
-        a -= 1
-    b = t
-    while b + 1 < len(col) and col[b + 1]:
-        b += 1
-    return a, b
+    """The maximal run of True entries of ``col`` containing t (``col[t]`` is True)."""
+    before = np.flatnonzero(~col[:t])
+    after = np.flatnonzero(~col[t + 1:])
+    return (int(before[-1]) + 1 if len(before) else 0), (t + int(after[0]) if len(after) else len(col) - 1)
 
 
 def repair(st: StageState, deadline: float | None) -> bool:
