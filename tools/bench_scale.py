@@ -47,10 +47,11 @@ def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit
     try:
         s = solve(strategy, dag, budget, make_options(strategy, time_limit=time_limit, threads=threads))
         rep = s.report
-        assert not check(dag, s.R, s.S) and memory_profile(dag, s.R, s.S).max() <= budget
+        assert not check(dag, s.R, s.S) and memory_profile(dag, s.R, s.S).max() <= budget  # the full evaluation
         row.update(status=rep.status, overhead_pct=100 * (rep.cost / base - 1), bound_pct=100 * (rep.bound / base - 1),
                    gap=rep.gap, gap_measure=rep.gap_measure, bound_source=rep.bound_source,
-                   lp=rep.extras.get("lp"), milp=rep.extras.get("milp"), report_seconds=rep.seconds)
+                   lp=rep.extras.get("lp"), milp=rep.extras.get("milp"), report_seconds=rep.seconds,
+                   rule=rep.extras.get("rule", rep.extras.get("from")), gap_bound=rep.extras.get("gap_bound"))
     except Exception as e:  # noqa: BLE001 (a benchmark row records any failure)
         row.update(status="error", error=f"{type(e).__name__}: {str(e)[:300]}")
     row["wall_seconds"] = time.perf_counter() - t0
