@@ -27,12 +27,12 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
+from .bounds import gap_bound
+from .evict import evict_search
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
-from .bounds import gap_bound
-from .evict import evict_search
 
 MAX_LP_COLUMNS = 500_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit

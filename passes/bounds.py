@@ -16,10 +16,12 @@ leaves a covering problem: choose gaps to drop, each costing C_i and freeing M_i
 so that every stage fits; its optimum plus the sum of costs is a lower bound on the optimal cost. For any
 multipliers lambda_t >= 0 the Lagrangian value
 
-    L(lambda) = sum_t lambda_t e_t + sum_g min(0, C_g - M_g * sum_{t in g} lambda_t)
+    L(lambda) = sum_t lambda_t e_t + sum_g min(0, C_g - sum_{t in g} lambda_t min(M_g, e_t))
 
 (e_t: the bytes stage t exceeds the budget with every gap kept) is at most the covering optimum (weak
 duality, y in [0, 1]), so every iterate of the subgradient ascent is a proven bound; the best is kept.
+Each row's coefficients are tightened to min(M_g, e_t) first (valid for 0/1 drops: a dropped gap frees
+at most the excess), so one fractional drop cannot stand for a whole one.
 Units that may not be recomputed keep every gap. A stage whose fixed part alone exceeds the budget
 proves that no schedule fits.
 """
@@ -31,6 +33,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.dag import DAG
+
+MAX_PAIRS = 4_000_000
+"""Most (gap, stage) pairs of the tightened rows held in memory (about 100 MB); above it the loose rows only."""
 
 
 @dataclass
@@ -85,37 +90,42 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     rows = excess > 0
     if not rows.any():
         return GapBound(base, 0, len(unit), 0)
-    # scale bytes so that multipliers are of order cost per byte
-    lam = np.zeros(n)
-    lam[rows] = float(np.median(c / np.maximum(m, 1.0)))
-    best, k = -np.inf, 0
+    # (gap, stage over budget) pairs; coefficient min(M_g, e_t): a 0/1 gap never frees more than the
+    # excess at a stage, so the tightened rows hold for every schedule and cut off fractional drops
+    over = np.flatnonzero(rows)
+    first = np.searchsorted(over, lo)
+    last = np.searchsorted(over, hi, side="right")
+    cnt = last - first
+    G = np.repeat(np.arange(len(unit)), cnt)
+    T = over[np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))]
+    a = np.minimum(m[G], excess[T])
     target = None if upper is None else max(upper - base, 0.0)
-    step_scale = 2.0
-    since = 0
-    for k in range(1, iterations + 1):
-        if deadline is not None and time.perf_counter() >= deadline:
-            break
+
+    def loose(lam: np.ndarray) -> np.ndarray:  # sum over each gap's stages of lambda_t M_g
         cum = np.concatenate(([0.0], np.cumsum(lam)))
-        price = m * (cum[hi + 1] - cum[lo])
-        drop = c < price
-        val = float(lam @ excess + (c - price)[drop].sum())
-        if val > best:
-            best, since = val, 0
-        else:
-            since += 1
-            if since >= 20:
-                step_scale, since = step_scale / 2, 0
-        # subgradient: excess left at each stage by the dropped gaps
+        return m * (cum[hi + 1] - cum[lo])
+
+    def loose_freed(drop: np.ndarray) -> np.ndarray:
         freed = np.zeros(n + 1)
         np.add.at(freed, lo[drop], m[drop])
         np.add.at(freed, hi[drop] + 1, -m[drop])
-        g = excess - np.cumsum(freed)[:n]
-        g[~rows] = 0.0
-        gg = float(g @ g)
-        if gg == 0.0:
-            break
-        goal = target if target is not None and target > best else abs(best) * 1.05 + 1.0
-        lam = np.maximum(lam + step_scale * max(goal - val, 1e-12 * base) / gg * g, 0.0)
+        return np.cumsum(freed)[:n]
+
+    def tight(lam: np.ndarray) -> np.ndarray:
+        return np.bincount(G, weights=lam[T] * a, minlength=len(unit))
+
+    def tight_freed(drop: np.ndarray) -> np.ndarray:
+        return np.bincount(T, weights=a * drop[G], minlength=n)
+
+    lam = np.zeros(n)
+    lam[rows] = float(np.median(c / np.maximum(m, 1.0)))
+    # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
+    best, lam, k1 = _ascent(excess, rows, c, loose, loose_freed, lam, iterations, target, base, deadline)
+    tight_best, k2 = -np.inf, 0
+    if len(G) <= MAX_PAIRS:
+        tight_best, _, k2 = _ascent(excess, rows, c, tight, tight_freed, lam, max(iterations // 4, 1), target,
+                                    base, deadline)
+    best, k = max(best, tight_best), k1 + k2
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()))
 
@@ -135,3 +145,31 @@ def raise_bound(dag: DAG, budget: int, sched, *, gap: float, deadline: float | N
     rep.set_gap(float(dag.cost.sum()))
     if rep.gap is not None and rep.gap <= gap + 1e-12:
         rep.status = "optimal"
+
+
+def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, lam: np.ndarray,
+            iterations: int, target: float | None, base: float,
+            deadline: float | None) -> tuple[float, np.ndarray, int]:
+    """Subgradient ascent on L(lambda) = lambda . e + sum_g min(0, c_g - price_g(lambda)): (the best value,
+    its multipliers, iterations run). Every value is a proven bound on the covering optimum."""
+    best, best_lam, step, since, done = -np.inf, lam.copy(), 2.0, 0, 0
+    for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        p = price(lam)
+        drop = c < p
+        val = float(lam @ excess + (c - p)[drop].sum())
+        if val > best:
+            best, best_lam, since = val, lam.copy(), 0
+        else:
+            since += 1
+            if since >= 20:
+                step, since = step / 2, 0
+        g = excess - freed(drop)
+        g[~rows] = 0.0
+        gg = float(g @ g)
+        if gg == 0.0:
+            break
+        goal = target if target is not None and target > best else abs(best) * 1.05 + 1.0
+        lam = np.maximum(lam + step * max(goal - val, 1e-12 * base) / gg * g, 0.0)
+    return best, best_lam, done

@@ -24,12 +24,35 @@ from ..ir.dag import DAG
 from ..ir.schedule import checkpoint_all
 from .stagesearch import StageState
 
+RETRIES = 30
+"""Times ``evict_schedule`` runs the pass again, protecting more values, after a stage did not fit."""
+
 
 def evict_schedule(dag: DAG, budget: int, *, deadline: float | None = None, weight: float = 1.0,
                    closure: int = 1, net: bool = False) -> StageState | None:
-    """The eviction pass's schedule as a StageState (every stage within ``budget``), or None when some
-    stage cannot fit even with every evictable value gone, or when ``deadline`` (a ``time.perf_counter()``
-    value) passes first."""
+    """The eviction pass's schedule as a StageState (every stage within ``budget``), or None when the
+    pass fails RETRIES + 1 times or ``deadline`` (a ``time.perf_counter()`` value) passes first.
+
+    When a stage cannot fit even with every evictable value gone (it recomputes evicted values whose
+    ancestors are gone too), the values it recomputes are protected from eviction and the pass runs again."""
+    protected = np.zeros(dag.n, dtype=bool)
+    for _ in range(RETRIES + 1):
+        st, failed = _pass(dag, budget, deadline, weight, closure, net, protected)
+        if st is not None:
+            return st
+        if failed is None or (deadline is not None and time.perf_counter() >= deadline):
+            return None
+        fresh = failed & ~protected
+        if not fresh.any():
+            return None
+        protected |= fresh
+    return None
+
+
+def _pass(dag: DAG, budget: int, deadline: float | None, weight: float, closure: int, net: bool,
+          protected: np.ndarray) -> tuple[StageState | None, np.ndarray | None]:
+    """One pass: (the schedule, None), or (None, the evicted units recomputed at the stage that did not
+    fit), or (None, None) at the deadline."""
     n = dag.n
     st = StageState(dag, budget, checkpoint_all(dag).S)  # rows are overwritten stage by stage
     S = st.S
@@ -38,34 +61,43 @@ def evict_schedule(dag: DAG, budget: int, *, deadline: float | None = None, weig
     """need[u]: the last stage that reads u, counting stages that recompute an evicted child of u."""
     pending: dict[int, list[int]] = {}
     """pending[u]: stages that will recompute an evicted child of u (u is read there too)."""
-    evictable = ~dag.no_recompute
+    evictable = ~dag.no_recompute & ~protected
+    evicted = np.zeros(n, dtype=bool)
     for t in range(n):
         if deadline is not None and time.perf_counter() >= deadline:
-            return None
+            return None, None
         if t + 1 < n:
             keep = S[t] | st._row_r(t)
             keep[t + 1:] = False
             keep &= need > t
             S[t + 1] = keep
         if not st._set_row(t):
-            return None
+            return None, _recomputed(st, t) & evicted
         while st.peak[t] > budget:
             v, at = _victim(dag, st, t, pending, evictable, weight, closure, need if net else None)
             if v < 0:
-                return None
+                return None, _recomputed(st, t) & evicted
             S[t + 1, v] = False
+            evicted[v] = True
             for p in dag.preds[v].tolist():  # v is recomputed at stage ``at``: its parents are read there
                 pending.setdefault(p, []).append(at)
                 need[p] = max(need[p], at)
             if S[t, v] and not _read_in_stage(dag, st, t, v):
                 S[t, v] = False
                 if t > 0 and not st._set_row(t - 1):
-                    return None
+                    return None, _recomputed(st, t - 1) & evicted
             if not st._set_row(t):
-                return None
+                return None, _recomputed(st, t) & evicted
         if t > 0 and st.peak[t - 1] > budget:  # cannot happen: evictions only free earlier
-            return None
-    return st
+            return None, None
+    return st, None
+
+
+def _recomputed(st: StageState, t: int) -> np.ndarray:
+    """bool[n]: the units stage t computes again (its R row but t itself), as its row stands now."""
+    row = st._row_r(t)
+    row[t] = False
+    return row
 
 
 def _read_in_stage(dag: DAG, st: StageState, t: int, v: int) -> bool:
@@ -84,9 +116,9 @@ def _victim(dag: DAG, st: StageState, t: int, pending: dict[int, list[int]],
     if not len(cand):
         return -1, -1
     rc, size = _recompute_costs(dag, st.S[t + 1], t)
-    small = size[cand] <= closure
-    if small.any():  # evicting a value whose ancestors are gone would recompute long chains later
-        cand = cand[small]
+    # evicting a value whose ancestors are gone recomputes long chains later (and needs their memory
+    # then): take values whose recomputation runs at most ``closure`` units, else the fewest there are
+    cand = cand[size[cand] <= max(closure, float(size[cand].min()))]
     nxt = np.array([_next_use(dag.succs[v], pending.get(v, ()), t) for v in cand.tolist()])
     gain = dag.mem[cand]
     if need is not None:  # evicting v keeps its parents until v's recomputation: the bytes that saves, net
