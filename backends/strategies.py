@@ -19,7 +19,7 @@ from ..ir.errors import RemcError, SolverError
 from ..ir.schedule import Schedule
 from ..passes import approx as _approx
 from ..passes import milp as _milp
-from ..passes.bounds import raise_bound
+from ..passes.bounds import gap_bound, raise_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.solver_api import Clock, Progress, SolverBackend
@@ -58,9 +58,10 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     assert budget is not None
     clock = Clock(o.time_limit)
     incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     sched = _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
                              progress=progress, clock=clock)
-    raise_bound(dag, budget, sched, gap=o.gap)  # the retention-gap bound (passes/bounds.py), when higher
+    raise_bound(dag, sched, gb, gap=o.gap)
     return sched
 
 

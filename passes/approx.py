@@ -109,6 +109,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
     note = _report_progress(progress, clock, given)
+    # the retention-gap bound (passes/bounds.py) first, inside the clock: a second or two at 2277 units
+    gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
+                   deadline=clock.deadline).bound
     cols = model_columns(dag)
     staged = None
     if given is None or dag.n > STAGE_SEARCH_UNITS:
@@ -169,15 +172,15 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
-    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status)
+    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
 
 
 def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: float, extras: dict | None,
-            tried: list, fallback: bool, refined, o: ApproxOptions, clock: Clock, lp_status: str) -> Schedule:
+            tried: list, fallback: bool, refined, o: ApproxOptions, clock: Clock, lp_status: str,
+            gb: float = -math.inf) -> Schedule:
     """The schedule of ``best`` with its typed report (bound: the LP's or the sum of costs)."""
     sched = Schedule(best.R, best.S, strategy="approx")
     bound, source = (lp_bound, "lp") if lp_bound > base else (base, "sum of costs")
-    gb = gap_bound(dag, budget, upper=best.cost, iterations=2000).bound
     if math.isfinite(gb) and gb > bound:
         bound, source = gb, "retention gaps"
     extras = dict(extras or dict(lp=lp_status), gap_bound=gb)

@@ -130,18 +130,17 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()))
 
 
-def raise_bound(dag: DAG, budget: int, sched, *, gap: float, deadline: float | None = None) -> None:
-    """Raise the report of ``sched`` (a Schedule within ``budget``) to the retention-gap bound when that is
-    higher than its own bound ("retention gaps" as ``bound_source``); status "optimal" when the gap on the
-    overhead is then within ``gap``."""
+def raise_bound(dag: DAG, sched, bound: float, *, gap: float) -> None:
+    """Raise the report of ``sched`` to ``bound`` (the retention-gap bound of its graph and budget) when that
+    is higher than its own bound ("retention gaps" as ``bound_source``); status "optimal" when the gap on
+    the overhead is then within ``gap``."""
     rep = sched.report
     if rep.cost is None:
         return
-    gb = gap_bound(dag, budget, upper=rep.cost, iterations=2000, deadline=deadline)
-    rep.extras["gap_bound"] = gb.bound
-    if not np.isfinite(gb.bound) or gb.bound <= (rep.bound if rep.bound is not None else -np.inf):
+    rep.extras["gap_bound"] = bound
+    if not np.isfinite(bound) or bound <= (rep.bound if rep.bound is not None else -np.inf):
         return
-    rep.bound, rep.bound_source = min(gb.bound, rep.cost), "retention gaps"
+    rep.bound, rep.bound_source = min(bound, rep.cost), "retention gaps"
     rep.set_gap(float(dag.cost.sum()))
     if rep.gap is not None and rep.gap <= gap + 1e-12:
         rep.status = "optimal"

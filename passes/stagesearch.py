@@ -102,17 +102,20 @@ class StageState:
         ``accept(old_cost, new_cost, old_peaks, new_peaks, lo)`` (peaks of stages lo..b) says so."""
         self.evals += 1
         lo, hi = max(a - 1, 0), b
-        old_col = self.S[a:b + 1, i].copy()
-        old_R, old_cost, old_peak = self.R[lo:hi + 1].copy(), self.cost[lo:hi + 1].copy(), self.peak[lo:hi + 1].copy()
         shifted = self._shifted_rows(i, a, b, value)
+        mask = np.ones(hi - lo + 1, dtype=bool)
+        mask[shifted - lo] = False
+        full = lo + np.flatnonzero(mask)  # rows whose R may change: saved and re-evaluated
+        old_col = self.S[a:b + 1, i].copy()
+        old_R, old_cost, old_peak = self.R[full], self.cost[full], self.peak[lo:hi + 1].copy()
         self.S[a:b + 1, i] = value
         self.peak[shifted] += int(self.dag.mem[i]) if value else -int(self.dag.mem[i])
-        full = np.setdiff1d(np.arange(lo, hi + 1), shifted, assume_unique=True)
         ok = all(self._set_row(t) for t in full.tolist())
-        if ok and accept(float(old_cost.sum()), float(self.cost[lo:hi + 1].sum()), old_peak, self.peak[lo:hi + 1]):
+        # costs of the shifted rows do not change: the sums over ``full`` differ as the totals do
+        if ok and accept(float(old_cost.sum()), float(self.cost[full].sum()), old_peak, self.peak[lo:hi + 1]):
             return True
         self.S[a:b + 1, i] = old_col
-        self.R[lo:hi + 1], self.cost[lo:hi + 1], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
+        self.R[full], self.cost[full], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
         return False
 
     def _shifted_rows(self, i: int, a: int, b: int, value: bool) -> np.ndarray:
@@ -255,18 +258,21 @@ def improve(st: StageState, deadline: float | None) -> None:
             prev = np.flatnonzero(st.R[:t, i] | st.S[:t, i])
             if not len(prev):
                 continue
-            a = int(prev.max()) + 1
+            a = int(prev.max()) + 1  # S[a..t, i] is all False: i is not resident from a on
             before = st.total_cost()
-            snap = st.snapshot()
 
             def cheaper(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray) -> bool:
                 return c1 < c0 - 1e-12
 
             if not st.try_move(i, a, t, True, cheaper):
                 continue
-            if st.peak.max() > st.budget and not (repair(st, deadline) and st.total_cost() < before - 1e-12):
-                st.restore(snap)
-                continue
+            if st.peak.max() > st.budget:  # a snapshot (two n x n copies) only where repair may fail
+                st.try_move(i, a, t, False, lambda *x: True)  # undo, exactly: the column was all False
+                snap = st.snapshot()
+                st.try_move(i, a, t, True, lambda *x: True)
+                if not (repair(st, deadline) and st.total_cost() < before - 1e-12):
+                    st.restore(snap)
+                    continue
             changed = True
 
 
