@@ -72,7 +72,7 @@ def render(rows: list[dict]) -> str:
                        f"{r.get('error', '')[:80]} | | | | {r.get('wall_seconds', 0):.0f} | |")
             continue
         out.append(f"| {r['graph']} | {r['units']} | {r['ratio']} | {r['strategy']} | {r['status']} | "
-                   f"+{r['overhead_pct']:.2f}% | +{r['bound_pct']:.2f}% ({r['bound_source']}) | "
+                   f"+{r['overhead_pct']:.3f}% | +{r['bound_pct']:.3f}% ({r['bound_source']}) | "
                    f"{100 * r['gap']:.1f}% | {r['wall_seconds']:.0f} | {r['max_rss_mib']:.0f} |")
     return "\n".join(out)
 
