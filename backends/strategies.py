@@ -54,10 +54,19 @@ def backend(name: str) -> SolverBackend:
     raise RemcError(f"unknown solver backend {name!r}; choose highs or gurobi")
 
 
+BASELINE_SHARE = 0.25
+"""Share of the time limit after which the baselines evaluate only a few knob values each (they still all
+run once): on large graphs the eviction pass and stage search (passes/evict.py) need the time more."""
+
+
+def _baseline_deadline(clock: Clock) -> float | None:
+    return None if clock.time_limit is None else clock.start + BASELINE_SHARE * clock.time_limit
+
+
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
     gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     sched = _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
                              progress=progress, clock=clock)
@@ -68,7 +77,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
                                 clock=clock)
 
