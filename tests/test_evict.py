@@ -101,3 +101,20 @@ def test_approx_without_its_lp_returns_a_checked_schedule_and_a_proven_bound(mon
     assert rep.extras["lp"].startswith("not built")
     assert float(dag.cost.sum()) <= rep.bound <= rep.cost
     assert rep.bound_source in ("retention gaps", "sum of costs") and rep.gap is not None
+
+
+def test_solvers_out_of_time_still_return_the_best_baseline():
+    from remc.backends.strategies import make_options, solve
+    from remc.passes.strategies import best_baseline
+
+    rng = np.random.default_rng(53)
+    dag = training_graph(16, rng, skips=((1, 12), (4, 9)))
+    peak = checkpoint_all(dag).peak(dag)
+    budget = next(b for b in range(int(0.9 * peak), 0, -1) if best_baseline(dag, b) is None) + 1
+    base = best_baseline(dag, budget)
+    assert base is not None
+    for strategy in ("approx", "checkmate"):
+        sched = solve(strategy, dag, budget, make_options(strategy, time_limit=1e-3))
+        assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
+        assert sched.report.cost <= base.cost(dag) + 1e-9
+        assert sched.report.bound <= sched.report.cost
