@@ -20,6 +20,7 @@ from ..ir.errors import RemcError, SolverError
 from ..ir.schedule import Schedule
 from ..passes import approx as _approx
 from ..passes import milp as _milp
+from ..passes.bounds import gap_bound, raise_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.solver_api import Clock, Progress, SolverBackend
@@ -52,13 +53,23 @@ def backend(name: str) -> SolverBackend:
     raise RemcError(f"unknown solver backend {name!r}; choose highs or gurobi")
 
 
+BASELINE_SHARE = 0.25
+"""Share of the time limit after which the baselines evaluate only a few knob values each (they still all
+run once): on large graphs the eviction pass and stage search (passes/evict.py) need the time more."""
+
+
+def _baseline_deadline(clock: Clock) -> float | None:
+    return None if clock.time_limit is None else clock.start + BASELINE_SHARE * clock.time_limit
+
+
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
     """Baselines, then (OR-Tools installed, at most CP_UNITS units) CP-SAT's schedule and its bound valid for
     all schedules (``cpsat_phase``, ``cpsat_share`` of the time left), then the MILP from the best schedule,
     skipped when CP-SAT's bound already proves it within the gap."""
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
     note = "not run"
     if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None:
@@ -68,6 +79,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             seconds=None if left is None else o.cpsat_share * left)
     sched = _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
                              progress=progress, clock=clock, bounds=bounds)
+    raise_bound(dag, sched, gb, gap=o.gap)
     sched.report.extras["cp_sat"] = note
     return sched
 
@@ -75,7 +87,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=clock.deadline)
+    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
                                 clock=clock)
 

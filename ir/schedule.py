@@ -52,7 +52,7 @@ class Schedule:
         return memory_profile(dag, self.R, self.S)
 
     def peak(self, dag: DAG) -> int:
-        return int(self.memory(dag).max())
+        return int(stage_peaks(dag, self.R, self.S).max())
 
 
 def free_matrix(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -88,6 +88,55 @@ def memory_profile(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     freed_before[:, 1:] = np.cumsum(gc, axis=1)[:, :-1]
     U = base[:, None] + np.cumsum(alloc, axis=1) - freed_before
     return U + R * dag.workspace[None, :]
+
+
+def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
+    """int64[n]: ``memory_profile(dag, R, S).max(axis=1)``, computed over the entries of R only.
+
+    The largest U[t, k] of a stage is at a computed unit (U only falls between computations), so the
+    stage's peak needs U at its computed units alone: O(nnz(R) + edges into them) instead of O(n^2)
+    dense int64 matrices (ResNet50 at 2277 units: 4 s for memory_profile)."""
+    n = dag.n
+    R = np.asarray(R, dtype=bool)
+    S = np.asarray(S, dtype=bool)
+    mem = dag.mem
+    s_t, s_i = np.nonzero(S)
+    base = dag.constant + np.bincount(s_t, weights=mem[s_i].astype(np.float64), minlength=n).round().astype(np.int64)
+    t_nz, k_nz = np.nonzero(R)  # row-major: stage by stage, units in order
+    if len(t_nz) == 0:
+        return base
+    gc = np.zeros(len(t_nz), dtype=np.int64)
+    e = dag.edges
+    if len(e):
+        order = np.argsort(e[:, 1], kind="stable")
+        src = e[order, 0]
+        ptr = np.searchsorted(e[order, 1], np.arange(n + 1))
+        deg = ptr[k_nz + 1] - ptr[k_nz]
+        pos = np.repeat(np.arange(len(t_nz)), deg)  # one entry per (stage, computed unit, parent)
+        first = np.repeat(ptr[k_nz] - np.cumsum(deg) + deg, deg)
+        par = src[np.arange(len(pos)) + first]
+        pt, pk = t_nz[pos], k_nz[pos]
+        srt = np.lexsort((pk, par, pt))  # by stage, parent, user
+        pos, par, pt = pos[srt], par[srt], pt[srt]
+        last = np.ones(len(pos), dtype=bool)  # the parent's last computed user in this stage
+        last[:-1] = (pt[:-1] != pt[1:]) | (par[:-1] != par[1:])
+        kept = np.zeros(len(pos), dtype=bool)
+        nxt = pt + 1 < n
+        kept[nxt] = S[pt[nxt] + 1, par[nxt]]
+        free = last & ~kept
+        gc = np.bincount(pos[free], weights=mem[par[free]].astype(np.float64),
+                         minlength=len(t_nz)).round().astype(np.int64)
+    alloc = mem[k_nz]
+    starts = np.flatnonzero(np.r_[True, t_nz[1:] != t_nz[:-1]])
+    row_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(t_nz)]))
+    cs_alloc = np.cumsum(alloc)
+    cs_gc = np.cumsum(gc)
+    alloc_before_row = (cs_alloc - alloc)[starts][row_of]
+    gc_before_row = (cs_gc - gc)[starts][row_of]
+    U = base[t_nz] + (cs_alloc - alloc_before_row) - (cs_gc - gc - gc_before_row) + dag.workspace[k_nz]
+    peaks = base.copy()
+    np.maximum.at(peaks, t_nz, U)
+    return peaks
 
 
 def check(dag: DAG, R: np.ndarray, S: np.ndarray) -> list[str]:

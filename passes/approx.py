@@ -26,12 +26,13 @@ import numpy as np
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport, gap_of
-from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile, pin_no_recompute, solve_rs
+from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
+from .bounds import gap_bound
+from .evict import evict_search
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
-from .stagesearch import stage_search
 
 MAX_LP_COLUMNS = 500_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
@@ -108,6 +109,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
     note = _report_progress(progress, clock, given)
+    # the retention-gap bound (passes/bounds.py) first, inside the clock: a second or two at 2277 units
+    gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
+                   deadline=clock.deadline).bound
     cols = model_columns(dag)
     staged = None
     if given is None or dag.n > STAGE_SEARCH_UNITS:
@@ -141,7 +145,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             best, over, tried, fallback = _round(dag, budget, o, relax)
     rounded_cost = None if best is None else best.cost
     refined = None
-    if o.refine:
+    if o.refine and cols <= MAX_LP_COLUMNS:  # above it the stage search's own local search ran instead
         end = clock.start + clock.elapsed() + o.refine_seconds
         if clock.deadline is not None:
             end = min(end, clock.deadline)
@@ -159,7 +163,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
                o.threads, clock.left())
     extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
-                  candidates=sum(t["candidates"] for t in tried), refined=o.refine,
+                  candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,
                   refine_stopped=None if refined is None else refined.stopped)
@@ -168,19 +172,23 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
-    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status)
+    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
 
 
 def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: float, extras: dict | None,
-            tried: list, fallback: bool, refined, o: ApproxOptions, clock: Clock, lp_status: str) -> Schedule:
+            tried: list, fallback: bool, refined, o: ApproxOptions, clock: Clock, lp_status: str,
+            gb: float = -math.inf) -> Schedule:
     """The schedule of ``best`` with its typed report (bound: the LP's or the sum of costs)."""
     sched = Schedule(best.R, best.S, strategy="approx")
     bound, source = (lp_bound, "lp") if lp_bound > base else (base, "sum of costs")
+    if math.isfinite(gb) and gb > bound:
+        bound, source = gb, "retention gaps"
+    extras = dict(extras or dict(lp=lp_status), gap_bound=gb)
     bound = min(bound, best.cost)
     rep = SolveReport(status="optimal" if best.cost <= bound * (1 + 1e-12) else "feasible", cost=best.cost,
-                      peak=int(memory_profile(dag, best.R, best.S).max()), bound=bound,
+                      peak=int(stage_peaks(dag, best.R, best.S).max()), bound=bound,
                       seconds=clock.elapsed(), solver="highs-lp", bound_source=source,
-                      extras=dict(extras or dict(lp=lp_status)))
+                      extras=extras)
     rep.set_gap(base)
     rep.extras.update(eps=best.eps, rule=best.rule, rounding=o.rounding, budget=int(budget))
     if clock.expired() and rep.status != "optimal":
@@ -191,17 +199,17 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
                   share: float) -> _Candidate | None:
-    """The stage search's schedule (from checkpoint-all) within ``share`` of the time left (30 s without a
-    limit), cleaned and checked; None when it finds none."""
+    """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
+    (30 s without a limit), cleaned and checked; None when it finds none."""
     left = clock.left()
     end = time.perf_counter() + (30.0 if left is None else share * left)
-    found = stage_search(dag, budget, deadline=end)  # from checkpoint-all: a baseline start stalls sooner
+    found = evict_search(dag, budget, deadline=end)
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
-    if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:  # its moves keep both: a bug
+    if check(dag, R, S) or stage_peaks(dag, R, S).max() > budget:  # its moves keep both: a bug
         raise SolverError("approx: the stage search returned an invalid schedule")
-    return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, "stage search")
+    return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, found[3])
 
 
 def _report_progress(progress: Progress | None, clock: Clock, given: _Candidate | None):
@@ -220,7 +228,7 @@ def _fitting(dag: DAG, budget: int, cands: list) -> _Candidate | None:
         if c is None or check(dag, c.R, c.S):
             continue
         R, S = clean(dag, c.R, c.S)
-        if memory_profile(dag, R, S).max() > budget:
+        if stage_peaks(dag, R, S).max() > budget:
             continue
         best = _cheaper(best, _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan,
                                          f"{name} ({c.strategy or 'unnamed'})"))
@@ -313,7 +321,7 @@ def _candidates(dag: DAG, budget: int, draws: list[tuple[str, np.ndarray]],
         if check(dag, R, S):
             continue
         cand = _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), eps, rule)
-        if memory_profile(dag, R, S).max() > budget:
+        if stage_peaks(dag, R, S).max() > budget:
             over = _cheaper(over, cand)
             continue
         out.append(cand)

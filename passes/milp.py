@@ -14,7 +14,7 @@ import math
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, SolverError
 from ..ir.report import SolveReport
-from ..ir.schedule import Schedule, check, checkpoint_all, memory_profile
+from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
 from .approx import LpUnfinished, solve_approx
 from .milp_model import (
     CheckmateModel,
@@ -180,7 +180,7 @@ def _pick(dag: DAG, budget: int, cands: list) -> tuple[Schedule | None, str]:
     for name, cand in cands:
         if cand is None:
             continue
-        if check(dag, cand.R, cand.S) or memory_profile(dag, cand.R, cand.S).max() > budget:
+        if check(dag, cand.R, cand.S) or stage_peaks(dag, cand.R, cand.S).max() > budget:
             if name == "given":
                 note = "given incumbent rejected (incorrect or over budget)"
             continue
@@ -216,7 +216,7 @@ def _schedule_from(dag: DAG, budget: int, model: CheckmateModel, res: SolveResul
     errs = check(dag, R, S)
     if errs:
         raise SolverError(f"the MILP solution is not a correct schedule: {errs[0]}")
-    peak = int(memory_profile(dag, R, S).max())
+    peak = int(stage_peaks(dag, R, S).max())
     if peak > budget:
         raise _OverBudget(peak)
     return Schedule(R, S, strategy="checkmate")

@@ -102,15 +102,36 @@ class StageState:
         ``accept(old_cost, new_cost, old_peaks, new_peaks, lo)`` (peaks of stages lo..b) says so."""
         self.evals += 1
         lo, hi = max(a - 1, 0), b
+        shifted = self._shifted_rows(i, a, b, value)
+        mask = np.ones(hi - lo + 1, dtype=bool)
+        mask[shifted - lo] = False
+        full = lo + np.flatnonzero(mask)  # rows whose R may change: saved and re-evaluated
         old_col = self.S[a:b + 1, i].copy()
-        old_R, old_cost, old_peak = self.R[lo:hi + 1].copy(), self.cost[lo:hi + 1].copy(), self.peak[lo:hi + 1].copy()
+        old_R, old_cost, old_peak = self.R[full], self.cost[full], self.peak[lo:hi + 1].copy()
         self.S[a:b + 1, i] = value
-        ok = all(self._set_row(t) for t in range(lo, hi + 1))
-        if ok and accept(float(old_cost.sum()), float(self.cost[lo:hi + 1].sum()), old_peak, self.peak[lo:hi + 1]):
+        self.peak[shifted] += int(self.dag.mem[i]) if value else -int(self.dag.mem[i])
+        ok = all(self._set_row(t) for t in full.tolist())
+        # costs of the shifted rows do not change: the sums over ``full`` differ as the totals do
+        if ok and accept(float(old_cost.sum()), float(self.cost[full].sum()), old_peak, self.peak[lo:hi + 1]):
             return True
         self.S[a:b + 1, i] = old_col
-        self.R[lo:hi + 1], self.cost[lo:hi + 1], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
+        self.R[full], self.cost[full], self.peak[lo:hi + 1] = old_R, old_cost, old_peak
         return False
+
+    def _shifted_rows(self, i: int, a: int, b: int, value: bool) -> np.ndarray:
+        """Stages t in a..b-1 whose R row a move S[a..b, i] := ``value`` leaves alone and whose peak moves by
+        exactly M_i: i flips in both S[t] and S[t+1], is not computed in stage t and no user of i is. There
+        i is neither materialized, recomputed nor freed, so every U[t, k] moves by M_i and R[t] stays."""
+        if b <= a:
+            return np.zeros(0, dtype=np.int64)
+        S, R = self.S, self.R
+        flips = S[a:b + 1, i] != value
+        both = flips[:-1] & flips[1:]
+        users = self.dag.succs[i]
+        quiet = ~R[a:b, i]
+        if len(users):
+            quiet &= ~R[a:b][:, users].any(axis=1)
+        return a + np.flatnonzero(both & quiet)
 
     def snapshot(self) -> tuple:
         return self.S.copy(), self.R.copy(), self.cost.copy(), self.peak.copy()
@@ -126,14 +147,10 @@ class StageState:
 
 
 def _run(col: np.ndarray, t: int) -> tuple[int, int]:
-    """The maximal run of True entries of ``col`` containing t."""
-    a = t
-    while a > 0 and col[a - 1]:
-        a -= 1
-    b = t
-    while b + 1 < len(col) and col[b + 1]:
-        b += 1
-    return a, b
+    """The maximal run of True entries of ``col`` containing t (``col[t]`` is True)."""
+    before = np.flatnonzero(~col[:t])
+    after = np.flatnonzero(~col[t + 1:])
+    return (int(before[-1]) + 1 if len(before) else 0), (t + int(after[0]) if len(after) else len(col) - 1)
 
 
 def repair(st: StageState, deadline: float | None) -> bool:
@@ -241,18 +258,21 @@ def improve(st: StageState, deadline: float | None) -> None:
             prev = np.flatnonzero(st.R[:t, i] | st.S[:t, i])
             if not len(prev):
                 continue
-            a = int(prev.max()) + 1
+            a = int(prev.max()) + 1  # S[a..t, i] is all False: i is not resident from a on
             before = st.total_cost()
-            snap = st.snapshot()
 
             def cheaper(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray) -> bool:
                 return c1 < c0 - 1e-12
 
             if not st.try_move(i, a, t, True, cheaper):
                 continue
-            if st.peak.max() > st.budget and not (repair(st, deadline) and st.total_cost() < before - 1e-12):
-                st.restore(snap)
-                continue
+            if st.peak.max() > st.budget:  # a snapshot (two n x n copies) only where repair may fail
+                st.try_move(i, a, t, False, lambda *x: True)  # undo, exactly: the column was all False
+                snap = st.snapshot()
+                st.try_move(i, a, t, True, lambda *x: True)
+                if not (repair(st, deadline) and st.total_cost() < before - 1e-12):
+                    st.restore(snap)
+                    continue
             changed = True
 
 

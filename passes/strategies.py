@@ -58,17 +58,20 @@ def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None) -> Sc
     """The cheapest baseline schedule that fits ``budget``, or None. Baselines run quickest first; on graphs
     above LARGE_GRAPH units the greedy ones evaluate at most GREEDY_POINTS knob values, and after
     ``deadline`` (a ``time.perf_counter()`` value) at most LATE_POINTS (so a fitting one is found even when
-    time is short, at the price of running past the deadline by that much)."""
+    time is short, at the price of running past the deadline by that much); when those fit nothing, the
+    whole search runs after all (past the deadline: a schedule beats none)."""
     opts = BaselineOptions(max_points=GREEDY_POINTS if dag.n > LARGE_GRAPH else None)
-    best = None
+    best, late = None, False
     for name in _BY_SPEED:
         if deadline is not None and time.perf_counter() >= deadline:
             # past the deadline every baseline still runs once, cheaply: a schedule in hand beats none
-            opts = BaselineOptions(max_points=LATE_POINTS, max_slots=LATE_POINTS)
+            opts, late = BaselineOptions(max_points=LATE_POINTS, max_slots=LATE_POINTS), True
         try:
             s = solve_baseline_strategy(name, dag, budget, opts)
         except RemcError:
             continue
         if best is None or s.cost(dag) < best.cost(dag):
             best = s
+    if best is None and late:  # the few knob values fit nothing: the whole search, late, beats no schedule
+        return best_baseline(dag, budget)
     return best

@@ -1,0 +1,120 @@
+"""The eviction pass (passes/evict.py) and per-stage peaks (ir.schedule.stage_peaks): schedules correct, within
+budget, never below the exhaustive optimum; row state equal to the full evaluation; approx on a graph whose
+LP is not built still returns a checked schedule with a proven bound."""
+from __future__ import annotations
+
+import numpy as np
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
+from remc.backends.strategies import solve_approx
+from remc.ir.dag import DAG
+from remc.ir.schedule import check, checkpoint_all, memory_profile, solve_r, stage_peaks
+from remc.passes import approx as approx_mod
+from remc.passes.evict import VARIANTS, evict_schedule, evict_search
+from remc.passes.milp_model import clean
+
+
+def _layered(n: int, width: int, seed: int) -> DAG:
+    """A small random layered DAG (as tools/layered.py makes them)."""
+    rng = np.random.default_rng(seed)
+    levels = [list(range(s, min(s + width, n))) for s in range(0, n, width)]
+    edges = set()
+    for li in range(1, len(levels)):
+        for v in levels[li]:
+            for u in rng.choice(levels[li - 1], size=min(len(levels[li - 1]), int(rng.integers(1, 4))),
+                                replace=False):
+                edges.add((int(u), v))
+            if li >= 2 and rng.random() < 0.2:
+                edges.add((int(rng.choice(levels[int(rng.integers(0, li - 1))])), v))
+    return DAG(tuple(f"v{i}" for i in range(n)), rng.integers(1, 100, n).astype(float),
+               rng.integers(1, 100, n) * 16, np.array(sorted(edges), dtype=np.int64))
+
+
+def test_stage_peaks_equal_the_rows_of_memory_profile():
+    rng = np.random.default_rng(50)
+    for k in range(60):
+        dag = random_dag(int(rng.integers(2, 25)), rng, p=0.3, workspace=k % 2 == 0, constant=k % 3)
+        S = checkpoint_all(dag).S & (rng.random((dag.n, dag.n)) < 0.6)
+        R = solve_r(dag, S)
+        if k % 4 == 0:  # extra, useless computations too
+            R = R | np.tril(rng.random((dag.n, dag.n)) < 0.2)
+        assert (stage_peaks(dag, R, S) == memory_profile(dag, R, S).max(axis=1)).all()
+
+
+def test_eviction_schedules_are_correct_within_budget_and_never_below_the_optimum():
+    rng = np.random.default_rng(51)
+    found = 0
+    for k in range(10):
+        dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0)
+        for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            for w, c, net in VARIANTS:
+                st = evict_schedule(dag, budget, weight=w, closure=c, net=net)
+                if st is None:
+                    continue
+                R, S = clean(dag, st.R, st.S)
+                assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+                assert float(R.sum(axis=0) @ dag.cost) >= best - 1e-9
+                found += 1
+    assert found >= 30
+
+
+def test_eviction_rows_equal_the_full_evaluation():
+    rng = np.random.default_rng(52)
+    fits = 0
+    for seed in range(4):
+        dag = (_layered(60, 6, seed) if seed % 2 else
+               training_graph(12, rng, skips=((0, 11), (3, 8)), workspace=True, dropout=(5,)))
+        peak = checkpoint_all(dag).peak(dag)
+        for ratio in (0.9, 0.8, 0.7):
+            for w, c, net in VARIANTS:
+                st = evict_schedule(dag, int(ratio * peak), weight=w, closure=c, net=net)
+                if st is None:
+                    continue
+                assert (st.R == solve_r(dag, st.S)).all()
+                assert (st.peak == memory_profile(dag, st.R, st.S).max(axis=1)).all()
+                assert st.peak.max() <= int(ratio * peak) and not check(dag, st.R, st.S)
+                fits += 1
+    assert fits >= 12
+
+
+def test_evict_search_schedule_is_correct_and_within_budget():
+    dag = _layered(200, 10, 2)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    found = evict_search(dag, budget)
+    assert found is not None
+    R, S, evals, how = found
+    R, S = clean(dag, R, S)
+    assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+    assert how and evals >= 0
+
+
+def test_approx_without_its_lp_returns_a_checked_schedule_and_a_proven_bound(monkeypatch):
+    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)  # as on graphs whose LP does not fit
+    dag = _layered(130, 8, 3)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    sched = solve_approx(dag, budget, time_limit=60)
+    rep = sched.report
+    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
+    assert rep.extras["lp"].startswith("not built")
+    assert float(dag.cost.sum()) <= rep.bound <= rep.cost
+    assert rep.bound_source in ("retention gaps", "sum of costs") and rep.gap is not None
+
+
+def test_solvers_out_of_time_still_return_the_best_baseline():
+    from remc.backends.strategies import make_options, solve
+    from remc.passes.strategies import best_baseline
+
+    rng = np.random.default_rng(53)
+    dag = training_graph(16, rng, skips=((1, 12), (4, 9)))
+    peak = checkpoint_all(dag).peak(dag)
+    budget = next(b for b in range(int(0.9 * peak), 0, -1) if best_baseline(dag, b) is None) + 1
+    base = best_baseline(dag, budget)
+    assert base is not None
+    for strategy in ("approx", "checkmate"):
+        sched = solve(strategy, dag, budget, make_options(strategy, time_limit=1e-3))
+        assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
+        assert sched.report.cost <= base.cost(dag) + 1e-9
+        assert sched.report.bound <= sched.report.cost
