@@ -36,7 +36,7 @@ class _Display:
     def note(self, text: str) -> None:
         """Show ``text`` before the solver's progress from now on."""
         self.prefix = text
-        self.live.update(self.text(text))
+        self.live.update(self.text(text), refresh=True)  # now, not at the next tick: a short step still shows
 
     def __call__(self, ev: ProgressEvent) -> None:
         parts = [self.prefix + ":"] if self.prefix else []
