@@ -173,7 +173,16 @@ def _random_like(t: TensorType, rng: np.random.Generator) -> np.ndarray:
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
     if dtype.kind == "f":  # positive, away from 0: no NaN from Log/Sqrt/Div
         return rng.uniform(0.5, 1.5, size=t.shape).astype(dtype)
+    if dtype.kind == "b":  # any mask is valid: half true, like a ReLU's
+        return rng.random(t.shape) < 0.5
     return np.zeros(t.shape, dtype=dtype)  # zeros are valid indices, shapes come from the original
+
+
+def _needs_original(t: TensorType) -> bool:
+    """Whether a non-constant input of this type must hold the value the original graph computes: integers
+    (indices, shapes) must; floats and booleans (masks: any value is valid) get random data instead, so the
+    graph is not run for them (a training graph's ReLU masks would need its whole forward pass)."""
+    return np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)).kind not in "fb"
 
 
 @dataclass
@@ -231,7 +240,7 @@ class ProfileCosts:
         graph_inputs = {i.name for i in model.graph.input}
         wanted = sorted({i for p in probes for i in p.node.input
                          if i and i not in consts and i not in graph_inputs and i in types
-                         and np.dtype(helper.tensor_dtype_to_np_dtype(types[i].elem_type)).kind != "f"})
+                         and _needs_original(types[i])})
         if not wanted:
             return feeds
         probe_model = self._with_data(model, consts)
@@ -281,9 +290,9 @@ class ProfileCosts:
                 inits.append(numpy_helper.from_array(np.asarray(v), name))
                 continue
             dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
-            v = values.get(name) if dtype.kind != "f" else None  # floats: positive random data
+            v = values.get(name) if _needs_original(t) else None  # floats, masks: random data
             if v is None:
-                if dtype.kind != "f":
+                if _needs_original(t):
                     raise ModelError(f"no value for integer input {name!r} of node {p.name!r}")
                 v = _random_like(t, rng)
             feeds[name] = np.asarray(v, dtype=dtype)
