@@ -197,7 +197,11 @@ def _path_to(model: onnx.ModelProto, values: list[str]) -> onnx.ModelProto:
 
 def _random_like(t: TensorType, rng: np.random.Generator) -> np.ndarray:
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
-    if dtype.kind == "f":  # positive, away from 0: no NaN from Log/Sqrt/Div
+    if dtype in (np.float32, np.float64):  # positive, away from 0: no NaN from Log/Sqrt/Div
+        v = rng.random(t.shape, dtype=dtype)  # drawn in its own type: no float64 copy to convert
+        v += 0.5
+        return v
+    if dtype.kind == "f":
         return rng.uniform(0.5, 1.5, size=t.shape).astype(dtype)
     if dtype.kind == "b":  # any mask is valid: half true, like a ReLU's
         return rng.random(t.shape) < 0.5
@@ -338,7 +342,10 @@ class ProfileCosts:
             self.sessions_built += 1
             run = runtime.Runner(sess, feeds, self.device)
             for _ in range(self.warmup):
+                t0 = time.perf_counter()
                 run()
+                if time.perf_counter() - t0 > self.time_cap:
+                    break  # one run is past its first-run costs; a longer warm-up only repeats the timed run
             times: list[float] = []
             stop = time.perf_counter() + self.time_cap
             for _ in range(max(self.repeats, 1)):
