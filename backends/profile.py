@@ -169,11 +169,50 @@ def _tensor_or_none(t: onnx.TensorProto, base_dir: str | None) -> np.ndarray | N
         return None
 
 
+def _path_to(model: onnx.ModelProto, values: list[str]) -> onnx.ModelProto:
+    """A copy of ``model`` with only the nodes that ``values`` depend on (and the inputs and initializers
+    those read), its outputs ``values``: the forward path to a training graph's indices, not the whole
+    step. ``model`` itself when a node has a subgraph (its outer-scope reads are not followed)."""
+    if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+           for n in model.graph.node for a in n.attribute):
+        return model
+    producer = {o: i for i, n in enumerate(model.graph.node) for o in n.output if o}
+    keep: set[int] = set()
+    stack = [producer[v] for v in values if v in producer]
+    while stack:
+        i = stack.pop()
+        if i in keep:
+            continue
+        keep.add(i)
+        stack.extend(producer[x] for x in model.graph.node[i].input if x in producer)
+    nodes = [n for i, n in enumerate(model.graph.node) if i in keep]
+    read = {x for n in nodes for x in n.input} | set(values)
+    graph = helper.make_graph(nodes, model.graph.name, [i for i in model.graph.input if i.name in read], [],
+                              [t for t in model.graph.initializer if t.name in read],
+                              value_info=[v for v in model.graph.value_info if v.name in read])
+    out = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
+    out.functions.extend(model.functions)
+    return out
+
+
 def _random_like(t: TensorType, rng: np.random.Generator) -> np.ndarray:
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
-    if dtype.kind == "f":  # positive, away from 0: no NaN from Log/Sqrt/Div
+    if dtype in (np.float32, np.float64):  # positive, away from 0: no NaN from Log/Sqrt/Div
+        v = rng.random(t.shape, dtype=dtype)  # drawn in its own type: no float64 copy to convert
+        v += 0.5
+        return v
+    if dtype.kind == "f":
         return rng.uniform(0.5, 1.5, size=t.shape).astype(dtype)
+    if dtype.kind == "b":  # any mask is valid: half true, like a ReLU's
+        return rng.random(t.shape) < 0.5
     return np.zeros(t.shape, dtype=dtype)  # zeros are valid indices, shapes come from the original
+
+
+def _needs_original(t: TensorType) -> bool:
+    """Whether a non-constant input of this type must hold the value the original graph computes: integers
+    (indices, shapes) must; floats and booleans (masks: any value is valid) get random data instead, so the
+    graph is not run for them (a training graph's ReLU masks would need its whole forward pass)."""
+    return np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)).kind not in "fb"
 
 
 @dataclass
@@ -224,17 +263,17 @@ class ProfileCosts:
                          consts: dict) -> dict[str, np.ndarray]:
         """Graph-input feeds, plus the non-float values the original graph computes for probed nodes.
 
-        Runs only the path to those values (``only_execute_path_to_fetches``) on the profiling device;
-        initializers without data (shape-only) get random values first.
+        Runs only the path to those values (``_path_to``, and ``only_execute_path_to_fetches``) on the
+        profiling device; initializers without data (shape-only) get random values first.
         """
         feeds = runtime.random_inputs(model, self.seed)
         graph_inputs = {i.name for i in model.graph.input}
         wanted = sorted({i for p in probes for i in p.node.input
                          if i and i not in consts and i not in graph_inputs and i in types
-                         and np.dtype(helper.tensor_dtype_to_np_dtype(types[i].elem_type)).kind != "f"})
+                         and _needs_original(types[i])})
         if not wanted:
             return feeds
-        probe_model = self._with_data(model, consts)
+        probe_model = self._with_data(_path_to(model, wanted), consts)
         have = {o.name for o in probe_model.graph.output}
         probe_model.graph.output.extend(
             helper.make_tensor_value_info(v, types[v].elem_type, types[v].shape) for v in wanted if v not in have)
@@ -281,9 +320,9 @@ class ProfileCosts:
                 inits.append(numpy_helper.from_array(np.asarray(v), name))
                 continue
             dtype = np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type))
-            v = values.get(name) if dtype.kind != "f" else None  # floats: positive random data
+            v = values.get(name) if _needs_original(t) else None  # floats, masks: random data
             if v is None:
-                if dtype.kind != "f":
+                if _needs_original(t):
                     raise ModelError(f"no value for integer input {name!r} of node {p.name!r}")
                 v = _random_like(t, rng)
             feeds[name] = np.asarray(v, dtype=dtype)
@@ -303,7 +342,10 @@ class ProfileCosts:
             self.sessions_built += 1
             run = runtime.Runner(sess, feeds, self.device)
             for _ in range(self.warmup):
+                t0 = time.perf_counter()
                 run()
+                if time.perf_counter() - t0 > self.time_cap:
+                    break  # one run is past its first-run costs; a longer warm-up only repeats the timed run
             times: list[float] = []
             stop = time.perf_counter() + self.time_cap
             for _ in range(max(self.repeats, 1)):
