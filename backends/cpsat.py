@@ -85,6 +85,18 @@ def _int_costs(cost: np.ndarray, floor: bool = False, room: float = 2.0 ** 52) -
     return [int(rnd(c * scale)) for c in cost], scale
 
 
+def _solver(cp_model, options: CpSatOptions, t0: float, presolve: bool):
+    """A CP-SAT solver with the options' time limit (less what has passed since ``t0``), workers and seed."""
+    solver = cp_model.CpSolver()
+    prm = solver.parameters
+    if options.time_limit is not None:
+        prm.max_time_in_seconds = max(0.1, options.time_limit - (time.perf_counter() - t0))
+    prm.num_workers = options.threads or os.cpu_count() or 1
+    prm.random_seed = options.seed
+    prm.cp_model_presolve = presolve
+    return solver
+
+
 def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
                 hint: Schedule | None = None, progress: Callable[[dict], None] | None = None) -> Schedule:
     """The cheapest schedule of ``dag`` within ``budget`` bytes that the CP-SAT model finds in the time limit.
@@ -137,14 +149,8 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         _add_hint(m, instances, pres, start, end, serve, copies)
         m.AddHint(level, top)
 
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    if options.time_limit is not None:
-        prm.max_time_in_seconds = max(0.1, options.time_limit - (time.perf_counter() - t0))
-    prm.num_workers = options.threads or os.cpu_count() or 1
-    prm.relative_gap_limit = options.gap
-    prm.random_seed = options.seed
-    prm.cp_model_presolve = presolve
+    solver = _solver(cp_model, options, t0, presolve)
+    solver.parameters.relative_gap_limit = options.gap
     status = solver.Solve(m)
     name = solver.StatusName(status)
     if status == cp_model.INFEASIBLE:
@@ -280,13 +286,7 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
     fixed = sum(costs)
     if instances is not None:
         _add_hint(m, instances, pres, start, end, serve, copies)
-    solver = cp_model.CpSolver()
-    prm = solver.parameters
-    if options.time_limit is not None:
-        prm.max_time_in_seconds = max(0.1, options.time_limit - (time.perf_counter() - t0))
-    prm.num_workers = options.threads or os.cpu_count() or 1
-    prm.random_seed = options.seed
-    prm.cp_model_presolve = options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS
+    solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
     if stop_at is not None:  # stop once the bound proves what is asked (model units, objective less fixed)
         goal = stop_at * scale - fixed
 
