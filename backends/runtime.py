@@ -173,7 +173,7 @@ def cuda_available() -> bool:
 def require_cuda() -> None:
     """Raise RuntimeFailure unless the CUDA execution provider is available; preload its libraries."""
     if not cuda_available():
-        raise RuntimeFailure("CUDAExecutionProvider is not available: install onnxruntime-gpu (pip install remc[gpu])")
+        raise RuntimeFailure("CUDAExecutionProvider is not available: install onnxruntime-gpu (pip install 'remc[gpu]')")
     _preload_cuda_libraries()
 
 

@@ -59,19 +59,19 @@ def _signals_raise(received: list[int]) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # --help, --version, or a usage error already printed in one line
-        return int(e.code or 0) if not isinstance(e.code, str) else 2
-    if not getattr(args, "func", None):
-        sub = getattr(args, "_parser", parser)
-        print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
-              f"(see '{sub.prog} --help')", file=sys.stderr)
-        return 2
     received: list[int] = []
     try:
-        with _signals_raise(received):
+        with _signals_raise(received):  # building the parser imports numpy, scipy and onnx: a signal there too
+            parser = build_parser()
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as e:  # --help, --version, or a usage error already printed in one line
+                return int(e.code or 0) if not isinstance(e.code, str) else 2
+            if not getattr(args, "func", None):
+                sub = getattr(args, "_parser", parser)
+                print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
+                      f"(see '{sub.prog} --help')", file=sys.stderr)
+                return 2
             return int(args.func(args) or 0)
     except BaseException as e:  # noqa: BLE001 (each kind is told apart below)
         return _failed(e, received)

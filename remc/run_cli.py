@@ -29,7 +29,9 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     from .ir.onnx_io import load_model
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = _bound(load_model(model, with_data=True), batch)
+    # an op with no kernel here: one line naming it (and ONNX Runtime's late expansion of function ops
+    # into their bodies happens here, in the file's order, as compile does)
+    proto = runtime.inline_function_ops(_bound(load_model(model, with_data=True), batch), device)
     rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
                            "outputs_match": None, "budget": None}
     if plan:
