@@ -72,6 +72,11 @@ class PlacedAllocator:
                  later_run: Sequence[tuple[int, int]] | None = None) -> None:
         self.base, self.capacity = int(base), int(capacity)
         self.plans = {k: list(v) for k, v in (sequences or {}).items()}
+        self.pool: dict[int, list[int]] = {}
+        """Session creation's planned offsets by size: initializers are matched by size, in any order (ONNX
+        Runtime copies them in the order of its own maps, not the model's)."""
+        for size, off in self.plans.get("create", []):
+            self.pool.setdefault(size, []).append(off)
         self.later_run = list(later_run) if later_run is not None else None
         self.starts: list[int] = []  # sorted offsets of live allocations
         self.size_at: dict[int, int] = {}  # offset -> rounded size
@@ -143,8 +148,17 @@ class PlacedAllocator:
         if nbytes <= 0:
             return None
         size = _round(nbytes)
-        plan = self._plan()
         idx = self.k
+        if self.phase == "create":
+            offs = self.pool.get(size, [])
+            for i, off in enumerate(offs):
+                if self.is_free(off, size):
+                    del offs[i]
+                    self.k += 1
+                    st.planned += 1
+                    self._note(idx, nbytes, off, "planned")
+                    return self._take(off, size)
+        plan = [] if self.phase == "create" else self._plan()
         for j in range(self.k, min(self.k + LOOKAHEAD, len(plan))):
             psize, poff = plan[j]
             if psize != size:

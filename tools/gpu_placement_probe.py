@@ -52,11 +52,17 @@ def probe(spec: str, small: bool, iters: int) -> dict:
     except Exception as e:  # noqa: BLE001 - recorded
         row["arena_cuda_graph_error"] = str(e)[:300]
     settings = runtime.DeviceSettings()
+    row["trace_roomy"] = _trace(low, feeds, lay, settings, 2 * lay.height)
     sess, alloc = runtime.capped_session(low, "cuda", lay.height, settings, layout=lay)
     alloc.trace = []
     r = runtime.Runner(sess, feeds, "cuda", mem_limit=lay.height, allocator=alloc)
-    for _ in range(2):
-        r()
+    try:
+        for _ in range(2):
+            r()
+    except runtime.OutOfMemory as e:
+        row["exact_height"] = f"OutOfMemory: {e}"
+        row["exact_trace"] = _off_plan(alloc, lay)
+        return row
     t = []
     for _ in range(iters):
         s = time.perf_counter()
@@ -88,6 +94,48 @@ def probe(spec: str, small: bool, iters: int) -> dict:
         row["short_buffer"] = f"{type(e).__name__}: {str(e)[:300]}"
     row["seconds"] = time.perf_counter() - t0
     return row
+
+
+def _off_plan(alloc, lay, k: int = 60) -> list:
+    """The requests that did not follow the layout, each with the planned request at its index."""
+    seqs = {"create": lay.sequence("create"), "run": lay.sequence("run")}
+    whats = {ph: [b.what for b in sorted((b for b in lay.blocks if b.phase == ph),
+                                         key=lambda b: b.start if b.request < 0 else b.request)] for ph in seqs}
+    out = []
+    for ph, i, n, off, how in alloc.trace:
+        if how == "planned":
+            continue
+        seq = seqs.get(ph, [])
+        planned = (seq[i][0], whats[ph][i]) if i < len(seq) else None
+        out.append([ph, i, n, off, how, planned])
+        if len(out) >= k:
+            break
+    return out
+
+
+def _trace(low, feeds, lay, settings, cap: int) -> dict:
+    """Two runs in a roomy buffer: every request, and which ones left the layout."""
+    from remc.backends import runtime
+    sess, alloc = runtime.capped_session(low, "cuda", cap, settings, layout=lay)
+    alloc.trace = []
+    r = runtime.Runner(sess, feeds, "cuda", mem_limit=cap, allocator=alloc)
+    try:
+        for _ in range(2):
+            r()
+        err = None
+    except Exception as e:  # noqa: BLE001 - recorded
+        err = f"{type(e).__name__}: {e}"[:400]
+    st = alloc.stats
+    res = {"cap": cap, "error": err, "high_water": st.high_water, "peak_in_use": st.peak_in_use, "calls": st.calls,
+           "planned": st.planned, "fallback": st.fallback, "rejected": st.rejected,
+           "create_requests": sum(1 for x in alloc.trace if x[0] == "create"),
+           "planned_create": len(lay.sequence("create")), "planned_run": len(lay.sequence("run")),
+           "run_requests": sum(1 for x in alloc.trace if x[0] == "run"),
+           "create_sizes": [x[2] for x in alloc.trace if x[0] == "create"][:40],
+           "planned_create_sizes": [s for s, _ in lay.sequence("create")][:40],
+           "off_plan": _off_plan(alloc, lay)}
+    del r, sess
+    return res
 
 
 def main() -> None:
