@@ -96,7 +96,7 @@ def measure(model, device: str, budget: int | None, settings: runtime.DeviceSett
                                      cuda_graph=True, settings=settings)
                 row["median_seconds_cuda_graph"] = cg.median_seconds
             except runtime.RuntimeFailure as e:
-                row["cuda_graph_error"] = str(e)[:200]
+                row["cuda_graph_error"] = str(e)[:1200]
         if arena_time and placed:
             arena = dataclasses.replace(settings, placement="arena")
             free = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, settings=arena)

@@ -83,7 +83,7 @@ def probe(spec: str, small: bool, iters: int) -> dict:
                               settings=settings, layout=lay, cuda_graph=True)
         row.update(placed_seconds_cuda_graph=cgm.median_seconds, placed_cuda_graph=cgm.placement)
     except Exception as e:  # noqa: BLE001 - recorded
-        row["placed_cuda_graph_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+        row["placed_cuda_graph_error"] = f"{type(e).__name__}: {str(e)[:1500]}"
     try:
         runtime.measure(low, "cuda", feeds=feeds, iters=1, mem_limit=lay.height - (1 << 20), settings=settings,
                         layout=lay)
