@@ -298,10 +298,12 @@ class DeviceBuffer:
 # The layout of a model
 # ---------------------------------------------------------------------------------------------------
 
-def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None):
+def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None,
+                 bound_outputs: bool = False):
     """remc's layout (``passes.placement.layout``) of ``model``'s allocations on ``device``: the events
     ``passes.arena.graph_events`` predicts, with kernel memory measured per op signature on the device
-    (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available)."""
+    (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available);
+    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout)."""
     from ..passes.arena import graph_events
     from ..passes.placement import layout
     from . import runtime
@@ -310,4 +312,4 @@ def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels:
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
     km = kernel_memory(model, device, settings=settings) if measure_kernels else None
-    return layout(graph_events(model, device, km))
+    return layout(graph_events(model, device, km, bound_outputs=bound_outputs))

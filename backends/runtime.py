@@ -391,8 +391,10 @@ def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str,
     if allocator is not None and len(allocator.stats.failures) > failed_before:
         req, gap = allocator.stats.failures[-1]
         where = node or (" at session creation" if "loading" in doing else "")
+        st = allocator.stats
         return OutOfMemory(f"out of memory on {device}{where}: needed {req} bytes, the largest free range of "
-                           f"remc's buffer ({allocator.capacity} bytes) is {gap}", req, gap, mem_limit,
+                           f"remc's buffer ({allocator.capacity} bytes) is {gap} ({st.fallback} of {st.calls} "
+                           f"requests so far off remc's layout)", req, gap, mem_limit,
                            node_m and (node_m.group(2) or node_m.group(1)))
     bfc = _OOM_BFC.search(msg)
     if bfc:
@@ -405,7 +407,10 @@ def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str,
         need = f"needed {req} bytes" if req is not None else "allocation failed"
         return OutOfMemory(f"out of memory on {device}{node}: {need}{limit}: {msg.splitlines()[0][:300]}",
                            req, None, mem_limit, node_m and (node_m.group(2) or node_m.group(1)))
-    return RuntimeFailure(f"ONNX Runtime failed {doing} on {device}{node}: {msg.splitlines()[0][:500]}")
+    first = msg.splitlines()[0] if msg else ""
+    if len(first) > 500:  # CUDA errors: a long C++ signature first, the error's name at the end
+        first = first[:200] + " ... " + first[-300:]
+    return RuntimeFailure(f"ONNX Runtime failed {doing} on {device}{node}: {first}")
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -127,8 +127,10 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:
-            short = _verify(state.lowered, device, budget, settings=settings)
+            short, why = _verify(state.lowered, device, budget, settings=settings)
             entry["verified"] = short is None
+            if why:
+                entry["verify_error"] = why
             report.verified = short is None
             if short is not None:
                 excess = max(short, 1)
@@ -146,10 +148,12 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                     (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
                 what = "remc's layout" if pred.placement == "remc" else "replayed arena"
-                raise PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
+                fails = [h["verify_error"] for h in report.history if h.get("verify_error")]
+                raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"({what} plus inputs and parameters; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})")
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})"
+                                 + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new
             report.solver_budget = new
             if on_round is not None:
@@ -165,11 +169,17 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     return report
 
 
-def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8, settings: Any = None) -> int | None:
+def _with_report(err: PlanError, report: FitReport) -> PlanError:
+    err.fit_report = report  # type: ignore[attr-defined]  (the rounds, for tools that record them)
+    return err
+
+
+def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8,
+            settings: Any = None) -> tuple[int | None, str]:
     """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (on an arena: a profiled
     session, then a session run ``runs`` times: later runs start from the regions the first one left; with
-    remc's placement: a session on remc's buffer of the cap, run ``runs`` times): None if every run fits,
-    else how many bytes it was short (at least 1)."""
+    remc's placement: a session on remc's buffer of the cap, run ``runs`` times): (None, '') if every run fits,
+    else how many bytes it was short (at least 1) and the error."""
     from .backends import runtime
     settings = settings or runtime.DEFAULT_SETTINGS
     try:
@@ -181,13 +191,13 @@ def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8, s
         r = runtime.Runner(sess, feeds, device, mem_limit=cap, allocator=alloc)
         for _ in range(runs):
             r()
-        return None
+        return None, ""
     except runtime.NoProfilerStats:
-        return None
+        return None, ""
     except runtime.OutOfMemory as e:
         if e.requested is not None and e.available is not None:
-            return max(e.requested - e.available, 1)
-        return max(budget // 100, 1)
+            return max(e.requested - e.available, 1), str(e)
+        return max(budget // 100, 1), str(e)
 
 
 def _annotate(state: State, report: FitReport) -> None:

@@ -149,7 +149,10 @@ def compile_job(job: dict) -> dict:
         fit = compile_fit(stages(passes, first="schedule"), st, device=device, verify=job["verify"],
                           max_rounds=job["max_rounds"], settings=settings)
     except RemcError as e:
-        row.update(compiled=False, why=str(e)[:400], compile_seconds=time.perf_counter() - t)
+        row.update(compiled=False, why=str(e)[:1200], compile_seconds=time.perf_counter() - t)
+        rep = getattr(e, "fit_report", None)
+        if rep is not None:
+            row["fit_history"] = rep.history
         if st.lowered is not None:  # the last round's plan: where its replayed need went
             p = predict(st.lowered, device, settings=settings)
             row.update(last_predicted=p.total, last_live_peak=int(st.sim.peak),
