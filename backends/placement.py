@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 
 ALIGN = 256
 LOOKAHEAD = 16
+LOOKBACK = 8
+"""How far back a request the layout lacks may look for the scratch region of its kernel."""
 """How many planned requests a request may skip to find its own (size-matched), so that one request the
 layout lacks (or one ONNX Runtime does not make) does not throw the rest of the run off the plan."""
 
@@ -59,6 +61,8 @@ class AllocStats:
     fallback: int = 0
     rejected: int = 0
     """Planned offsets refused because that range was in use (a wrong layout), served by fallback."""
+    in_scratch: int = 0
+    """Requests the layout lacks placed inside a nearby kernel's scratch region."""
     failures: list[tuple[int, int]] = field(default_factory=list)
     """(requested bytes, largest free gap) of each request that got NULL."""
     calls: int = 0
@@ -69,7 +73,8 @@ class PlacedAllocator:
     address (a device pointer, or a host buffer's address in tests)."""
 
     def __init__(self, base: int, capacity: int, sequences: dict[str, Sequence[tuple[int, int]]] | None = None,
-                 later_run: Sequence[tuple[int, int]] | None = None) -> None:
+                 later_run: Sequence[tuple[int, int]] | None = None,
+                 scratch: dict[str, Sequence[bool]] | None = None) -> None:
         self.base, self.capacity = int(base), int(capacity)
         self.plans = {k: list(v) for k, v in (sequences or {}).items()}
         self.pool: dict[int, list[int]] = {}
@@ -78,6 +83,8 @@ class PlacedAllocator:
         for size, off in self.plans.get("create", []):
             self.pool.setdefault(size, []).append(off)
         self.later_run = list(later_run) if later_run is not None else None
+        self.scratch = {k: list(v) for k, v in (scratch or {}).items()}
+        """Per phase ('run', 'later'): which planned entries are kernel scratch regions."""
         self.starts: list[int] = []  # sorted offsets of live allocations
         self.size_at: dict[int, int] = {}  # offset -> rounded size
         self.in_use = 0
@@ -97,10 +104,37 @@ class PlacedAllocator:
         self.phase, self.k = "run", 0
         self.runs += 1
 
+    def _later(self) -> bool:
+        return self.phase == "run" and self.runs > 1 and self.later_run is not None
+
     def _plan(self) -> list[tuple[int, int]]:
-        if self.phase == "run" and self.runs > 1 and self.later_run is not None:
-            return self.later_run
+        if self._later():
+            return self.later_run  # type: ignore[return-value]
         return self.plans.get(self.phase, [])
+
+    def _in_scratch(self, size: int, plan: list[tuple[int, int]]) -> int | None:
+        """A place for a request the layout lacks inside a nearby kernel scratch region (a kernel's several
+        temporaries share the one region its measured peak reserved), best fit there."""
+        flags = self.scratch.get("later" if self._later() else self.phase, [])
+        for j in range(max(0, self.k - LOOKBACK), min(self.k + LOOKAHEAD, len(plan), len(flags))):
+            if not flags[j] or plan[j][0] < size:
+                continue
+            lo, hi = plan[j][1], plan[j][1] + plan[j][0]
+            i = max(bisect.bisect_right(self.starts, lo) - 1, 0)
+            prev, best = lo, None
+            while i < len(self.starts) and self.starts[i] < hi:
+                s = self.starts[i]
+                e = s + self.size_at[s]
+                if e > prev:
+                    if s - prev >= size and (best is None or s - prev < best[0]):
+                        best = (s - prev, prev)
+                    prev = max(prev, e)
+                i += 1
+            if hi - prev >= size and (best is None or hi - prev < best[0]):
+                best = (hi - prev, prev)
+            if best is not None:
+                return best[1]
+        return None
 
     # -- the interval set
     def is_free(self, off: int, size: int) -> bool:
@@ -170,6 +204,11 @@ class PlacedAllocator:
                 return self._take(poff, size)
             st.rejected += 1
             break
+        off = self._in_scratch(size, plan) if plan else None
+        if off is not None and self.is_free(off, size):
+            st.in_scratch += 1
+            self._note(idx, nbytes, off, "scratch")
+            return self._take(off, size)
         off = self._best_fit(size)
         if off is None:
             st.failures.append((int(nbytes), self.largest_gap()))
@@ -236,7 +275,8 @@ def from_layout(base: int, capacity: int, lay) -> PlacedAllocator:
     if lay is None:
         return PlacedAllocator(base, capacity)
     return PlacedAllocator(base, capacity, {"create": lay.sequence("create"), "run": lay.sequence("run")},
-                           lay.sequence("run", first_run=False))
+                           lay.sequence("run", first_run=False),
+                           {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)})
 
 
 def on_device(capacity: int, lay, device_id: int = 0) -> PlacedAllocator:

@@ -821,6 +821,7 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
         placement=None if alloc is None else {
             "buffer": alloc.capacity, "high_water": alloc.stats.high_water, "peak_in_use": alloc.stats.peak_in_use,
             "planned": alloc.stats.planned, "fallback": alloc.stats.fallback, "rejected": alloc.stats.rejected,
+            "in_scratch": alloc.stats.in_scratch,
             "calls": alloc.stats.calls, "runs": alloc.runs})
 
 

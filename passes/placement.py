@@ -67,6 +67,14 @@ class Layout:
                 if b.phase == phase and (first_run or not b.first_run_only)]
 
 
+    def scratch_flags(self, phase: str, first_run: bool = True) -> list[bool]:
+        """Per entry of ``sequence(phase, first_run)``: whether it is a kernel's scratch (its bytes are the
+        kernel's measured peak of temporaries, which it may request as several buffers)."""
+        return [b.what.startswith("scratch of ") for b, _ in sorted(zip(self.blocks, self.offsets),
+                                                                    key=lambda bo: _when(bo[0]))
+                if b.phase == phase and (first_run or not b.first_run_only)]
+
+
 def _when(b: Block) -> int:
     return b.start if b.request < 0 else b.request
 

@@ -65,9 +65,12 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
     if device.startswith("cuda"):
-        cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
-                             cuda_graph=True, settings=settings)
-        rep["median_seconds_cuda_graph"] = cg.median_seconds
+        try:
+            cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
+                                 cuda_graph=True, settings=settings)
+            rep["median_seconds_cuda_graph"] = cg.median_seconds
+        except RuntimeFailure as e:  # remc's placement: no CUDA graph (the provider's stream is the legacy one)
+            rep["cuda_graph_error"] = str(e)
     if compare:
         ref_proto = _bound(load_model(compare, with_data=True), batch)
         rep.update(_randomness(ref_proto))
@@ -155,6 +158,8 @@ def format_run(rep: dict[str, Any]) -> str:
     lines = [f"{rep['model']} on {rep['device']}: median {1e3 * rep['median_seconds']:.2f} ms per iteration"]
     if rep.get("median_seconds_cuda_graph") is not None:
         lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
+    elif rep.get("cuda_graph_error"):
+        lines[0] += " (no CUDA graph capture with remc's placement: see --placement arena)"
     cap = rep.get("mem_limit")
     budget = rep.get("budget")
     if rep["measured_peak"] is not None and rep.get("placement") == "remc":

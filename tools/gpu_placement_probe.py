@@ -103,7 +103,7 @@ def _off_plan(alloc, lay, k: int = 60) -> list:
                                          key=lambda b: b.start if b.request < 0 else b.request)] for ph in seqs}
     out = []
     for ph, i, n, off, how in alloc.trace:
-        if how == "planned":
+        if how in ("planned", "scratch"):
             continue
         seq = seqs.get(ph, [])
         planned = (seq[i][0], whats[ph][i]) if i < len(seq) else None
@@ -127,7 +127,7 @@ def _trace(low, feeds, lay, settings, cap: int) -> dict:
         err = f"{type(e).__name__}: {e}"[:400]
     st = alloc.stats
     res = {"cap": cap, "error": err, "high_water": st.high_water, "peak_in_use": st.peak_in_use, "calls": st.calls,
-           "planned": st.planned, "fallback": st.fallback, "rejected": st.rejected,
+           "planned": st.planned, "fallback": st.fallback, "rejected": st.rejected, "in_scratch": st.in_scratch,
            "create_requests": sum(1 for x in alloc.trace if x[0] == "create"),
            "planned_create": len(lay.sequence("create")), "planned_run": len(lay.sequence("run")),
            "run_requests": sum(1 for x in alloc.trace if x[0] == "run"),
