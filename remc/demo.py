@@ -90,8 +90,9 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
 
 
 def print_demo(rep: dict[str, Any]) -> None:
+    how = "remc's layout of its tensors in one buffer" if rep.get("placement") == "remc" else "least cap it runs under"
     print(f"{rep['zoo_model']} (batch {rep['batch']}, {rep['units']} scheduling units): the unmodified graph needs "
-          f"{format_size(rep['checkpoint_all_peak'])} on onnxruntime {rep['device']} (least cap it runs under, "
+          f"{format_size(rep['checkpoint_all_peak'])} on onnxruntime {rep['device']} ({how}, "
           f"inputs and parameters included); budget {format_size(rep['budget'])} ({rep['budget']} bytes)")
     g = rep.get("solver_gap")
     gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"

@@ -31,7 +31,8 @@ cuDNN's algorithm search, ``--one-region`` gives capped arena sessions one regio
 
     tools/gpu_session.sh python3 $REPO/tools/gpu_arena_evidence.py --out $OUT/gpu_arena.json \\
         --models resnet50:32:224x224 --fractions 0.8,0.6,0.5 --strategies approx,checkmate,lin-greedy --jobs 16
-    python tools/gpu_arena_evidence.py --render results/gpu_arena.json
+    python tools/gpu_arena_evidence.py --render results/gpu_arena.json   # --placement arena files
+    python tools/gpu_arena_evidence.py --render-placement results/gpu_h200_place_resnet50.json
 """
 from __future__ import annotations
 
@@ -261,6 +262,53 @@ def render(files: list[str]) -> str:
     return "\n".join(out)
 
 
+def render_placement(files: list[str]) -> str:
+    """The BENCHMARKS.md table of result files made with ``--placement remc``."""
+    out = ["| model | budget (fraction) | strategy | fit rounds | predicted: layout height + outside (live lower bound) "
+           "| measured: high-water + outside | measured / budget | measured / predicted | ran under cap = budget "
+           "| requests at their planned address | overhead predicted FLOPs / profile / measured "
+           "| ms remc allocator (cap) | ms ORT arena, no cap (CUDA graph) | outputs |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in files:
+        for m in _load(f)["models"]:
+            cg = m.get("unmodified_median_seconds_cuda_graph")
+            out.append(f"| {m['model']} b{m['batch']} | no cap | unmodified | | {m['checkpoint_all_layout']} "
+                       f"({m['checkpoint_all_live']}) | | | | | | | | {1e3 * m['unmodified_median_seconds']:.1f} "
+                       f"({_f(cg and 1e3 * cg, '{:.1f}')}) | |")
+            for r in m["rows"]:
+                head = f"| {m['model']} b{m['batch']} | {r['budget']} ({r['fraction']}) | {r['strategy']} "
+                blank = "| | | | | | | | | | |"
+                if r["strategy"].startswith("unmodified"):
+                    how = "ONNX Runtime's arena, gpu_mem_limit = cap" if r["strategy"] == "unmodified" else \
+                        "remc's allocator, its own layout"
+                    res = "ran" if r.get("ran") else f"out of memory ({how})"
+                    out.append(head + f"| | | | | | {res} | | | | | |")
+                elif not r.get("compiled"):
+                    why = r.get("why", "").replace("|", "/")
+                    i = why.find("the run under the cap failed:")
+                    short = why[i:i + 230] if i >= 0 else why[:230]
+                    out.append(head + f"| no plan fits: {short} " + blank)
+                elif "ran" not in r:
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | not timed "
+                               f"({r.get('skipped', 'killed')}); ran 8 times under the cap in compile_fit(verify) | | "
+                               f"| yes (verify) | | {_f(r['predicted_overhead'])} / "
+                               f"{_f(r.get('predicted_overhead_profile'))} / | | | |")
+                elif not r.get("ran"):
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} | | | | no: {r['oom'][:120]} | | | | | |")
+                else:
+                    pl = r.get("placement") if isinstance(r.get("placement"), dict) else {}
+                    acg = r.get("median_seconds_arena_no_cap_cuda_graph")
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | "
+                               f"{r['measured_in_use']} | {r['measured_in_use'] / r['budget']:.3f} | "
+                               f"{r['measured_in_use'] / r['predicted']:.3f} | yes | "
+                               f"{pl.get('planned', '?')} of {pl.get('calls', '?')} | "
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / "
+                               f"{r['measured_overhead']:.3f} | {1e3 * r['median_seconds']:.1f} | "
+                               f"{_f(r.get('median_seconds_arena_no_cap') and 1e3 * r['median_seconds_arena_no_cap'], '{:.1f}')} "
+                               f"({_f(acg and 1e3 * acg, '{:.1f}')}) | {'match' if r['outputs_match'] else 'DIFFER'} |")
+    return "\n".join(out)
+
+
 def _probe_in_place(device: str) -> list[str]:
     sys.path.insert(0, str(Path(__file__).parent))
     from arena_inplace_probe import BINARY, TERNARY, UNARY, probe
@@ -271,6 +319,9 @@ def _probe_in_place(device: str) -> list[str]:
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--render":
         print(render(sys.argv[2:]))
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--render-placement":
+        print(render_placement(sys.argv[2:]))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
