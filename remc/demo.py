@@ -29,12 +29,11 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .backends import runtime
     from .backends.runtime import OutOfMemory
     from .backends.strategies import make_options
-    from .fit import compile_fit
+    from .fit import compile_fit, predict
     from .ir.onnx_io import load_model, save_model, write_text_atomic
     from .ir.plan import print_plan
     from .passes.strategies import SOLVER_NAMES
     from .pipeline import State, compile_pipeline, run, stages
-    from .fit import predict
     from .progress import fit_round_note
     from .run_cli import run_graph
     settings = settings or runtime.DEFAULT_SETTINGS

@@ -88,9 +88,8 @@ def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, de
 def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callable | None = None
                  ) -> dict[str, Any]:
     """Train ``model`` (a step graph) ``opts.steps`` steps; the report (losses, steps/s, peaks)."""
-    from .backends.runtime import OutOfMemory
+    from .backends.runtime import DEFAULT_SETTINGS, OutOfMemory
     from .backends.trainer import measure_train_peak, train
-    from .backends.runtime import DEFAULT_SETTINGS
     settings = opts.settings or DEFAULT_SETTINGS
     feeds = data_feeds(model, opts.seed, opts.fresh_batches)
     res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step,

@@ -3,14 +3,14 @@ driven through its ctypes callbacks over a host buffer standing in for the devic
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import random
 import re
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from remc.backends.placement import ALIGN, PlacedAllocator, from_layout
+from remc.backends.placement import ALIGN, from_layout
 from remc.passes.arena import GraphEvents, NodeEvents, graph_events
 from remc.passes.placement import Block, blocks_of, layout, live_peak, overlaps
 
@@ -201,8 +201,8 @@ def test_device_settings():
     assert not DeviceSettings(placement="arena").placed("cuda:0")
     with pytest.raises(ValueError):
         DeviceSettings(placement="bogus")
-    with pytest.raises(Exception):
-        DeviceSettings().placement = "arena"  # frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        DeviceSettings().placement = "arena"  # type: ignore[misc]
 
 
 def _cuda() -> bool:
