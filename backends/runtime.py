@@ -45,6 +45,13 @@ on CUDA they are copied into the arena and are part of ``baseline``), aliasing a
 (which a live-bytes model counts twice), and memory outside the arena (thread pools, the CUDA context,
 cuDNN/cuBLAS handles). ``RunResult.peak_with_constants`` restates the peak in remc's terms: arena bytes
 above ``baseline`` plus inputs plus initializers.
+
+How a session uses the device is one frozen ``DeviceSettings`` (cuDNN's algorithm search, the CUDA arena's
+growth, and the placement), built once by the CLI or a tool and passed down; nothing here is a module-level
+switch. Under a cap on CUDA with placement 'remc' (the default) a session has no arena at all:
+``capped_session`` gives it remc's allocator (``backends/placement.py``) over one buffer of the cap, with the
+tensors at the addresses of remc's static layout (``passes/placement.py``), and the measured peak is that
+buffer's high-water mark (method 'placement:high_water').
 """
 from __future__ import annotations
 

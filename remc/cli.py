@@ -409,7 +409,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
     if fit is not None:
         p = fit.prediction
         rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
-                   arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None)
+                   arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None,
+                   device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
 
@@ -444,7 +445,7 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
     if rep.get("arena_predicted") is not None:
-        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} (replayed arena plus inputs and "
+        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} ({rep.get('device_model', 'replayed arena')} plus inputs and "
               f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "
               f"{rep['fit_rounds']} round(s)" + ("" if rep.get("verified") is None else
                                                  ", verified by a run under the cap" if rep["verified"] else ""))
@@ -539,8 +540,9 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
           f"cost {sim.cost:.6g}, {int(sum(sim.recomputes.values()))} recomputations")
     if chk.arena is not None:
         p = chk.arena
+        what = "remc's layout" if p.placement == "remc" else "replayed arena"
         print(f"ok: on ONNX Runtime {chk.device} the lowered graph needs {format_size(p.total)} ({p.total} bytes: "
-              f"replayed arena {p.arena} + {p.outside} outside it) within the budget"
+              f"{what} {p.arena} + {p.outside} outside it) within the budget"
               + ("" if p.kernel_measured else "; kernel scratch not measured (no such device here)"))
     else:
         print("not checked: ONNX Runtime's arena (" + ("--live-only" if args.live_only else "the plan has no budget")
