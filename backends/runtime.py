@@ -369,7 +369,7 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
     return sess, alloc
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _binding_cuda_allocator(device_id: int) -> None:
     """Make the Python binding's CUDA allocator (the one ``OrtValue.ortvalue_from_numpy(x, 'cuda')`` uses) now.
     The binding makes it once per process, from the CUDA provider options of the last session created: made
