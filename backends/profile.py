@@ -82,11 +82,11 @@ def device_tag(device: str) -> str:
     return f"cuda/{name}"
 
 
-def _cache_key(sig: dict, device: str) -> str:
+def _cache_key(sig: dict, device: str, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> str:
     import onnxruntime
     tag = device_tag(device)
-    if not device.startswith("cpu") and runtime.CUDNN_CONV_ALGO_SEARCH != "HEURISTIC":
-        tag += f"/cudnn={runtime.CUDNN_CONV_ALGO_SEARCH}"  # another algorithm: other times and workspaces
+    if not device.startswith("cpu") and settings.cudnn_conv_algo_search != "HEURISTIC":
+        tag += f"/cudnn={settings.cudnn_conv_algo_search}"  # another algorithm: other times and workspaces
     blob = json.dumps({"sig": sig, "device": tag, "ort": onnxruntime.__version__}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -228,8 +228,10 @@ class ProfileCosts:
     """Times each distinct node signature alone on ``device`` (see the module docstring)."""
 
     def __init__(self, device: str = "cpu", *, cache_dir: str | Path | None = None, repeats: int = 10,
-                 warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None) -> None:
+                 warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None,
+                 settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> None:
         self.device, self.repeats, self.warmup, self.time_cap = device, repeats, warmup, time_cap
+        self.settings = settings
         self.seed, self.base_dir = seed, base_dir
         self.cache = CostCache(cache_dir)
         self.sessions_built = 0
@@ -245,7 +247,7 @@ class ProfileCosts:
             for o in node.output:
                 if o and o not in types:
                     raise ModelError(f"value {o!r} (output of node {name!r}) has no static shape")
-            k = _cache_key(signature(model, node, types, set(consts)), self.device)
+            k = _cache_key(signature(model, node, types, set(consts)), self.device, self.settings)
             node_key[name] = k
             if self.cache.get(k) is None and k not in probes:
                 probes[k] = _Probe(k, node, name)
@@ -281,7 +283,7 @@ class ProfileCosts:
         opts = onnxruntime.RunOptions()
         opts.only_execute_path_to_fetches = True
         try:
-            sess = runtime.make_session(probe_model, self.device)
+            sess = runtime.make_session(probe_model, self.device, settings=self.settings)
             self.sessions_built += 1
             got = sess.run(wanted, {i.name: feeds[i.name] for i in sess.get_inputs()}, opts)
         except Exception as exc:
@@ -338,7 +340,7 @@ class ProfileCosts:
         rng = np.random.default_rng(self.seed)
         one, feeds = self._one_node_model(model, p, types, consts, values, rng)
         try:
-            sess = runtime.make_session(one, self.device)
+            sess = runtime.make_session(one, self.device, settings=self.settings)
             self.sessions_built += 1
             run = runtime.Runner(sess, feeds, self.device)
             for _ in range(self.warmup):
@@ -362,7 +364,8 @@ class ProfileCosts:
 
 def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
                cache_dir: str | Path | None = None, repeats: int = 10, time_cap: float = 1.0,
-               base_dir: str | None = None) -> dict[str, float]:
+               base_dir: str | None = None,
+               settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> dict[str, float]:
     """Seconds of every node measured alone on ``device``, keyed by node name (``node_keys``), every one
     > 0. See the module docstring.
 
@@ -371,4 +374,4 @@ def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
     external-data initializers live, for the real values of small constants.
     """
     return ProfileCosts(device, cache_dir=cache_dir, repeats=repeats, time_cap=time_cap,
-                        base_dir=base_dir).apply(model)
+                        base_dir=base_dir, settings=settings).apply(model)

@@ -66,9 +66,10 @@ NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 
 
 def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
-                  seed: int = 0) -> dict[str, KernelMemory]:
-    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``."""
-    prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed)
+                  seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> dict[str, KernelMemory]:
+    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``;
+    ``settings`` (cuDNN's algorithm search) decide the workspaces and are part of the cache key."""
+    prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed, settings=settings)
     cache = _Cache(cache_dir)
     types = static_types(model)
     consts = _constant_values(model, None)
@@ -78,7 +79,7 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device)
+        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
@@ -98,7 +99,8 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
     try:
         # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
-        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested")
+        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested",
+                                         settings=prof.settings)
     except RuntimeFailure as exc:
         raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
                              f"{exc}") from exc

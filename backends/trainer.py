@@ -17,6 +17,12 @@ the session is made with ``enable_cuda_graph`` and each parity is its own graph 
 ``gpu_graph_id`` 0 or 1), captured after ONNX Runtime's warm-up runs and replayed from then on. The
 buffers outside the arena (``fixed_bytes``: both state sets, the data, the other outputs) count
 against the cap: the session's arena gets ``mem_limit - fixed_bytes``.
+
+On CUDA with remc's placement (``DeviceSettings.placement == "remc"``, the default) a capped trainer always
+uses fixed buffers, and the session allocates from remc's buffer of ``mem_limit - fixed_bytes`` at the
+offsets of the stripped step graph's layout (its graph outputs bound, so not in the layout:
+``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is then ``fixed_bytes`` plus the
+buffer's high-water mark.
 """
 from __future__ import annotations
 
@@ -38,7 +44,7 @@ from remc.ir.errors import ModelError
 from remc.ir.onnx_types import static_types
 from remc.passes.optimizer import UPDATED_SUFFIX, state_inputs
 
-from .runtime import _failure, make_session
+from .runtime import DEFAULT_SETTINGS, DeviceSettings, _failure, capped_session, make_session
 
 Feeds = Callable[[int], Mapping[str, np.ndarray]]
 """The data feeds (inputs and labels) of step k."""
@@ -56,6 +62,8 @@ class TrainResult:
     """Arena high-water mark over the profiled steps (profiler ``mem_in_use_peak``), bytes."""
     state_bytes: int = 0
     """Bytes of the carried state (weights, optimizer state, statistics)."""
+    placed_peak: int | None = None
+    """With remc's allocator (CUDA): fixed buffers plus the buffer's high-water mark, bytes (exact)."""
 
     @property
     def steps_per_second(self) -> float:
@@ -95,9 +103,11 @@ class Trainer:
 
     def __init__(self, model: onnx.ModelProto, device: str = "cpu", *, mem_limit: int | None = None,
                  profile_dir: str | None = None, threads: int | None = None, fixed_buffers: bool = False,
-                 cuda_graph: bool = False) -> None:
+                 cuda_graph: bool = False, settings: DeviceSettings = DEFAULT_SETTINGS) -> None:
         stripped, initial = split_state(model)
         self.kind, self.device_id = parse_device(device)
+        placed = mem_limit is not None and settings.placed(device) and profile_dir is None
+        fixed_buffers = fixed_buffers or placed
         if cuda_graph and self.kind != "cuda":
             raise ModelError("CUDA graph capture needs --device cuda")
         self.fixed = fixed_buffers or cuda_graph
@@ -118,9 +128,16 @@ class Trainer:
                                   f"fixed buffers ({self.fixed_bytes} bytes: two sets of state, data, outputs)",
                                   limit=mem_limit)
         arena_limit = mem_limit - self.fixed_bytes if mem_limit is not None else None
-        self.session = make_session(stripped, device, mem_limit=arena_limit, threads=threads, log_level=4,
-                                    profile=profile_dir is not None, cuda_graph=cuda_graph,
-                                    profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
+        self.allocator = None
+        if placed:
+            from .placement import model_layout
+            lay = model_layout(stripped, device, settings, bound_outputs=True)
+            self.session, self.allocator = capped_session(stripped, device, arena_limit, settings, layout=lay,
+                                                          cuda_graph=cuda_graph, threads=threads)
+        else:
+            self.session = make_session(stripped, device, mem_limit=arena_limit, threads=threads, log_level=4,
+                                        profile=profile_dir is not None, cuda_graph=cuda_graph, settings=settings,
+                                        profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
         self.output_names = [o.name for o in self.session.get_outputs()]
         self.data_names = [i.name for i in self.session.get_inputs() if i.name not in initial]
         self.steps_done = 0
@@ -214,14 +231,24 @@ class Trainer:
         if self.cuda_graph:
             opts = ort.RunOptions()
             opts.add_run_config_entry("gpu_graph_id", str(parity))
+        failed = 0
+        if self.allocator is not None:
+            self.allocator.begin_run()
+            failed = len(self.allocator.stats.failures)
         try:
             self.session.run_with_iobinding(self.bindings[parity], opts)
         except Exception as exc:
-            raise _failure(exc, self.device, self.mem_limit, "running a training step") from exc
+            raise _failure(exc, self.device, self.mem_limit, "running a training step", self.allocator,
+                           failed) from exc
         self.bindings[parity].synchronize_outputs()
         self.steps_done += 1
         self.state = self.sets[1 - parity]
         return float(self.out_bufs["loss"].numpy())
+
+    @property
+    def placed_peak(self) -> int | None:
+        """With remc's allocator: the bytes the steps so far needed in all (fixed buffers plus its high-water mark)."""
+        return None if self.allocator is None else self.fixed_bytes + self.allocator.stats.high_water
 
     def state_numpy(self) -> dict[str, np.ndarray]:
         """The carried state, copied to the host."""
@@ -231,11 +258,11 @@ class Trainer:
 def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu", *,
           mem_limit: int | None = None, threads: int | None = None,
           on_step: Callable[[int, float, float], None] | None = None, fixed_buffers: bool = False,
-          cuda_graph: bool = False) -> TrainResult:
+          cuda_graph: bool = False, settings: DeviceSettings = DEFAULT_SETTINGS) -> TrainResult:
     """Run ``steps`` training steps; ``on_step(k, loss, seconds)`` after each (progress). ``fixed_buffers``
     and ``cuda_graph``: see the module docstring."""
     trainer = Trainer(model, device, mem_limit=mem_limit, threads=threads, fixed_buffers=fixed_buffers,
-                      cuda_graph=cuda_graph)
+                      cuda_graph=cuda_graph, settings=settings)
     losses, times = [], []
     for k in range(steps):
         data = feeds(k)
@@ -245,7 +272,7 @@ def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu",
         losses.append(loss)
         if on_step is not None:
             on_step(k, loss, times[-1])
-    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes)
+    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes, trainer.placed_peak)
 
 
 def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,

@@ -350,11 +350,13 @@ class KernelBytes(Protocol):
 
 
 def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[str, KernelBytes] | None = None,
-                 in_place: Iterable[str] | None = None) -> GraphEvents:
+                 in_place: Iterable[str] | None = None, bound_outputs: bool = False) -> GraphEvents:
     """The allocations and frees of running ``model`` (its node list is the execution order; see the
     module docstring). ``kernel`` maps node names (``node_keys``) to the arena bytes their kernels take
     beyond their outputs (measured on the device: ``backends.scratch``; none when omitted); ``in_place``
-    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``)."""
+    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``). ``bound_outputs``: the
+    caller binds every graph output to a buffer of its own (IOBinding with preallocated OrtValues), so
+    ONNX Runtime writes them there and allocates none of them."""
     kind = device.split(":")[0]
     inplace = frozenset(IN_PLACE.get(kind, frozenset()) if in_place is None else in_place)
     types = static_types(model)
@@ -398,6 +400,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 continue
             buffer_of[o] = o
             count[o] = extra if extra else (1 << 30)  # read by nobody: kept to the end of the run
+            if bound_outputs and o in graph_outputs:
+                preexisting.add(o)  # the caller's buffer
+                continue
             if kind == "cuda" and n.op_type in CPU_OUTPUT_OPS:
                 preexisting.add(o)  # in CPU memory, never an arena chunk
                 continue
