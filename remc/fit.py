@@ -34,6 +34,11 @@ class ArenaPrediction:
     peak_node: str = ""
     kernel_measured: bool = True
     """Kernel scratch and pre-packing were measured on the device (False: not modeled)."""
+    fits_budget: bool | None = None
+    """A training loop (``predict`` with ``steps``): whether its replay fits under the cap of the budget
+    itself (None: no budget given). Under a one-region arena that is not implied by ``total`` <= budget."""
+    steps: int | None = None
+    """The training steps replayed (None: one graph run, as ``remc run``)."""
 
     @property
     def total(self) -> int:
@@ -43,6 +48,34 @@ class ArenaPrediction:
     @property
     def in_use_total(self) -> int:
         return self.in_use_peak + self.outside
+
+
+def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int | None = None,
+                 measure_kernels: bool | None = None) -> ArenaPrediction:
+    """Replay ``steps`` steps of ``remc train``'s loop over step graph ``step`` (``backends.trainer``: the
+    carried state is the arena's from the second step on; the data and in-place initializers are outside
+    it). ``arena``: the limit ``passes.arena.bisect_least`` finds (what ``trainer.least_cap`` measures);
+    ``fits_budget``: whether the replay fits under the cap of ``budget`` itself, as ``remc train`` runs it."""
+    from .backends import runtime
+    from .backends.trainer import train_events
+    from .passes.arena import loop_least_limit, replay
+    steps = max(int(steps), 2)
+    if measure_kernels is None:
+        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
+    ev, carried, outside = train_events(step, device, measure_kernels=measure_kernels)
+    cfg = runtime.arena_config(device)
+    need = loop_least_limit(ev, cfg, carried, steps)
+    fits = None
+    at = need
+    if budget is not None:
+        if budget > outside:
+            at_budget = replay(ev, dataclasses.replace(cfg, limit=budget - outside), runs=steps, carried=carried)
+            fits = at_budget.fits
+            at = budget - outside if fits else need
+        else:
+            fits = False
+    rp = replay(ev, dataclasses.replace(cfg, limit=at), runs=steps, carried=carried)
+    return ArenaPrediction(need, rp.peak_in_use, outside, rp.peak_node, measure_kernels, fits, steps)
 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
@@ -91,23 +124,28 @@ class FitReport:
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None) -> FitReport:
+                on_round: Callable[[dict[str, Any]], None] | None = None, steps: int | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
     least 0.5% of the budget), or, once a solver budget proved infeasible for the strategy, the midpoint
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
-    the need that made it necessary, the budget and the new solver budget."""
+    the need that made it necessary, the budget and the new solver budget. ``steps``: the lowered graph is a
+    step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``) and a
+    plan fits when the loop's replay fits under the cap of the budget itself."""
     budget = int(state.budget)
     run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
     too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
-        pred = predict(state.lowered, device)
+        pred = predict(state.lowered, device) if steps is None else \
+            predict_loop(state.lowered, device, steps, budget=budget)
         report.prediction = pred
         excess = pred.total - budget
+        if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
+            excess = max(excess, 1)
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:

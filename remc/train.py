@@ -70,14 +70,17 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 
 
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
-                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> tuple[Any, Any]:
-    """The compile pipeline on the step graph, re-solved until the replayed arena fits ``budget`` (as
-    ``remc compile`` does, ``remc/fit.py``); the final pipeline state (lowered, sim, schedule, dag)."""
+                       cost: str = "flops", granularity: str = "coarse", options: Any = None,
+                       steps: int = 2, progress: Any = None, on_round: Callable | None = None) -> tuple[Any, Any]:
+    """The compile pipeline on the step graph, re-solved until the replay of ``steps`` steps of the training
+    loop fits under a cap of ``budget`` (``remc/fit.py``, ``predict_loop``); the final pipeline state
+    (lowered, sim, schedule, dag) and the fit report."""
     from .fit import compile_fit
     from .pipeline import State, compile_pipeline, run, stages
-    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options)
+    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options,
+                              progress=progress)
     state = run(stages(passes, last="units"), State(model=model, budget=budget))
-    fit = compile_fit(stages(passes, first="schedule"), state, device=device)
+    fit = compile_fit(stages(passes, first="schedule"), state, device=device, steps=steps, on_round=on_round)
     return state, fit
 
 
@@ -92,13 +95,21 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
                            "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
                            "cuda_graph": opts.cuda_graph}
+    from .backends.trainer import loop_outside_bytes, split_state
+    stripped, initial = split_state(model)
+    rep["outside"] = loop_outside_bytes(stripped, initial, opts.device)
     try:
-        rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit)
+        rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit,
+                                               steps=max(opts.steps, 2))
     except OutOfMemory:  # the profiler's own buffers under the cap
         rep["arena_peak"] = None
+    rep["measured_peak"] = rep["arena_peak"] + rep["outside"] if rep["arena_peak"] is not None else None
     if opts.least_cap:
         from .backends.trainer import least_cap
-        rep["least_cap"] = least_cap(model, feeds, opts.device)
+        from .fit import predict_loop
+        steps = max(opts.steps, 2)
+        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps)
+        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps).total
     return rep
 
 
@@ -110,7 +121,7 @@ def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
     rep: dict[str, Any] = {}
     if opts.mem_limit is not None:
         try:
-            train(model, feeds, min(opts.steps, 2), opts.device, mem_limit=opts.mem_limit)
+            train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit)
             rep["fits_cap"] = True
         except OutOfMemory as e:
             rep["fits_cap"] = False
@@ -141,7 +152,8 @@ def train_command(args: argparse.Namespace) -> int:
         from .passes.strategies import SOLVER_NAMES
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
-            state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
+            state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options,
+                                            steps=args.steps)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
@@ -151,7 +163,9 @@ def train_command(args: argparse.Namespace) -> int:
                    predicted_overhead=state.sim.cost / ideal if ideal else None,
                    recomputes=int(sum(state.sim.recomputes.values())), fit_rounds=fit.rounds,
                    solver_budget=fit.solver_budget,
-                   predicted_on_device=fit.prediction.total if fit.prediction is not None else None)
+                   predicted_on_device=fit.prediction.total if fit.prediction is not None else None,
+                   predicted_fits_budget=fit.prediction.fits_budget if fit.prediction is not None else None,
+                   predicted_in_use=(fit.prediction.in_use_total if fit.prediction is not None else None))
         if args.output:
             save_model(compiled, args.output)
             rep["output"] = args.output
@@ -197,25 +211,30 @@ def format_train(rep: dict[str, Any]) -> str:
         on_device = rep.get("predicted_on_device")
         lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted live peak "
                      f"{format_size(rep['predicted_peak'])}"
-                     + (f", {format_size(on_device)} on ONNX Runtime (replayed arena, {rep['fit_rounds']} "
-                        f"round(s))" if on_device is not None else "")
+                     + (f"; replayed on ONNX Runtime's arena over {rep['steps']} steps: the least cap "
+                        f"{on_device} bytes, fits the budget ({rep['fit_rounds']} round(s))"
+                        if on_device is not None else "")
                      + f", {rep['recomputes']} recomputations, predicted overhead {rep['predicted_overhead']:.3f}x")
     lines.append(f"  the step holds {_parts_text(rep['memory_parts'])}")
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
-    peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
-    lines.append(f"  measured arena peak {peak}{cap} (weights and optimizer state: "
-                 f"{format_size(rep['state_bytes'])})")
+    peak = f"{rep['measured_peak']} bytes" if rep.get("measured_peak") is not None else "not measured"
+    predicted_in_use = rep.get("predicted_in_use")
+    lines.append(f"  measured peak in use {peak}{cap}"
+                 + (f" (replayed: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
+                 + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
     if rep.get("least_cap") is not None:
-        lines.append(f"  least arena cap that runs two steps: {format_size(rep['least_cap'])}")
+        lines.append(f"  least cap that runs {max(rep['steps'], 2)} steps: measured {rep['least_cap']} bytes, "
+                     f"replayed {rep['least_cap_replayed']} bytes")
     ref = rep.get("reference")
     if ref is not None:
         if "fits_cap" in ref:
             lines.append(f"  unmodified graph under the same cap: "
                          f"{'fits' if ref['fits_cap'] else 'out of memory'}")
         if ref.get("least_cap") is not None:
-            lines.append(f"  unmodified graph's least arena cap that runs two steps: {format_size(ref['least_cap'])}")
-        lines.append(f"  unmodified graph without a cap: arena peak "
-                     f"{format_size(ref['arena_peak']) if ref.get('arena_peak') else '?'}, "
+            lines.append(f"  unmodified graph's least cap that runs {max(rep['steps'], 2)} steps: measured "
+                         f"{ref['least_cap']} bytes, replayed {ref['least_cap_replayed']} bytes")
+        lines.append(f"  unmodified graph without a cap: peak in use "
+                     f"{format_size(ref['measured_peak']) if ref.get('measured_peak') else '?'}, "
                      f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
                      f"{rep['loss_max_rel_diff']:.3g}")
         if not math.isfinite(rep["loss_max_rel_diff"]):
