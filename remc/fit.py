@@ -119,6 +119,8 @@ class FitReport:
     prediction: ArenaPrediction | None = None
     verified: bool | None = None
     """None: not run on the device; True: one run fit the cap."""
+    single: ArenaPrediction | None = None
+    """With ``steps``: the replay of one run of the step graph alone (``remc run``: the state fed, outside)."""
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -133,7 +135,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
     the need that made it necessary, the budget and the new solver budget. ``steps``: the lowered graph is a
     step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``) and a
-    plan fits when the loop's replay fits under the cap of the budget itself."""
+    plan fits when the loop's replay fits under the cap of the budget itself and one run alone (``remc run``
+    of the step graph) fits the budget too."""
     budget = int(state.budget)
     run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
@@ -146,6 +149,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         excess = pred.total - budget
         if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
             excess = max(excess, 1)
+        if steps is not None:  # one step alone (``remc run`` of the step graph, state fed) must fit too
+            report.single = predict(state.lowered, device)
+            excess = max(excess, report.single.total - budget)
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:

@@ -165,7 +165,8 @@ def train_command(args: argparse.Namespace) -> int:
                    solver_budget=fit.solver_budget,
                    predicted_on_device=fit.prediction.total if fit.prediction is not None else None,
                    predicted_fits_budget=fit.prediction.fits_budget if fit.prediction is not None else None,
-                   predicted_in_use=(fit.prediction.in_use_total if fit.prediction is not None else None))
+                   predicted_in_use=(fit.prediction.in_use_total if fit.prediction is not None else None),
+                   predicted_single_run=fit.single.total if fit.single is not None else None)
         if args.output:
             save_model(compiled, args.output)
             rep["output"] = args.output
