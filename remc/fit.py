@@ -138,9 +138,10 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     plan fits when the loop's replay fits under the cap of the budget itself and one run alone (``remc run``
     of the step graph) fits the budget too."""
     budget = int(state.budget)
-    run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
-    too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
+    raised_from, first_error = _solve_raising(passes, state, report, on_pass, on_round)
+    # solver budgets: plan too big at; strategy infeasible at
+    too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
         pred = predict(state.lowered, device) if steps is None else \
@@ -173,6 +174,11 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if rnd == max_rounds or new <= int(state.dag.constant) or \
                     (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
+                if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
+                    state.budget = budget
+                    raise InfeasibleError(f"{first_error}; above it in remc's model (solver budgets up to "
+                                          f"{report.solver_budget} bytes) the best plan needs {best} bytes on "
+                                          f"ONNX Runtime {device}", first_error.least_feasible)
                 raise PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"(replayed arena plus inputs and parameters; its live bytes in remc's model: "
@@ -190,6 +196,43 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+RAISE_ATTEMPTS = 3
+"""Solves above the user's budget (``_solve_raising``) before its InfeasibleError stands."""
+
+
+def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
+                   on_round: Callable[[dict[str, Any]], None] | None) -> tuple[int | None, InfeasibleError | None]:
+    """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
+    model although the budget holds the always-resident bytes, solve at a higher solver budget (the
+    strategy's least feasible budget or its bound, else 0.5% more), at most ``RAISE_ATTEMPTS`` times: the
+    live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
+    kernels), so a plan above the budget there may still fit on the device, which the replay then decides.
+    (the last solver budget that was infeasible, the first InfeasibleError), both None when the first solve
+    succeeded; the first InfeasibleError is raised when every attempt fails."""
+    budget = int(state.budget)
+    try:
+        run(passes, state, on_pass=on_pass)
+        return None, None
+    except InfeasibleError as e:
+        dag = state.dag
+        if dag is None or budget <= int(dag.constant):
+            raise
+        first, err, last = e, e, budget
+    for _ in range(RAISE_ATTEMPTS):
+        least = err.least_feasible
+        new = int(least) if least is not None and least > last else last + max(budget // 200, 256)
+        state.budget = report.solver_budget = new
+        if on_round is not None:
+            on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
+        try:
+            run(passes[-3:], state, on_pass=on_pass)
+            return last, first
+        except InfeasibleError as e:
+            err, last = e, new
+    state.budget = budget
+    raise first
 
 
 def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8) -> int | None:

@@ -1,0 +1,80 @@
+"""Replay of ``remc train``'s loop vs ONNX Runtime, on zoo models at test size (issue #13, branch t13).
+
+For each model and optimizer: the step graph (training graph + SGD with momentum or AdamW), unmodified and
+compiled with ``--strategy`` for 0.9 of the unmodified step's least cap over ``--steps`` steps. For each
+graph: the least cap (budget: arena limit plus the data outside it) that ``--steps`` steps run under,
+measured by bisection on ONNX Runtime (``backends.trainer.least_cap``: a fresh session per probe) and
+replayed (``remc.fit.predict_loop``: the same search over the replay); and under a cap of the budget the
+measured peak in use (profiler ``mem_in_use_peak`` plus the data) against the replayed one, and the losses
+against the unmodified graph's. One JSON row per graph.
+
+    python tools/train_replay_check.py --models vgg16,resnet50,mobilenet,unet,gpt2 --out results/train_replay.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+from remc import zoo
+from remc.backends.trainer import least_cap, loop_outside_bytes, measure_train_peak, split_state, train
+from remc.fit import predict_loop
+from remc.passes.optimizer import OptimizerOptions, append_optimizer
+from remc.train import compile_step_graph, data_feeds
+
+
+def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
+    cfg = dict(zoo.small_config(model))
+    batch = cfg.pop("batch")
+    step = append_optimizer(zoo.export(model, batch, train=True, **cfg), OptimizerOptions(opt))
+    feeds = data_feeds(step, 0, False)
+    rows = []
+    need = least_cap(step, feeds, "cpu", steps=steps)
+    graphs = [("unmodified", step, None)]
+    budget = int(0.9 * need)
+    t0 = time.perf_counter()
+    try:
+        state, fit = compile_step_graph(step, budget, strategy, steps=steps)
+        graphs.append((strategy, state.lowered, fit))
+    except Exception as e:  # noqa: BLE001 — a row saying why
+        rows.append({"model": model, "optimizer": opt, "graph": strategy, "budget": budget, "error": str(e)})
+    ref = train(step, feeds, steps).losses
+    for name, g, fit in graphs:
+        t = time.perf_counter()
+        measured = need if name == "unmodified" else least_cap(g, feeds, "cpu", steps=steps)
+        replayed = predict_loop(g, "cpu", steps)
+        row = {"model": model, "batch": batch, "optimizer": opt, "graph": name, "steps": steps,
+               "least_cap_measured": measured, "least_cap_replayed": replayed.total,
+               "equal": measured == replayed.total}
+        if fit is not None:
+            stripped, init = split_state(g)
+            out = loop_outside_bytes(stripped, init, "cpu")
+            at = predict_loop(g, "cpu", steps, budget=budget)
+            peak = measure_train_peak(g, feeds, "cpu", steps=steps, mem_limit=budget)
+            losses = train(g, feeds, steps, mem_limit=budget).losses
+            row.update(budget=budget, fit_rounds=fit.rounds, peak_in_use_measured=peak + out if peak else None,
+                       peak_in_use_replayed=at.in_use_total, fits_budget_replayed=at.fits_budget,
+                       losses_equal_unmodified=list(losses) == list(ref), compile_seconds=t - t0)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--models", default="vgg16,resnet50,mobilenet,unet,gpt2")
+    ap.add_argument("--optimizers", default="sgd,adamw")
+    ap.add_argument("--strategy", default="lin-greedy")
+    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+    rows = []
+    for m in a.models.split(","):
+        for o in a.optimizers.split(","):
+            rows += check(m, o, a.strategy, a.steps)
+            with open(a.out, "w") as f:
+                json.dump(rows, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
