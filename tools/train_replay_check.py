@@ -9,6 +9,9 @@ measured peak in use (profiler ``mem_in_use_peak`` plus the data) against the re
 against the unmodified graph's. One JSON row per graph.
 
     python tools/train_replay_check.py --models vgg16,resnet50,mobilenet,unet,gpt2 --out results/train_replay.json
+
+``--drift STEP.onnx --steps N --caps C1,C2,...``: for a step graph (``remc train -o``) and each cap (the
+budget, bytes), how many of N steps run before ONNX Runtime runs out of memory, replayed and measured.
 """
 from __future__ import annotations
 
@@ -60,6 +63,37 @@ def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
     return rows
 
 
+def drift(path: str, steps: int, caps: list[int], out: str) -> None:
+    import dataclasses
+
+    import onnx
+
+    from remc.backends import runtime
+    from remc.backends.runtime import OutOfMemory
+    from remc.backends.trainer import Trainer, train_events
+    from remc.passes.arena import replay
+    step = onnx.load(path)
+    feeds = data_feeds(step, 0, False)
+    ev, carried, outside = train_events(step, "cpu")
+    cfg = runtime.arena_config("cpu")
+    rows = []
+    for cap in caps:
+        rp = replay(ev, dataclasses.replace(cfg, limit=cap - outside), runs=steps, carried=carried)
+        measured = 0
+        try:
+            trainer = Trainer(step, mem_limit=cap)
+            for k in range(steps):
+                trainer.step(feeds(k))
+                measured += 1
+        except OutOfMemory:
+            pass
+        rows.append({"cap": cap, "steps_run_replayed": steps if rp.fits else rp.runs - 1,
+                     "steps_run_measured": measured})
+        print(json.dumps(rows[-1]), flush=True)
+    with open(out, "w") as f:
+        json.dump(rows, f, indent=1)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", default="vgg16,resnet50,mobilenet,unet,gpt2")
@@ -67,7 +101,12 @@ def main() -> None:
     ap.add_argument("--strategy", default="lin-greedy")
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--drift", help="a step graph: steps run per cap (--caps), replayed and measured")
+    ap.add_argument("--caps", default="")
     a = ap.parse_args()
+    if a.drift:
+        drift(a.drift, a.steps, [int(c) for c in a.caps.split(",")], a.out)
+        return
     rows = []
     for m in a.models.split(","):
         for o in a.optimizers.split(","):
