@@ -102,15 +102,34 @@ def loop_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarr
     return outside_bytes(stripped, device) - int(sum(v.nbytes for v in initial.values()))
 
 
-def train_events(model: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool = True):  # noqa: ANN201
+def fixed_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:
+    """Bytes a fixed-buffer loop (``Trainer(fixed_buffers=True)``) holds outside the session's arena: two
+    sets of the carried state, the data and every other output's buffer, and on CPU the initializers used
+    in place."""
+    types = static_types(stripped)
+    carried = {n + UPDATED_SUFFIX for n in initial}
+    data = sum(types[i.name].nbytes for i in stripped.graph.input if i.name not in initial and i.name in types)
+    other = sum(types[o.name].nbytes for o in stripped.graph.output if o.name not in carried and o.name in types)
+    in_place = loop_outside_bytes(stripped, initial, device) - data
+    return int(2 * sum(v.nbytes for v in initial.values()) + data + other + in_place)
+
+
+def train_events(model: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool = True,
+                 fixed_buffers: bool = True):  # noqa: ANN201
     """(the arena events of a training loop of step graph ``model``, the carried output keys, the bytes
-    outside the arena): what ``passes.arena.replay(..., carried=...)`` replays. Kernel memory is measured
-    on the stripped graph, whose carried weights are inputs (so not pre-packed)."""
+    outside the arena): what ``passes.arena.replay`` replays. With ``fixed_buffers`` every graph output is
+    written into a bound buffer outside the arena and every step's arena traffic is the same (no carried
+    keys: a plain replay); without, the carried outputs stay in the arena as the next step's inputs
+    (``replay(..., carried=...)``). Kernel memory is measured on the stripped graph, whose carried weights
+    are inputs (so not pre-packed)."""
     from remc.passes.arena import graph_events
 
     from .scratch import kernel_memory
     stripped, initial = split_state(model)
     km = kernel_memory(stripped, device) if measure_kernels else None
+    if fixed_buffers:
+        return (graph_events(stripped, device, km, bound_outputs=True), None,
+                fixed_outside_bytes(stripped, initial, device))
     carried = tuple(n + UPDATED_SUFFIX for n in initial)
     return graph_events(stripped, device, km), carried, loop_outside_bytes(stripped, initial, device)
 
@@ -136,7 +155,7 @@ class Trainer:
             raise ModelError("the step graph has no 'loss' output")
         self.fixed_bytes = 0
         if self.fixed:
-            self.fixed_bytes = self._fixed_bytes(stripped, types, initial)
+            self.fixed_bytes = fixed_outside_bytes(stripped, initial, device)
             if mem_limit is not None and mem_limit <= self.fixed_bytes:
                 from .runtime import OutOfMemory
                 raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the "
@@ -157,13 +176,6 @@ class Trainer:
         self.steps_done = 0
         if self.fixed:
             self._make_bindings(types)
-
-    @staticmethod
-    def _fixed_bytes(model: onnx.ModelProto, types: dict, initial: Mapping[str, np.ndarray]) -> int:
-        carried = {n + UPDATED_SUFFIX for n in initial}
-        data = sum(types[i.name].nbytes for i in model.graph.input if i.name not in initial and i.name in types)
-        other = sum(types[o.name].nbytes for o in model.graph.output if o.name not in carried and o.name in types)
-        return int(2 * sum(v.nbytes for v in initial.values()) + data + other)
 
     def _empty(self, shape, dtype) -> ort.OrtValue:
         if self.kind == "cpu":
@@ -280,12 +292,14 @@ def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu",
 
 
 def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-                       mem_limit: int | None = None, threads: int | None = None) -> int | None:
+                       mem_limit: int | None = None, threads: int | None = None,
+                       fixed_buffers: bool = False) -> int | None:
     """Arena high-water mark over ``steps`` profiled steps (at least 2: from the second step on the
     carried state is in the arena); None where this build's profile has no arena stats."""
     tmp = tempfile.mkdtemp(prefix="remc-train-prof-")
     try:
-        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads)
+        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads,
+                          fixed_buffers=fixed_buffers)
         for k in range(max(steps, 2)):
             trainer.step(feeds(k))
         path = trainer.session.end_profiling()
@@ -299,7 +313,7 @@ def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu"
 
 
 def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-              resolution: int = 256) -> int:
+              resolution: int = 256, fixed_buffers: bool = True) -> int:
     """The least budget (arena limit plus the bytes outside it) under which ``steps`` training steps run,
     found by ``passes.arena.bisect_least`` on the arena limit (a fresh session per probe): the search the
     replay (``remc.fit.predict`` with ``steps``) runs, so both probe the same caps."""
@@ -307,11 +321,11 @@ def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, step
 
     from .runtime import OutOfMemory
     stripped, initial = split_state(model)
-    outside = loop_outside_bytes(stripped, initial, device)
+    outside = (fixed_outside_bytes if fixed_buffers else loop_outside_bytes)(stripped, initial, device)
 
     def fits(cap: int) -> bool:
         try:
-            trainer = Trainer(model, device, mem_limit=cap + outside)
+            trainer = Trainer(model, device, mem_limit=cap + outside, fixed_buffers=fixed_buffers)
             for k in range(max(steps, 2)):
                 trainer.step(feeds(k))
             return True

@@ -355,11 +355,13 @@ class KernelBytes(Protocol):
 
 
 def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[str, KernelBytes] | None = None,
-                 in_place: Iterable[str] | None = None) -> GraphEvents:
+                 in_place: Iterable[str] | None = None, *, bound_outputs: bool = False) -> GraphEvents:
     """The allocations and frees of running ``model`` (its node list is the execution order; see the
     module docstring). ``kernel`` maps node names (``node_keys``) to the arena bytes their kernels take
     beyond their outputs (measured on the device: ``backends.scratch``; none when omitted); ``in_place``
-    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``)."""
+    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``). ``bound_outputs``: the
+    caller binds every graph output to a buffer of its own (IOBinding with fixed buffers,
+    ``backends.trainer``), which the node writes into: no arena chunk."""
     kind = device.split(":")[0]
     inplace = frozenset(IN_PLACE.get(kind, frozenset()) if in_place is None else in_place)
     types = static_types(model)
@@ -403,6 +405,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 continue
             buffer_of[o] = o
             count[o] = extra if extra else (1 << 30)  # read by nobody: kept to the end of the run
+            if bound_outputs and o in graph_outputs:
+                preexisting.add(o)  # the caller's buffer
+                continue
             if kind == "cuda" and n.op_type in CPU_OUTPUT_OPS:
                 preexisting.add(o)  # in CPU memory, never an arena chunk
                 continue
@@ -618,7 +623,7 @@ def bisect_least(fits: Callable[[int], bool], *, start: int = 1 << 20, resolutio
     bytes down to ``resolution``. None when nothing up to ``max_bytes`` fits. Under a one-region arena
     whether a training loop fits is not monotone in the cap (the last free chunk's size changes which chunk
     a request takes, and the carried state drifts through the arena step after step), so this is the
-    least cap *on this search path*: the replay (``loop_least_limit``) and a measurement
+    least cap *on this search path*: the replay (``remc.fit.predict_loop``) and a measurement
     (``backends.trainer.least_cap``) that both use it probe the same caps and agree when every probe does."""
     lo, hi = 0, max(int(start), MIN_ALLOCATION) // MIN_ALLOCATION * MIN_ALLOCATION
     while not fits(hi):
@@ -631,12 +636,3 @@ def bisect_least(fits: Callable[[int], bool], *, start: int = 1 << 20, resolutio
             break
         lo, hi = (lo, mid) if fits(mid) else (mid, hi)
     return hi
-
-
-def loop_least_limit(events: GraphEvents, config: ArenaConfig, carried: tuple[str, ...], steps: int) -> int:
-    """The arena limit ``bisect_least`` finds for ``steps`` runs of a training loop (``replay`` with
-    ``carried``)."""
-    need = bisect_least(lambda cap: replay(events, _with_limit(config, cap), runs=steps, carried=carried).fits)
-    if need is None:
-        raise ArenaOutOfMemory(1 << 46, 0, "no arena limit holds the training loop")
-    return need

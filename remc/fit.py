@@ -51,20 +51,25 @@ class ArenaPrediction:
 
 
 def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int | None = None,
-                 measure_kernels: bool | None = None) -> ArenaPrediction:
-    """Replay ``steps`` steps of ``remc train``'s loop over step graph ``step`` (``backends.trainer``: the
-    carried state is the arena's from the second step on; the data and in-place initializers are outside
-    it). ``arena``: the limit ``passes.arena.bisect_least`` finds (what ``trainer.least_cap`` measures);
-    ``fits_budget``: whether the replay fits under the cap of ``budget`` itself, as ``remc train`` runs it."""
+                 measure_kernels: bool | None = None, fixed_buffers: bool = True) -> ArenaPrediction:
+    """Replay ``steps`` steps of ``remc train``'s loop over step graph ``step`` (``backends.trainer``). With
+    ``fixed_buffers`` (the default loop) two sets of state, the data and the outputs are buffers outside the
+    arena and every step's arena traffic is the same; without, the carried state is the arena's from the
+    second step on and drifts through it. ``arena``: the limit ``passes.arena.bisect_least`` finds (what
+    ``trainer.least_cap`` measures); ``fits_budget``: whether the replay fits under the cap of ``budget``
+    itself, as ``remc train`` runs it."""
     from .backends import runtime
     from .backends.trainer import train_events
-    from .passes.arena import loop_least_limit, replay
+    from .passes.arena import ArenaOutOfMemory, bisect_least, replay
     steps = max(int(steps), 2)
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
-    ev, carried, outside = train_events(step, device, measure_kernels=measure_kernels)
+    ev, carried, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=fixed_buffers)
     cfg = runtime.arena_config(device)
-    need = loop_least_limit(ev, cfg, carried, steps)
+    need = bisect_least(lambda cap: replay(ev, dataclasses.replace(cfg, limit=cap), runs=steps,
+                                           carried=carried).fits)
+    if need is None:
+        raise ArenaOutOfMemory(1 << 46, 0, "no arena limit holds the training loop")
     fits = None
     at = need
     if budget is not None:
@@ -126,7 +131,8 @@ class FitReport:
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None, steps: int | None = None) -> FitReport:
+                on_round: Callable[[dict[str, Any]], None] | None = None, steps: int | None = None,
+                fixed_buffers: bool = True) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
@@ -134,7 +140,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
     the need that made it necessary, the budget and the new solver budget. ``steps``: the lowered graph is a
-    step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``) and a
+    step graph that ``remc train`` runs ``steps`` times (with ``fixed_buffers`` or not); the replay is of that
+    loop (``predict_loop``) and a
     plan fits when the loop's replay fits under the cap of the budget itself and one run alone (``remc run``
     of the step graph) fits the budget too."""
     budget = int(state.budget)
@@ -145,7 +152,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
         pred = predict(state.lowered, device) if steps is None else \
-            predict_loop(state.lowered, device, steps, budget=budget)
+            predict_loop(state.lowered, device, steps, budget=budget, fixed_buffers=fixed_buffers)
         report.prediction = pred
         excess = pred.total - budget
         if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget

@@ -45,6 +45,10 @@ class TrainOptions:
     """Also find the least arena cap under which two steps run (bisection)."""
     cuda_graph: bool = False
     """Run the steps from fixed buffers, captured as CUDA graphs (``backends/trainer``)."""
+    fixed_buffers: bool = True
+    """Two sets of state, the data and the outputs in buffers bound once, outside the arena (every step's
+    arena traffic the same); False: ONNX Runtime allocates each step's outputs in its arena, where they stay
+    as the next step's state (``backends/trainer``)."""
 
 
 def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
@@ -71,7 +75,8 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
                        cost: str = "flops", granularity: str = "coarse", options: Any = None,
-                       steps: int = 2, progress: Any = None, on_round: Callable | None = None) -> tuple[Any, Any]:
+                       steps: int = 2, progress: Any = None, on_round: Callable | None = None,
+                       fixed_buffers: bool = True) -> tuple[Any, Any]:
     """The compile pipeline on the step graph, re-solved until the replay of ``steps`` steps of the training
     loop fits under a cap of ``budget`` (``remc/fit.py``, ``predict_loop``); the final pipeline state
     (lowered, sim, schedule, dag) and the fit report."""
@@ -80,7 +85,8 @@ def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, de
     passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options,
                               progress=progress)
     state = run(stages(passes, last="units"), State(model=model, budget=budget))
-    fit = compile_fit(stages(passes, first="schedule"), state, device=device, steps=steps, on_round=on_round)
+    fit = compile_fit(stages(passes, first="schedule"), state, device=device, steps=steps, on_round=on_round,
+                      fixed_buffers=fixed_buffers)
     return state, fit
 
 
@@ -90,17 +96,19 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     from .backends.runtime import OutOfMemory
     from .backends.trainer import measure_train_peak, train
     feeds = data_feeds(model, opts.seed, opts.fresh_batches)
+    fixed = opts.fixed_buffers or opts.cuda_graph
     res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step,
-                cuda_graph=opts.cuda_graph)
+                cuda_graph=opts.cuda_graph, fixed_buffers=fixed)
     rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
                            "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
                            "cuda_graph": opts.cuda_graph}
-    from .backends.trainer import loop_outside_bytes, split_state
+    from .backends.trainer import fixed_outside_bytes, loop_outside_bytes, split_state
     stripped, initial = split_state(model)
-    rep["outside"] = loop_outside_bytes(stripped, initial, opts.device)
+    rep["fixed_buffers"] = fixed
+    rep["outside"] = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, initial, opts.device)
     try:
         rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit,
-                                               steps=max(opts.steps, 2))
+                                               steps=max(opts.steps, 2), fixed_buffers=fixed)
     except OutOfMemory:  # the profiler's own buffers under the cap
         rep["arena_peak"] = None
     rep["measured_peak"] = rep["arena_peak"] + rep["outside"] if rep["arena_peak"] is not None else None
@@ -108,8 +116,8 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         from .backends.trainer import least_cap
         from .fit import predict_loop
         steps = max(opts.steps, 2)
-        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps)
-        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps).total
+        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed)
+        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed).total
     return rep
 
 
@@ -121,7 +129,8 @@ def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
     rep: dict[str, Any] = {}
     if opts.mem_limit is not None:
         try:
-            train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit)
+            train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit,
+                  fixed_buffers=opts.fixed_buffers or opts.cuda_graph)
             rep["fits_cap"] = True
         except OutOfMemory as e:
             rep["fits_cap"] = False
@@ -153,7 +162,7 @@ def train_command(args: argparse.Namespace) -> int:
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
             state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options,
-                                            steps=args.steps)
+                                            steps=args.steps, fixed_buffers=not args.fresh_outputs or args.cuda_graph)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
@@ -173,7 +182,7 @@ def train_command(args: argparse.Namespace) -> int:
     limit = args.mem_limit if args.mem_limit is not None else args.budget
     opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
                         seed=args.seed, reference=args.reference, least_cap=args.least_cap,
-                        cuda_graph=args.cuda_graph)
+                        cuda_graph=args.cuda_graph, fixed_buffers=not args.fresh_outputs)
     if args.cuda_graph and not args.device.startswith("cuda"):
         raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
@@ -277,6 +286,10 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
                         "--reference)")
     t.add_argument("--cuda-graph", action="store_true",
                    help="capture the steps as CUDA graphs (fixed buffers; their bytes count against the cap)")
+    t.add_argument("--fresh-outputs", action="store_true",
+                   help="let ONNX Runtime allocate each step's outputs in its arena, where they stay as the next "
+                        "step's state (default: two sets of state and the outputs in fixed buffers, counted in "
+                        "the budget)")
     t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
