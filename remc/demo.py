@@ -57,7 +57,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
 
     note(f"finding the least cap the unmodified graph runs under on {device} ({steps} training steps, one run)")
     feeds = data_feeds(step, 0, False)
-    loop_need = least_cap(step, feeds, device, steps=steps)
+    loop_need = min(least_cap(step, feeds, device, steps=steps, fixed_buffers=fixed) for fixed in (True, False))
     single_need = runtime.bisect_peak(step, device, feeds=runtime.random_inputs(step, 0), runs=2,
                                       resolution=256).peak + runtime.outside_bytes(step, device)
     budget = int(fraction * min(loop_need, single_need))
@@ -78,7 +78,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
         rep["unmodified_under_cap"] = f"out of memory ({e})"
 
     note(f"training {steps} steps of each under a cap of the budget")
-    opts = TrainOptions(steps=steps, device=device, mem_limit=budget)
+    opts = TrainOptions(steps=steps, device=device, mem_limit=budget, fixed_buffers=fit.fixed_buffers is not False)
     training = run_training(state.lowered, opts)
     training["reference"] = reference_run(step, opts)
     training["predicted_in_use"] = fit.prediction.in_use_total if fit.prediction is not None else None
@@ -86,7 +86,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     rep.update(zoo_model=model, batch=b, loop_need=loop_need, single_need=single_need, budget=budget,
                strategy=strategy, solver_status=state.schedule.report.status, optimizer="sgd lr=0.01 momentum=0.9",
                solver_gap=state.schedule.report.gap, units=state.dag.n, workdir=str(out_dir),
-               fit_rounds=fit.rounds, solver_budget=fit.solver_budget, training=training, steps=steps)
+               fit_rounds=fit.rounds, solver_budget=fit.solver_budget, training=training, steps=steps,
+               loop="fixed buffers" if opts.fixed_buffers else "fresh outputs")
     return rep
 
 
@@ -116,8 +117,9 @@ def print_demo(rep: dict[str, Any]) -> None:
 def print_training(rep: dict[str, Any]) -> None:
     """The training part of the demo's report."""
     t, ref = rep["training"], rep["training"]["reference"]
-    print(f"training {rep['steps']} steps under a cap of the budget ({rep['budget']} bytes), state kept in "
-          f"the arena between steps:")
+    where = ("two sets of weights and momentum in buffers bound once, outside the arena" if rep["loop"] ==
+             "fixed buffers" else "weights and momentum kept in the arena between steps")
+    print(f"training {rep['steps']} steps under a cap of the budget ({rep['budget']} bytes), {where}:")
     for k, (loss, ref_loss) in enumerate(zip(t["losses"], ref["losses"])):
         print(f"  step {k + 1}  loss {loss:.6f}   unmodified graph (no cap) {ref_loss:.6f}")
     peak = t.get("measured_peak")

@@ -124,6 +124,8 @@ class FitReport:
     prediction: ArenaPrediction | None = None
     verified: bool | None = None
     """None: not run on the device; True: one run fit the cap."""
+    fixed_buffers: bool | None = None
+    """With ``steps``: the training loop the plan fits (True: fixed buffers; False: fresh outputs)."""
     single: ArenaPrediction | None = None
     """With ``steps``: the replay of one run of the step graph alone (``remc run``: the state fed, outside)."""
     history: list[dict[str, Any]] = field(default_factory=list)
@@ -132,7 +134,7 @@ class FitReport:
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, steps: int | None = None,
-                fixed_buffers: bool = True) -> FitReport:
+                fixed_buffers: bool | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
@@ -140,8 +142,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
     the need that made it necessary, the budget and the new solver budget. ``steps``: the lowered graph is a
-    step graph that ``remc train`` runs ``steps`` times (with ``fixed_buffers`` or not); the replay is of that
-    loop (``predict_loop``) and a
+    step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``, with
+    ``fixed_buffers`` or not; None: both, and the loop that fits is chosen, fixed buffers first:
+    ``FitReport.fixed_buffers``) and a
     plan fits when the loop's replay fits under the cap of the budget itself and one run alone (``remc run``
     of the step graph) fits the budget too."""
     budget = int(state.budget)
@@ -152,7 +155,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
         pred = predict(state.lowered, device) if steps is None else \
-            predict_loop(state.lowered, device, steps, budget=budget, fixed_buffers=fixed_buffers)
+            _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report)
         report.prediction = pred
         excess = pred.total - budget
         if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
@@ -203,6 +206,24 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: int, fixed_buffers: bool | None,
+                     report: FitReport) -> ArenaPrediction:
+    """The replayed training loop ``compile_fit`` judges: the one asked for, or (``fixed_buffers`` None) fixed
+    buffers when they fit the budget, else fresh outputs when they do, else the one that needs less."""
+    loops = [True, False] if fixed_buffers is None else [fixed_buffers]
+    best: tuple[bool, ArenaPrediction] | None = None
+    for fixed in loops:
+        p = predict_loop(lowered, device, steps, budget=budget, fixed_buffers=fixed)
+        if p.fits_budget:
+            best = (fixed, p)
+            break
+        if best is None or p.total < best[1].total:
+            best = (fixed, p)
+    assert best is not None
+    report.fixed_buffers = best[0]
+    return best[1]
 
 
 RAISE_ATTEMPTS = 3

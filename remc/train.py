@@ -48,7 +48,8 @@ class TrainOptions:
     fixed_buffers: bool = True
     """Two sets of state, the data and the outputs in buffers bound once, outside the arena (every step's
     arena traffic the same); False: ONNX Runtime allocates each step's outputs in its arena, where they stay
-    as the next step's state (``backends/trainer``)."""
+    as the next step's state (``backends/trainer``). ``remc train --loop auto`` takes the loop the compiled
+    plan fits."""
 
 
 def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
@@ -76,10 +77,11 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
                        cost: str = "flops", granularity: str = "coarse", options: Any = None,
                        steps: int = 2, progress: Any = None, on_round: Callable | None = None,
-                       fixed_buffers: bool = True) -> tuple[Any, Any]:
+                       fixed_buffers: bool | None = None) -> tuple[Any, Any]:
     """The compile pipeline on the step graph, re-solved until the replay of ``steps`` steps of the training
     loop fits under a cap of ``budget`` (``remc/fit.py``, ``predict_loop``); the final pipeline state
-    (lowered, sim, schedule, dag) and the fit report."""
+    (lowered, sim, schedule, dag) and the fit report (``fixed_buffers``: the loop; None: the one that fits,
+    ``fit.fixed_buffers``)."""
     from .fit import compile_fit
     from .pipeline import State, compile_pipeline, run, stages
     passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options,
@@ -156,17 +158,19 @@ def train_command(args: argparse.Namespace) -> int:
     from .passes.optimizer import memory_parts
     rep["memory_parts"] = memory_parts(model)
     compiled = model
+    loop = _loop(args) is not False  # fixed buffers unless asked otherwise or the plan fits the other loop
     if args.budget is not None:
         from .backends.strategies import make_options
         from .passes.strategies import SOLVER_NAMES
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
             state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options,
-                                            steps=args.steps, fixed_buffers=not args.fresh_outputs or args.cuda_graph)
+                                            steps=args.steps, fixed_buffers=_loop(args))
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
         compiled = state.lowered
+        loop = fit.fixed_buffers if fit.fixed_buffers is not None else loop
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
                    predicted_overhead=state.sim.cost / ideal if ideal else None,
@@ -182,7 +186,8 @@ def train_command(args: argparse.Namespace) -> int:
     limit = args.mem_limit if args.mem_limit is not None else args.budget
     opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
                         seed=args.seed, reference=args.reference, least_cap=args.least_cap,
-                        cuda_graph=args.cuda_graph, fixed_buffers=not args.fresh_outputs)
+                        cuda_graph=args.cuda_graph, fixed_buffers=loop)
+    rep["loop"] = "fixed buffers" if loop or args.cuda_graph else "fresh outputs"
     if args.cuda_graph and not args.device.startswith("cuda"):
         raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
@@ -202,6 +207,13 @@ def train_command(args: argparse.Namespace) -> int:
     return 0
 
 
+def _loop(args: argparse.Namespace) -> bool | None:
+    """``--loop``: True fixed buffers, False fresh outputs, None the one the compiled plan fits."""
+    if args.cuda_graph:
+        return True
+    return {"fixed": True, "fresh": False}.get(args.loop)
+
+
 def _parts_text(parts: dict[str, int]) -> str:
     return (f"weights {format_size(parts['weights'])}, optimizer state {format_size(parts['optimizer_state'])}, "
             f"their updated copies {format_size(parts['updated'])}, data {format_size(parts['data'])} "
@@ -216,7 +228,8 @@ def _print_step(k: int, loss: float, seconds: float) -> None:
 def format_train(rep: dict[str, Any]) -> str:
     """The summary lines of a ``remc train`` report."""
     lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}"
-             f"{' (CUDA graphs)' if rep.get('cuda_graph') else ''}: {rep['steps_per_second']:.2f} steps/s"]
+             f"{' (CUDA graphs)' if rep.get('cuda_graph') else ''}, {rep.get('loop', 'fixed buffers')}: "
+             f"{rep['steps_per_second']:.2f} steps/s"]
     if rep.get("budget") is not None:
         on_device = rep.get("predicted_on_device")
         lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted live peak "
@@ -286,10 +299,11 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
                         "--reference)")
     t.add_argument("--cuda-graph", action="store_true",
                    help="capture the steps as CUDA graphs (fixed buffers; their bytes count against the cap)")
-    t.add_argument("--fresh-outputs", action="store_true",
-                   help="let ONNX Runtime allocate each step's outputs in its arena, where they stay as the next "
-                        "step's state (default: two sets of state and the outputs in fixed buffers, counted in "
-                        "the budget)")
+    t.add_argument("--loop", choices=("auto", "fixed", "fresh"), default="auto",
+                   help="fixed: two sets of state, the data and the outputs in buffers bound once outside the arena "
+                        "(counted in the budget; every step the same); fresh: ONNX Runtime allocates each step's "
+                        "outputs in its arena, where they stay as the next step's state; auto (default): the one "
+                        "the compiled plan fits, fixed buffers first (fixed without --budget)")
     t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
