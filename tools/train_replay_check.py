@@ -1,11 +1,14 @@
 """Replay of ``remc train``'s loop vs ONNX Runtime, on zoo models at test size (issue #13, branch t13).
 
 For each model and optimizer: the step graph (training graph + SGD with momentum or AdamW), unmodified and
-compiled with ``--strategy`` for 0.9 of the unmodified step's least cap over ``--steps`` steps. For each
-graph: the least cap (budget: arena limit plus the data outside it) that ``--steps`` steps run under,
+compiled with ``--strategy`` for 0.9 of the unmodified step's least cap over ``--steps`` steps (the smaller
+of the two loops'; the plan is fitted to either loop, fixed buffers first). For each graph and each loop
+(fixed buffers, fresh outputs): the least cap (budget: arena limit plus what is outside it) that
+``--steps`` steps run under,
 measured by bisection on ONNX Runtime (``backends.trainer.least_cap``: a fresh session per probe) and
-replayed (``remc.fit.predict_loop``: the same search over the replay); and under a cap of the budget the
-measured peak in use (profiler ``mem_in_use_peak`` plus the data) against the replayed one, and the losses
+replayed (``remc.fit.predict_loop``: the same search over the replay); and, for the loop the plan was
+fitted to, under a cap of the budget the measured peak in use (profiler ``mem_in_use_peak`` plus what is
+outside the arena) against the replayed one, and the losses
 against the unmodified graph's. One JSON row per graph.
 
     python tools/train_replay_check.py --models vgg16,resnet50,mobilenet,unet,gpt2 --out results/train_replay.json
@@ -20,7 +23,14 @@ import json
 import time
 
 from remc import zoo
-from remc.backends.trainer import least_cap, loop_outside_bytes, measure_train_peak, split_state, train
+from remc.backends.trainer import (
+    fixed_outside_bytes,
+    least_cap,
+    loop_outside_bytes,
+    measure_train_peak,
+    split_state,
+    train,
+)
 from remc.fit import predict_loop
 from remc.passes.optimizer import OptimizerOptions, append_optimizer
 from remc.train import compile_step_graph, data_feeds
@@ -32,34 +42,38 @@ def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
     step = append_optimizer(zoo.export(model, batch, train=True, **cfg), OptimizerOptions(opt))
     feeds = data_feeds(step, 0, False)
     rows = []
-    need = least_cap(step, feeds, "cpu", steps=steps)
+    needs = {fixed: least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed) for fixed in (True, False)}
     graphs = [("unmodified", step, None)]
-    budget = int(0.9 * need)
+    budget = int(0.9 * min(needs.values()))
     t0 = time.perf_counter()
     try:
         state, fit = compile_step_graph(step, budget, strategy, steps=steps)
         graphs.append((strategy, state.lowered, fit))
     except Exception as e:  # noqa: BLE001 — a row saying why
         rows.append({"model": model, "optimizer": opt, "graph": strategy, "budget": budget, "error": str(e)})
+        print(json.dumps(rows[-1]), flush=True)
     ref = train(step, feeds, steps).losses
     for name, g, fit in graphs:
-        t = time.perf_counter()
-        measured = need if name == "unmodified" else least_cap(g, feeds, "cpu", steps=steps)
-        replayed = predict_loop(g, "cpu", steps)
-        row = {"model": model, "batch": batch, "optimizer": opt, "graph": name, "steps": steps,
-               "least_cap_measured": measured, "least_cap_replayed": replayed.total,
-               "equal": measured == replayed.total}
-        if fit is not None:
-            stripped, init = split_state(g)
-            out = loop_outside_bytes(stripped, init, "cpu")
-            at = predict_loop(g, "cpu", steps, budget=budget)
-            peak = measure_train_peak(g, feeds, "cpu", steps=steps, mem_limit=budget)
-            losses = train(g, feeds, steps, mem_limit=budget).losses
-            row.update(budget=budget, fit_rounds=fit.rounds, peak_in_use_measured=peak + out if peak else None,
-                       peak_in_use_replayed=at.in_use_total, fits_budget_replayed=at.fits_budget,
-                       losses_equal_unmodified=list(losses) == list(ref), compile_seconds=t - t0)
-        rows.append(row)
-        print(json.dumps(row), flush=True)
+        for fixed in (True, False):
+            measured = needs[fixed] if name == "unmodified" else least_cap(g, feeds, "cpu", steps=steps,
+                                                                           fixed_buffers=fixed)
+            replayed = predict_loop(g, "cpu", steps, fixed_buffers=fixed)
+            row = {"model": model, "batch": batch, "optimizer": opt, "graph": name, "steps": steps,
+                   "loop": "fixed buffers" if fixed else "fresh outputs",
+                   "least_cap_measured": measured, "least_cap_replayed": replayed.total,
+                   "equal": measured == replayed.total}
+            if fit is not None and fit.fixed_buffers == fixed:  # the loop the plan was fitted to
+                stripped, init = split_state(g)
+                out = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, init, "cpu")
+                at = predict_loop(g, "cpu", steps, budget=budget, fixed_buffers=fixed)
+                peak = measure_train_peak(g, feeds, "cpu", steps=steps, mem_limit=budget, fixed_buffers=fixed)
+                losses = train(g, feeds, steps, mem_limit=budget, fixed_buffers=fixed).losses
+                row.update(budget=budget, fit_rounds=fit.rounds, peak_in_use_measured=peak + out if peak else None,
+                           peak_in_use_replayed=at.in_use_total, fits_budget_replayed=at.fits_budget,
+                           losses_equal_unmodified=list(losses) == list(ref),
+                           compile_seconds=round(time.perf_counter() - t0, 1))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
     return rows
 
 
