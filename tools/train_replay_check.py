@@ -14,7 +14,8 @@ against the unmodified graph's. One JSON row per graph.
     python tools/train_replay_check.py --models vgg16,resnet50,mobilenet,unet,gpt2 --out results/train_replay.json
 
 ``--drift STEP.onnx --steps N --caps C1,C2,...``: for a step graph (``remc train -o``) and each cap (the
-budget, bytes), how many of N steps run before ONNX Runtime runs out of memory, replayed and measured.
+budget, bytes), how many of N steps of the fresh-outputs loop run before ONNX Runtime runs out of memory,
+replayed and measured.
 """
 from __future__ import annotations
 
@@ -88,14 +89,14 @@ def drift(path: str, steps: int, caps: list[int], out: str) -> None:
     from remc.passes.arena import replay
     step = onnx.load(path)
     feeds = data_feeds(step, 0, False)
-    ev, carried, outside = train_events(step, "cpu")
+    ev, carried, outside = train_events(step, "cpu", fixed_buffers=False)  # the fresh-outputs loop drifts
     cfg = runtime.arena_config("cpu")
     rows = []
     for cap in caps:
         rp = replay(ev, dataclasses.replace(cfg, limit=cap - outside), runs=steps, carried=carried)
         measured = 0
         try:
-            trainer = Trainer(step, mem_limit=cap)
+            trainer = Trainer(step, mem_limit=cap, fixed_buffers=False)
             for k in range(steps):
                 trainer.step(feeds(k))
                 measured += 1
