@@ -17,7 +17,7 @@ from typing import Any
 
 import onnx
 
-from .ir.errors import InfeasibleError, PlanError, SolverError
+from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
 from .pipeline import Pass, State, run
 
 
@@ -186,9 +186,11 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
                 if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
                     state.budget = budget
-                    raise InfeasibleError(f"{first_error}; above it in remc's model (solver budgets up to "
-                                          f"{report.solver_budget} bytes) the best plan needs {best} bytes on "
-                                          f"ONNX Runtime {device}", first_error.least_feasible)
+                    why = (f"{first_error}; above it in remc's model (solver budgets up to {report.solver_budget} "
+                           f"bytes) the best plan needs {best} bytes on ONNX Runtime {device}")
+                    if isinstance(first_error, InfeasibleError):
+                        raise InfeasibleError(why, first_error.least_feasible)
+                    raise NoScheduleInTime(why)
                 raise PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"(replayed arena plus inputs and parameters; its live bytes in remc's model: "
@@ -231,9 +233,11 @@ RAISE_ATTEMPTS = 3
 
 
 def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
-                   on_round: Callable[[dict[str, Any]], None] | None) -> tuple[int | None, InfeasibleError | None]:
+                   on_round: Callable[[dict[str, Any]], None] | None
+                   ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
     """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
-    model although the budget holds the always-resident bytes, solve at a higher solver budget (the
+    model (infeasible, or none found within its time limit) although the budget holds the always-resident
+    bytes, solve at a higher solver budget (the
     strategy's least feasible budget or its bound, else 0.5% more), at most ``RAISE_ATTEMPTS`` times: the
     live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
     kernels), so a plan above the budget there may still fit on the device, which the replay then decides.
@@ -243,13 +247,13 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
     try:
         run(passes, state, on_pass=on_pass)
         return None, None
-    except InfeasibleError as e:
+    except (InfeasibleError, NoScheduleInTime) as e:
         dag = state.dag
         if dag is None or budget <= int(dag.constant):
             raise
         first, err, last = e, e, budget
     for _ in range(RAISE_ATTEMPTS):
-        least = err.least_feasible
+        least = err.least_feasible if isinstance(err, InfeasibleError) else None
         new = int(least) if least is not None and least > last else last + max(budget // 200, 256)
         state.budget = report.solver_budget = new
         if on_round is not None:
@@ -257,7 +261,7 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
         try:
             run(passes[-3:], state, on_pass=on_pass)
             return last, first
-        except InfeasibleError as e:
+        except (InfeasibleError, NoScheduleInTime) as e:
             err, last = e, new
     state.budget = budget
     raise first
