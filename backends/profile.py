@@ -140,10 +140,15 @@ class CostCache(JsonCache):
 
 
 def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> dict[str, np.ndarray | None]:
-    """Initializer and Constant-node values by name; None for data that is not available (shape-only)."""
+    """Initializer and Constant-node values by name; None for data that is not available (shape-only). An
+    initializer that is also a graph input (a step graph's weights, ``passes/optimizer.py``) is not a constant:
+    the caller may feed it, so ONNX Runtime neither pre-packs nor folds it (``Graph::GetConstantInitializer``
+    skips overridable initializers from IR version 4 on)."""
     out: dict[str, np.ndarray | None] = {}
+    inputs = {i.name for i in model.graph.input} if model.ir_version >= 4 else set()
     for init in model.graph.initializer:
-        out[init.name] = _tensor_or_none(init, base_dir)
+        if init.name not in inputs:
+            out[init.name] = _tensor_or_none(init, base_dir)
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             a = node.attribute[0]

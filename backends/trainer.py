@@ -7,7 +7,11 @@ the data feeds (copied to the device), the carried state (``x`` for each output 
 optimizer state, running statistics) as the OrtValues the previous step produced, and every output to
 the device, allocated by ONNX Runtime from its arena, which ``mem_limit`` caps. Only the loss (a scalar)
 is copied to the host each step. From the second step on, the carried state lives in that arena, so the
-cap covers weights, gradients, optimizer state and activations, as remc's budget does.
+cap covers weights, gradients, optimizer state and activations, as remc's budget does. ``mem_limit`` is
+the whole budget: the arena gets it less the bytes held outside (``outside``: the data feeds, and on CPU
+the initializers ONNX Runtime uses in place). The arena's traffic is replayed exactly by
+``passes.arena.replay`` with ``carried`` (each step's outputs ``x.updated`` stay in the arena as the next
+step's inputs), which ``train_events`` prepares.
 
 With ``fixed_buffers`` every bound value has a fixed address instead: the state lives in two buffer sets
 A and B allocated once, outside the session's arena; even steps read A and write B, odd steps read B and
@@ -98,6 +102,46 @@ def split_state(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.n
     return m, values
 
 
+def loop_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:
+    """Bytes a training loop of ``stripped`` (``split_state``) holds outside the session's arena: the data
+    feeds, and on CPU the initializers used in place (``runtime.outside_bytes``); not the carried state,
+    which from the second step on is the arena's (the previous step's outputs)."""
+    from .runtime import outside_bytes
+    return outside_bytes(stripped, device) - int(sum(v.nbytes for v in initial.values()))
+
+
+def fixed_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:
+    """Bytes a fixed-buffer loop (``Trainer(fixed_buffers=True)``) holds outside the session's arena: two
+    sets of the carried state, the data and every other output's buffer, and on CPU the initializers used
+    in place."""
+    types = static_types(stripped)
+    carried = {n + UPDATED_SUFFIX for n in initial}
+    data = sum(types[i.name].nbytes for i in stripped.graph.input if i.name not in initial and i.name in types)
+    other = sum(types[o.name].nbytes for o in stripped.graph.output if o.name not in carried and o.name in types)
+    in_place = loop_outside_bytes(stripped, initial, device) - data
+    return int(2 * sum(v.nbytes for v in initial.values()) + data + other + in_place)
+
+
+def train_events(model: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool = True,
+                 fixed_buffers: bool = True, settings: DeviceSettings = DEFAULT_SETTINGS):  # noqa: ANN201
+    """(the arena events of a training loop of step graph ``model``, the carried output keys, the bytes
+    outside the arena): what ``passes.arena.replay`` replays. With ``fixed_buffers`` every graph output is
+    written into a bound buffer outside the arena and every step's arena traffic is the same (no carried
+    keys: a plain replay); without, the carried outputs stay in the arena as the next step's inputs
+    (``replay(..., carried=...)``). Kernel memory is measured on the stripped graph, whose carried weights
+    are inputs (so not pre-packed)."""
+    from remc.passes.arena import graph_events
+
+    from .scratch import kernel_memory
+    stripped, initial = split_state(model)
+    km = kernel_memory(stripped, device, settings=settings) if measure_kernels else None
+    if fixed_buffers:
+        return (graph_events(stripped, device, km, bound_outputs=True), None,
+                fixed_outside_bytes(stripped, initial, device))
+    carried = tuple(n + UPDATED_SUFFIX for n in initial)
+    return graph_events(stripped, device, km), carried, loop_outside_bytes(stripped, initial, device)
+
+
 class Trainer:
     """Runs training steps of one step graph with its state on the device (module docstring)."""
 
@@ -121,13 +165,19 @@ class Trainer:
             raise ModelError("the step graph has no 'loss' output")
         self.fixed_bytes = 0
         if self.fixed:
-            self.fixed_bytes = self._fixed_bytes(stripped, types, initial)
+            self.fixed_bytes = fixed_outside_bytes(stripped, initial, device)
             if mem_limit is not None and mem_limit <= self.fixed_bytes:
                 from .runtime import OutOfMemory
                 raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the "
                                   f"fixed buffers ({self.fixed_bytes} bytes: two sets of state, data, outputs)",
                                   limit=mem_limit)
-        arena_limit = mem_limit - self.fixed_bytes if mem_limit is not None else None
+        self.outside = loop_outside_bytes(stripped, initial, device)
+        held = self.fixed_bytes if self.fixed else self.outside
+        if mem_limit is not None and not self.fixed and mem_limit <= held:
+            from .runtime import OutOfMemory
+            raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the data and "
+                              f"parameters outside the arena ({held} bytes)", limit=mem_limit)
+        arena_limit = mem_limit - held if mem_limit is not None else None
         self.allocator = None
         if placed:
             from .placement import model_layout
@@ -143,13 +193,6 @@ class Trainer:
         self.steps_done = 0
         if self.fixed:
             self._make_bindings(types)
-
-    @staticmethod
-    def _fixed_bytes(model: onnx.ModelProto, types: dict, initial: Mapping[str, np.ndarray]) -> int:
-        carried = {n + UPDATED_SUFFIX for n in initial}
-        data = sum(types[i.name].nbytes for i in model.graph.input if i.name not in initial and i.name in types)
-        other = sum(types[o.name].nbytes for o in model.graph.output if o.name not in carried and o.name in types)
-        return int(2 * sum(v.nbytes for v in initial.values()) + data + other)
 
     def _empty(self, shape, dtype) -> ort.OrtValue:
         if self.kind == "cpu":
@@ -276,12 +319,14 @@ def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu",
 
 
 def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-                       mem_limit: int | None = None, threads: int | None = None) -> int | None:
+                       mem_limit: int | None = None, threads: int | None = None,
+                       fixed_buffers: bool = False) -> int | None:
     """Arena high-water mark over ``steps`` profiled steps (at least 2: from the second step on the
     carried state is in the arena); None where this build's profile has no arena stats."""
     tmp = tempfile.mkdtemp(prefix="remc-train-prof-")
     try:
-        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads)
+        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads,
+                          fixed_buffers=fixed_buffers)
         for k in range(max(steps, 2)):
             trainer.step(feeds(k))
         path = trainer.session.end_profiling()
@@ -295,27 +340,26 @@ def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu"
 
 
 def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-              resolution: int = 4096, start: int = 1 << 20, max_bytes: int = 1 << 40) -> int:
-    """The least arena cap under which ``steps`` training steps run (at least 2: from the second step
-    the carried state is in the arena), within ``resolution`` bytes: doubling from ``start``, then
-    bisection, a fresh session per probe. What a user must give ``mem_limit`` for this graph."""
+              resolution: int = 256, fixed_buffers: bool = True) -> int:
+    """The least budget (arena limit plus the bytes outside it) under which ``steps`` training steps run,
+    found by ``passes.arena.bisect_least`` on the arena limit (a fresh session per probe): the search the
+    replay (``remc.fit.predict`` with ``steps``) runs, so both probe the same caps."""
+    from remc.passes.arena import bisect_least
+
     from .runtime import OutOfMemory
+    stripped, initial = split_state(model)
+    outside = (fixed_outside_bytes if fixed_buffers else loop_outside_bytes)(stripped, initial, device)
 
     def fits(cap: int) -> bool:
         try:
-            trainer = Trainer(model, device, mem_limit=cap)
+            trainer = Trainer(model, device, mem_limit=cap + outside, fixed_buffers=fixed_buffers)
             for k in range(max(steps, 2)):
                 trainer.step(feeds(k))
             return True
         except OutOfMemory:
             return False
 
-    lo, hi = 0, max(int(start), resolution)
-    while not fits(hi):
-        lo, hi = hi, hi * 2
-        if hi > max_bytes:
-            raise ModelError(f"no arena cap up to {max_bytes} bytes runs the training step on {device}")
-    while hi - lo > resolution:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return hi
+    need = bisect_least(fits, resolution=resolution)
+    if need is None:
+        raise ModelError(f"no arena cap runs the training step on {device}")
+    return need + outside

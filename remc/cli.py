@@ -230,13 +230,15 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
-    d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
+    d = sub.add_parser("demo", help="the main job: compile a zoo model's training step under a budget and "
+                                    "train it under a cap of the budget")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
     d.add_argument("--fraction", type=_fraction, default=0.9,
                    help="budget as a fraction (0 < f <= 1) of what the unmodified graph needs on ONNX Runtime")
     d.add_argument("--batch", type=_count, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
-    d.add_argument("--time-limit", type=_seconds, default=60.0)
+    d.add_argument("--time-limit", type=_seconds, default=20.0)
+    d.add_argument("--steps", type=_count, default=5, help="training steps under the cap (default 5)")
     d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     d.add_argument("--workdir", help="where to write the graphs and the plan (default: a temporary folder)")
     _placement_opt(d)

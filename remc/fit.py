@@ -22,7 +22,7 @@ from typing import Any
 
 import onnx
 
-from .ir.errors import InfeasibleError, PlanError, SolverError
+from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
 from .pipeline import Pass, State, run
 
 
@@ -42,6 +42,11 @@ class ArenaPrediction:
     placement: str = "arena"
     """'arena': ``arena`` is the replayed BFC arena's least limit; 'remc': the height of remc's layout
     (``in_use_peak`` its live lower bound)."""
+    fits_budget: bool | None = None
+    """A training loop (``predict`` with ``steps``): whether its replay fits under the cap of the budget
+    itself (None: no budget given). Under a one-region arena that is not implied by ``total`` <= budget."""
+    steps: int | None = None
+    """The training steps replayed (None: one graph run, as ``remc run``)."""
 
     @property
     def total(self) -> int:
@@ -51,6 +56,51 @@ class ArenaPrediction:
     @property
     def in_use_total(self) -> int:
         return self.in_use_peak + self.outside
+
+
+def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int | None = None,
+                 measure_kernels: bool | None = None, fixed_buffers: bool = True,
+                 settings: Any = None) -> ArenaPrediction:
+    """Replay ``steps`` steps of ``remc train``'s loop over step graph ``step`` (``backends.trainer``). With
+    ``fixed_buffers`` (the default loop) two sets of state, the data and the outputs are buffers outside the
+    arena and every step's arena traffic is the same; without, the carried state is the arena's from the
+    second step on and drifts through it. ``arena``: the limit ``passes.arena.bisect_least`` finds (what
+    ``trainer.least_cap`` measures); ``fits_budget``: whether the replay fits under the cap of ``budget``
+    itself, as ``remc train`` runs it. With remc's placement (CUDA, ``settings.placed``) the loop is the
+    fixed-buffer one on remc's allocator and the need is its layout's height (every step the same)."""
+    from .backends import runtime
+    from .backends.trainer import train_events
+    from .passes.arena import ArenaOutOfMemory, bisect_least, replay
+    from .passes.placement import layout
+    settings = settings or runtime.DEFAULT_SETTINGS
+    steps = max(int(steps), 2)
+    if measure_kernels is None:
+        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
+    if settings.placed(device):
+        ev, _, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=True,
+                                      settings=settings)
+        lay = layout(ev)
+        return ArenaPrediction(lay.height, lay.lower_bound, outside, lay.peak_what, measure_kernels, "remc",
+                               fits_budget=None if budget is None else lay.height + outside <= budget, steps=steps)
+    ev, carried, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=fixed_buffers,
+                                        settings=settings)
+    cfg = runtime.arena_config(device)
+    need = bisect_least(lambda cap: replay(ev, dataclasses.replace(cfg, limit=cap), runs=steps,
+                                           carried=carried).fits)
+    if need is None:
+        raise ArenaOutOfMemory(1 << 46, 0, "no arena limit holds the training loop")
+    fits = None
+    at = need
+    if budget is not None:
+        if budget > outside:
+            at_budget = replay(ev, dataclasses.replace(cfg, limit=budget - outside), runs=steps, carried=carried)
+            fits = at_budget.fits
+            at = budget - outside if fits else need
+        else:
+            fits = False
+    rp = replay(ev, dataclasses.replace(cfg, limit=at), runs=steps, carried=carried)
+    return ArenaPrediction(need, rp.peak_in_use, outside, rp.peak_node, measure_kernels, fits_budget=fits,
+                           steps=steps)
 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
@@ -101,12 +151,17 @@ class FitReport:
     prediction: ArenaPrediction | None = None
     verified: bool | None = None
     """None: not run on the device; True: one run fit the cap."""
+    fixed_buffers: bool | None = None
+    """With ``steps``: the training loop the plan fits (True: fixed buffers; False: fresh outputs)."""
+    single: ArenaPrediction | None = None
+    """With ``steps``: the replay of one run of the step graph alone (``remc run``: the state fed, outside)."""
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None, settings: Any = None) -> FitReport:
+                on_round: Callable[[dict[str, Any]], None] | None = None, settings: Any = None,
+                steps: int | None = None, fixed_buffers: bool | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
@@ -114,16 +169,27 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
     the need that made it necessary, the budget and the new solver budget. ``settings``: the
-    ``backends.runtime.DeviceSettings`` the plan will run with (placement, cuDNN search)."""
+    ``backends.runtime.DeviceSettings`` the plan will run with (placement, cuDNN search). ``steps``: the lowered
+    graph is a step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``,
+    with ``fixed_buffers`` or not; None: both, and the loop that fits is chosen, fixed buffers first:
+    ``FitReport.fixed_buffers``) and a plan fits when the loop's replay fits under the cap of the budget itself
+    and one run alone (``remc run`` of the step graph) fits the budget too."""
     budget = int(state.budget)
-    run(passes, state, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
-    too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
+    raised_from, first_error = _solve_raising(passes, state, report, on_pass, on_round)
+    # solver budgets: plan too big at; strategy infeasible at
+    too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
-        pred = predict(state.lowered, device, settings=settings)
+        pred = predict(state.lowered, device, settings=settings) if steps is None else \
+            _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
         report.prediction = pred
         excess = pred.total - budget
+        if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
+            excess = max(excess, 1)
+        if steps is not None:  # one step alone (``remc run`` of the step graph, state fed) must fit too
+            report.single = predict(state.lowered, device, settings=settings)
+            excess = max(excess, report.single.total - budget)
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:
@@ -147,6 +213,13 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if rnd == max_rounds or new <= int(state.dag.constant) or \
                     (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
+                if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
+                    state.budget = budget
+                    why = (f"{first_error}; above it in remc's model (solver budgets up to {report.solver_budget} "
+                           f"bytes) the best plan needs {best} bytes on ONNX Runtime {device}")
+                    if isinstance(first_error, InfeasibleError):
+                        raise InfeasibleError(why, first_error.least_feasible)
+                    raise NoScheduleInTime(why)
                 what = "remc's layout" if pred.placement == "remc" else "replayed arena"
                 fails = [h["verify_error"] for h in report.history if h.get("verify_error")]
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
@@ -172,6 +245,65 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
 def _with_report(err: PlanError, report: FitReport) -> PlanError:
     err.fit_report = report  # type: ignore[attr-defined]  (the rounds, for tools that record them)
     return err
+
+
+def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: int, fixed_buffers: bool | None,
+                     report: FitReport, settings: Any = None) -> ArenaPrediction:
+    """The replayed training loop ``compile_fit`` judges: the one asked for, or (``fixed_buffers`` None) fixed
+    buffers when they fit the budget, else fresh outputs when they do, else the one that needs less."""
+    from .backends import runtime
+    placed = (settings or runtime.DEFAULT_SETTINGS).placed(device)  # remc's allocator: fixed buffers only
+    loops = [True] if placed else [True, False] if fixed_buffers is None else [fixed_buffers]
+    best: tuple[bool, ArenaPrediction] | None = None
+    for fixed in loops:
+        p = predict_loop(lowered, device, steps, budget=budget, fixed_buffers=fixed, settings=settings)
+        if p.fits_budget:
+            best = (fixed, p)
+            break
+        if best is None or p.total < best[1].total:
+            best = (fixed, p)
+    assert best is not None
+    report.fixed_buffers = best[0]
+    return best[1]
+
+
+RAISE_ATTEMPTS = 3
+"""Solves above the user's budget (``_solve_raising``) before its InfeasibleError stands."""
+
+
+def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
+                   on_round: Callable[[dict[str, Any]], None] | None
+                   ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
+    """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
+    model (infeasible, or none found within its time limit) although the budget holds the always-resident
+    bytes, solve at a higher solver budget (the
+    strategy's least feasible budget or its bound, else 0.5% more), at most ``RAISE_ATTEMPTS`` times: the
+    live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
+    kernels), so a plan above the budget there may still fit on the device, which the replay then decides.
+    (the last solver budget that was infeasible, the first InfeasibleError), both None when the first solve
+    succeeded; the first InfeasibleError is raised when every attempt fails."""
+    budget = int(state.budget)
+    try:
+        run(passes, state, on_pass=on_pass)
+        return None, None
+    except (InfeasibleError, NoScheduleInTime) as e:
+        dag = state.dag
+        if dag is None or budget <= int(dag.constant):
+            raise
+        first, err, last = e, e, budget
+    for _ in range(RAISE_ATTEMPTS):
+        least = err.least_feasible if isinstance(err, InfeasibleError) else None
+        new = int(least) if least is not None and least > last else last + max(budget // 200, 256)
+        state.budget = report.solver_budget = new
+        if on_round is not None:
+            on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
+        try:
+            run(passes[-3:], state, on_pass=on_pass)
+            return last, first
+        except (InfeasibleError, NoScheduleInTime) as e:
+            err, last = e, new
+    state.budget = budget
+    raise first
 
 
 def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8,

@@ -226,15 +226,23 @@ def test_fit_rounds_show_in_the_terminal(vgg: Path, tmp_path: Path) -> None:
 
 def test_demo_in_a_terminal_shows_its_steps(tmp_path: Path) -> None:
     """remc demo under a terminal says what it is doing (it was silent for minutes), then reports a plan
-    that ran under a cap of the budget while the unmodified graph did not."""
+    that ran under a cap of the budget while the unmodified graph did not, and ends with training steps under
+    that cap: the compiled step's losses equal the unmodified step's, its measured peak is the replayed one,
+    and the unmodified step runs out of memory there."""
     rc, text = run_in_pty(["demo", "--strategy", "approx", "--time-limit", "10",
                            "--workdir", str(tmp_path / "demo")], cwd=tmp_path)
     assert rc == 0, text
     assert "Traceback" not in text
     for step in ("building the training graph of resnet50", "finding the least cap", "compiling for a budget of",
-                 "running the compiled graph"):
+                 "running the compiled graph", "training 5 steps of each"):
         assert step in text, step
     assert "<= budget" in text and "the unmodified graph under the same cap: out of memory" in text, text
+    assert "training 5 steps under a cap of the budget" in text and "losses equal step for step: True" in text
+    train = text[text.index("training 5 steps under a cap"):]
+    assert "  the unmodified graph under the same cap: out of memory" in train, train
+    measured = int(train.split("peak in use measured ")[1].split(" ")[0])
+    replayed = int(train.split("replayed ")[1].split(" ")[0])
+    assert measured == replayed and "(<= budget)" in train, train
 
 
 def test_a_signal_while_the_cli_loads_is_one_line(tmp_path: Path) -> None:
