@@ -504,8 +504,9 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
                 ) -> tuple[Schedule | None, float, str]:
     """checkmate's CP-SAT phase, within ``seconds`` (None: CP_NO_LIMIT for each step): the model with at
     most 2 computations per unit (Moccasin's C) from ``incumbent``, for at most MODEL_SHARE of the time and
-    less when it is proven or stalls (STALL); then ``cpsat_bound``'s rounds with the time left, started from
-    the best schedule, which stop once the bound is within ``gap`` of the best schedule's recomputation
+    less when it is proven or stalls (STALL); then, unless the model was still improving when its time ran
+    out (then the time left goes back to the caller), ``cpsat_bound``'s rounds with the time left, started
+    from the best schedule, which stop once the bound is within ``gap`` of the best schedule's recomputation
     overhead. Returns the best schedule (``incumbent`` when nothing is cheaper), a lower bound valid for all
     schedules (cost units; the sum of costs when none was proven) and a note for the report. SolverError
     and time-outs are notes, never raised; InfeasibleError (a proven infeasibility) is raised."""
@@ -519,11 +520,15 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
 
     best = incumbent if incumbent is not None and incumbent.peak(dag) <= budget else None
     notes = []
+    cut = False
     if left(MODEL_SHARE) >= 0.5:
         try:
-            sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=left(MODEL_SHARE), threads=threads, copies=2,
+            given = left(MODEL_SHARE)
+            sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=given, threads=threads, copies=2,
                                                           stall=STALL), hint=best, progress=progress)
             notes.append(f"C=2 model {sched.report['solver']}, cost {sched.cost(dag):g}")
+            # still improving when its time ran out: a proof is out of reach, the time left goes back
+            cut = "FEASIBLE" in sched.report["solver"] and sched.report["seconds"] >= 0.95 * given
             if best is None or sched.cost(dag) < best.cost(dag):
                 best = sched
         except SolverError as e:
@@ -533,7 +538,9 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
                 raise SolverError("CP-SAT proved no schedule fits while one does (a bug)") from None
             notes.append("C=2 model infeasible")  # more computations may still fit: the bound decides
     bound = base
-    if left() >= 0.5:
+    if cut and seconds is not None:
+        notes.append("bound not run (the C=2 model was still improving at its time limit)")
+    elif left() >= 0.5:
         target = None if best is None else best.cost(dag) - gap * max(best.cost(dag) - base, 0.0)
         res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2), hint=best,
                           stop_at=target)

@@ -17,6 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, RemcError, SolverError
 from ..ir.schedule import Schedule, check
@@ -86,9 +88,9 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
-    first = None
+    first, state = None, {}
     if o.warm_start:
-        first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock)
+        first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
         incumbent = _cheaper(dag, incumbent, first)
         if math.isfinite(lp_bound):
             bounds["lp"] = lp_bound
@@ -99,7 +101,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
             seconds=None if left is None else o.cpsat_share * left)
     if o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
-        incumbent, notes["refine"] = _refine(dag, budget, [incumbent, first], clock)
+        incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent], state.get("over"), clock)
     elif o.warm_start and incumbent is None and not clock.expired():
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
@@ -128,15 +130,16 @@ def _proven(dag: DAG, sched: Schedule, bounds: dict[str, float], gap: float) -> 
 
 
 def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedule | None,
-                  clock: Clock) -> tuple[Schedule | None, float, str]:
+                  clock: Clock, state: dict) -> tuple[Schedule | None, float, str]:
     """approx (stage search, LP relaxation, two-phase rounding, local search; passes/approx.py) within
     ``approx_share`` of the time limit, as approx alone runs until then: its schedule (None when it has none in time), the lower bound
-    its LP at the budget proved (cost units; -inf when none) and a note. Failures are notes."""
+    its LP at the budget proved (cost units; -inf when none) and a note. Failures are notes. ``state``
+    receives approx's cheapest rounded schedule over the budget (``solve_approx``)."""
     left = clock.left()
     sub = Clock(None if left is None else min(left, o.approx_share * (o.time_limit or 0.0)))
     try:
         s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
-                                 incumbent=incumbent, clock=sub)
+                                 incumbent=incumbent, clock=sub, state=state)
     except _approx.LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may
@@ -149,24 +152,36 @@ REFINE_SECONDS = 30.0
 """Most seconds of checkmate's local search (approx's default refine time)."""
 
 
-def _refine(dag: DAG, budget: int, starts: list[Schedule | None], clock: Clock) -> tuple[Schedule, str]:
-    """approx's local search (passes/refine.py) from each of ``starts`` (the first must fit), for at most
-    REFINE_SECONDS in all: the cheapest schedule, and a note."""
+def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarray | None,
+            clock: Clock) -> tuple[Schedule, str]:
+    """approx's local search (passes/refine.py) resumed, for at most REFINE_SECONDS in all: from each of
+    ``starts`` that fits (approx's schedule first: improving it again continues approx's own search where
+    its share ended), then from the rounded checkpoint matrix ``over`` (over the budget) repaired, as approx
+    does. The cheapest schedule (the cheapest of ``starts`` when nothing is better), and a note."""
     left = clock.left()
     end = time.perf_counter() + (REFINE_SECONDS if left is None else min(REFINE_SECONDS, left))
     refiner = Refiner(dag, budget, deadline=end)
-    best = starts[0]
-    assert best is not None
-    seen = set()
-    for s in starts:
-        if s is None or s.peak(dag) > budget or s.S.tobytes() in seen or refiner.out_of_budget():
-            continue
-        seen.add(s.S.tobytes())
-        p = refiner.improve(refiner.evaluate(s.S))
+    fits = [s for s in starts if s is not None and s.peak(dag) <= budget]
+    best = min(fits, key=lambda s: s.cost(dag))
+    points, seen = [], set()
+    for s in fits:
+        if s.S.tobytes() not in seen:
+            seen.add(s.S.tobytes())
+            points.append((refiner.evaluate(s.S), s.strategy or "unnamed"))
+    for k, (p, origin) in enumerate(points + [(None, "approx's rounding, repaired")]):
+        if refiner.out_of_budget():
+            break
+        if p is None:
+            if over is None:
+                break
+            p = refiner.repair(refiner.evaluate(over))
+            if p is None:
+                break
+        p = refiner.improve(p)
         if check(dag, p.R, p.S) or p.peak > budget:  # refine's moves keep both; a failure here is a bug
             raise SolverError("checkmate: the local search returned an invalid schedule")
         if p.cost < best.cost(dag):
-            best = Schedule(p.R, p.S, strategy=f"{s.strategy or 'unnamed'}, refined")
+            best = Schedule(p.R, p.S, strategy=f"{origin}, refined")
     return best, f"{refiner.evals} schedules evaluated" + (f", stopped by {refiner.stopped}" if refiner.stopped else "")
 
 

@@ -77,7 +77,7 @@ class _Candidate:
 
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
-                 clock: Clock | None = None) -> Schedule:
+                 clock: Clock | None = None, state: dict | None = None) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -96,6 +96,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     the local search when rounding finds nothing. The report's ``bound`` is the best proven lower bound
     (the LP at the true budget, else the sum of costs) and ``gap`` is measured on the recomputation
     overhead. LPs above MAX_LP_COLUMNS columns are not built (``lp`` in the report says so).
+
+    ``state`` (a dict), when given, receives the cheapest rounded schedule over the budget (``"over"``, its
+    S matrix; None when there was none), so that a caller can resume the local search from it later.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
@@ -143,6 +146,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             lp_status, lp_bound = "optimal", exact.bound
             note("rounding", bound=max(lp_bound, base))
             best, over, tried, fallback = _round(dag, budget, o, relax)
+            if state is not None:
+                state["over"] = None if over is None else over.S
     rounded_cost = None if best is None else best.cost
     refined = None
     if o.refine and cols <= MAX_LP_COLUMNS:  # above it the stage search's own local search ran instead
