@@ -71,17 +71,18 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
 
     1. the baselines (quickest first) and the retention-gap bound;
-    2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding and local
-       search, ``_approx_first``) within ``approx_share`` of the limit, and its LP bound;
+    2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
+       search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
+       and its LP bound;
     3. (OR-Tools installed, at most CP_UNITS units) CP-SAT's C=2 model from that schedule and its bound valid
        for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
     5. the MILP from the best schedule with the time left, skipped when a bound already proves it.
 
-    The cheapest schedule of all is returned. checkmate runs approx as approx alone does for its first
-    ``approx_share`` of the limit and later continues its local search from a schedule at least as cheap,
-    so it is worse than approx alone only where approx's local search needed more time than checkmate had
-    left for it and CP-SAT did not make up for it (tools/bench_portfolio.py measures how often)."""
+    The cheapest schedule of all is returned. checkmate runs approx's rounding as approx alone does and
+    its local search from the same schedules and CP-SAT's (at least as cheap), so it is worse than approx
+    alone only where approx's local search needed more time than checkmate had left for it and CP-SAT did
+    not make up for it (tools/bench_portfolio.py measures how often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
     incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
@@ -131,15 +132,16 @@ def _proven(dag: DAG, sched: Schedule, bounds: dict[str, float], gap: float) -> 
 
 def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedule | None,
                   clock: Clock, state: dict) -> tuple[Schedule | None, float, str]:
-    """approx (stage search, LP relaxation, two-phase rounding, local search; passes/approx.py) within
-    ``approx_share`` of the time limit, as approx alone runs until then: its schedule (None when it has none in time), the lower bound
+    """approx (stage search, LP relaxation, two-phase rounding; passes/approx.py) within ``approx_share`` of
+    the time limit, with its local search only when nothing fits after the rounding (it repairs; otherwise
+    ``_refine`` resumes it after CP-SAT, from CP-SAT's schedule too): its schedule (None when it has none in time), the lower bound
     its LP at the budget proved (cost units; -inf when none) and a note. Failures are notes. ``state``
     receives approx's cheapest rounded schedule over the budget (``solve_approx``)."""
     left = clock.left()
     sub = Clock(None if left is None else min(left, o.approx_share * (o.time_limit or 0.0)))
     try:
         s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
-                                 incumbent=incumbent, clock=sub, state=state)
+                                 incumbent=incumbent, clock=sub, state=state, repair_only=True)
     except _approx.LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may

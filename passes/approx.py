@@ -77,7 +77,7 @@ class _Candidate:
 
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
-                 clock: Clock | None = None, state: dict | None = None) -> Schedule:
+                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -99,6 +99,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
 
     ``state`` (a dict), when given, receives the cheapest rounded schedule over the budget (``"over"``, its
     S matrix; None when there was none), so that a caller can resume the local search from it later.
+    ``repair_only``: the local search runs only when no schedule within the budget is in hand after the
+    rounding (it then repairs and improves as usual); a caller that resumes it later skips it otherwise.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
@@ -150,7 +152,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                 state["over"] = None if over is None else over.S
     rounded_cost = None if best is None else best.cost
     refined = None
-    if o.refine and cols <= MAX_LP_COLUMNS:  # above it the stage search's own local search ran instead
+    if o.refine and cols <= MAX_LP_COLUMNS and not (repair_only and (best is not None or given is not None)):
+        # (above MAX_LP_COLUMNS the stage search's own local search ran instead)
         end = clock.start + clock.elapsed() + o.refine_seconds
         if clock.deadline is not None:
             end = min(end, clock.deadline)
