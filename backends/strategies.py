@@ -184,7 +184,8 @@ def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarr
             raise SolverError("checkmate: the local search returned an invalid schedule")
         if p.cost < best.cost(dag):
             best = Schedule(p.R, p.S, strategy=f"{origin}, refined")
-    return best, f"{refiner.evals} schedules evaluated" + (f", stopped by {refiner.stopped}" if refiner.stopped else "")
+    # no evaluation count: it varies with the machine's speed, and the note goes into the plan text
+    return best, f"cost {best.cost(dag):g}" + (f", stopped by {refiner.stopped}" if refiner.stopped else "")
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
