@@ -156,36 +156,58 @@ REFINE_SECONDS = 30.0
 
 def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarray | None,
             clock: Clock) -> tuple[Schedule, str]:
-    """approx's local search (passes/refine.py) resumed, for at most REFINE_SECONDS in all: from each of
+    """approx's local search (passes/refine.py) resumed, for at most REFINE_SECONDS in all, from each of
     ``starts`` that fits (approx's schedule first: improving it again continues approx's own search where
-    its share ended), then from the rounded checkpoint matrix ``over`` (over the budget) repaired, as approx
-    does. The cheapest schedule (the cheapest of ``starts`` when nothing is better), and a note."""
+    its share ended) and from the rounded checkpoint matrix ``over`` (over the budget) repaired, as approx
+    does. Each start first gets an equal slice of the time (so that a short limit does not leave approx's
+    repaired start unexplored), then the cheapest unfinished one continues (its search is deterministic, so
+    it resumes where it stopped). The cheapest schedule (the cheapest of ``starts`` when nothing is
+    better), and a note."""
     left = clock.left()
     end = time.perf_counter() + (REFINE_SECONDS if left is None else min(REFINE_SECONDS, left))
     refiner = Refiner(dag, budget, deadline=end)
     fits = [s for s in starts if s is not None and s.peak(dag) <= budget]
     best = min(fits, key=lambda s: s.cost(dag))
-    points, seen = [], set()
+    todo, seen = [], set()
     for s in fits:
         if s.S.tobytes() not in seen:
             seen.add(s.S.tobytes())
-            points.append((refiner.evaluate(s.S), s.strategy or "unnamed"))
-    for k, (p, origin) in enumerate(points + [(None, "approx's rounding, repaired")]):
-        if refiner.out_of_budget():
-            break
-        if p is None:
-            if over is None:
-                break
-            p = refiner.repair(refiner.evaluate(over))
+            todo.append((s.S, False, s.strategy or "unnamed"))
+    if over is not None:
+        todo.append((over, True, "approx's rounding over budget, repaired"))
+    done: list = []  # (point, finished, origin)
+
+    def run(p, repair: bool, until: float):
+        refiner.deadline, refiner.stopped = until, None
+        if repair:
+            p = refiner.repair(p)
             if p is None:
-                break
+                return None, True
         p = refiner.improve(p)
+        return p, refiner.stopped is None
+
+    for k, (S, repair, origin) in enumerate(todo):
+        now = time.perf_counter()
+        if now >= end:
+            break
+        p, finished = run(refiner.evaluate(S), repair, now + (end - now) / (len(todo) - k))
+        if p is not None:
+            done.append((p, finished, origin))
+    while time.perf_counter() < end:
+        open_ = [d for d in done if not d[1]]
+        if not open_:
+            break
+        p0, _, origin = min(open_, key=lambda d: d[0].cost)
+        p, finished = run(p0, False, end)
+        done = [(p, finished, origin) if d[0] is p0 else d for d in done]
+    for p, _, origin in done:
         if check(dag, p.R, p.S) or p.peak > budget:  # refine's moves keep both; a failure here is a bug
             raise SolverError("checkmate: the local search returned an invalid schedule")
         if p.cost < best.cost(dag):
             best = Schedule(p.R, p.S, strategy=f"{origin}, refined")
+    stopped = any(not d[1] for d in done)
     # no evaluation count: it varies with the machine's speed, and the note goes into the plan text
-    return best, f"cost {best.cost(dag):g}" + (f", stopped by {refiner.stopped}" if refiner.stopped else "")
+    return best, f"cost {best.cost(dag):g}" + (", stopped by time" if stopped else "")
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
