@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from _milp_dags import random_dag, training_graph
 
 from remc.backends.strategies import make_options, solve
