@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import math
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..ir.dag import DAG
-from ..ir.errors import RemcError, SolverError
-from ..ir.schedule import Schedule
+from ..ir.errors import InfeasibleError, RemcError, SolverError
+from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import gap_bound, raise_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
+from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, SolverBackend
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
@@ -63,25 +68,148 @@ def _baseline_deadline(clock: Clock) -> float | None:
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
-    """Baselines, then (OR-Tools installed, at most CP_UNITS units) CP-SAT's schedule and its bound valid for
-    all schedules (``cpsat_phase``, ``cpsat_share`` of the time left), then the MILP from the best schedule,
-    skipped when CP-SAT's bound already proves it within the gap."""
+    """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
+
+    1. the baselines (quickest first) and the retention-gap bound;
+    2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
+       search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
+       and its LP bound;
+    3. (OR-Tools installed, at most CP_UNITS units) CP-SAT's C=2 model from that schedule and its bound valid
+       for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left);
+    4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
+    5. the MILP from the best schedule with the time left, skipped when a bound already proves it.
+
+    The cheapest schedule of all is returned. checkmate runs approx's rounding as approx alone does and
+    its local search from the same schedules and CP-SAT's (at least as cheap), so it is worse than approx
+    alone only where approx's local search needed more time than checkmate had left for it and CP-SAT did
+    not make up for it (tools/bench_portfolio.py measures how often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
     incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
     gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
-    note = "not run"
-    if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None:
+    notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
+    first, state = None, {}
+    if o.warm_start:
+        first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
+        incumbent = _cheaper(dag, incumbent, first)
+        if math.isfinite(lp_bound):
+            bounds["lp"] = lp_bound
+    if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
+            and not clock.expired():
         left = clock.left()
-        incumbent, bounds["cp-sat"], note = cpsat_phase(
+        incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
             dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
             seconds=None if left is None else o.cpsat_share * left)
-    sched = _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
-                             progress=progress, clock=clock, bounds=bounds)
+    if o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
+        incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent], state.get("over"), clock)
+    elif o.warm_start and incumbent is None and not clock.expired():
+        # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
+        try:
+            incumbent = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
+                                             clock=clock)
+            notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
+        except (InfeasibleError, SolverError) as e:
+            notes["refine"] = f"approx in full: {e}"
+    sched = _milp.solve_milp(dag, budget, dataclasses.replace(o, warm_start=False), mip=backend(o.solver),
+                             lp=HighsBackend(), incumbent=incumbent, progress=progress, clock=clock,
+                             bounds=bounds)
     raise_bound(dag, sched, gb, gap=o.gap)
-    sched.report.extras["cp_sat"] = note
+    sched.report.extras.update(notes)
     return sched
+
+
+def _cheaper(dag: DAG, a: Schedule | None, b: Schedule | None) -> Schedule | None:
+    """The cheaper of two schedules (either may be None; ``a`` on a tie)."""
+    return b if a is None or (b is not None and b.cost(dag) < a.cost(dag)) else a
+
+
+def _proven(dag: DAG, sched: Schedule, bounds: dict[str, float], gap: float) -> bool:
+    """Whether ``bounds`` prove ``sched`` within ``gap`` of the recomputation overhead."""
+    base, cost = float(dag.total_cost), sched.cost(dag)
+    return cost - max(bounds.values(), default=base) <= gap * max(cost - base, 0.0) + 1e-9 * max(cost, 1.0)
+
+
+def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedule | None,
+                  clock: Clock, state: dict) -> tuple[Schedule | None, float, str]:
+    """approx (stage search, LP relaxation, two-phase rounding; passes/approx.py) within ``approx_share`` of
+    the time limit, with its local search only when nothing fits after the rounding (it repairs; otherwise
+    ``_refine`` resumes it after CP-SAT, from CP-SAT's schedule too): its schedule (None when it has none in time), the lower bound
+    its LP at the budget proved (cost units; -inf when none) and a note. Failures are notes. ``state``
+    receives approx's cheapest rounded schedule over the budget (``solve_approx``)."""
+    left = clock.left()
+    sub = Clock(None if left is None else min(left, o.approx_share * (o.time_limit or 0.0)))
+    try:
+        # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
+        # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
+        s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
+                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True)
+    except _approx.LpUnfinished as e:
+        return None, e.lp_bound, str(e)
+    except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may
+        return None, -math.inf, str(e)
+    rep = s.report
+    return s, float(rep.extras.get("lp_bound", -math.inf)), f"{rep.status}, cost {rep.cost:g}"
+
+
+REFINE_SECONDS = 30.0
+"""Most seconds of checkmate's local search (approx's default refine time)."""
+
+
+def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarray | None,
+            clock: Clock) -> tuple[Schedule, str]:
+    """approx's local search (passes/refine.py) resumed, for at most REFINE_SECONDS in all, from each of
+    ``starts`` that fits (approx's schedule first: improving it again continues approx's own search where
+    its share ended) and from the rounded checkpoint matrix ``over`` (over the budget) repaired, as approx
+    does. Each start first gets an equal slice of the time (so that a short limit does not leave approx's
+    repaired start unexplored), then the cheapest unfinished one continues (its search is deterministic, so
+    it resumes where it stopped). The cheapest schedule (the cheapest of ``starts`` when nothing is
+    better), and a note."""
+    left = clock.left()
+    end = time.perf_counter() + (REFINE_SECONDS if left is None else min(REFINE_SECONDS, left))
+    refiner = Refiner(dag, budget, deadline=end)
+    fits = [s for s in starts if s is not None and s.peak(dag) <= budget]
+    best = min(fits, key=lambda s: s.cost(dag))
+    todo, seen = [], set()
+    for s in fits:
+        if s.S.tobytes() not in seen:
+            seen.add(s.S.tobytes())
+            todo.append((s.S, False, s.strategy or "unnamed"))
+    if over is not None:
+        todo.append((over, True, "approx's rounding over budget, repaired"))
+    done: list = []  # (point, finished, origin)
+
+    def run(p, repair: bool, until: float):
+        refiner.deadline, refiner.stopped = until, None
+        if repair:
+            p = refiner.repair(p)
+            if p is None:
+                return None, True
+        p = refiner.improve(p)
+        return p, refiner.stopped is None
+
+    for k, (S, repair, origin) in enumerate(todo):
+        now = time.perf_counter()
+        if now >= end:
+            break
+        p, finished = run(refiner.evaluate(S), repair, now + (end - now) / (len(todo) - k))
+        if p is not None:
+            done.append((p, finished, origin))
+    while time.perf_counter() < end:
+        open_ = [d for d in done if not d[1]]
+        if not open_:
+            break
+        p0, _, origin = min(open_, key=lambda d: d[0].cost)
+        p, finished = run(p0, False, end)
+        done = [(p, finished, origin) if d[0] is p0 else d for d in done]
+    for p, _, origin in done:
+        if check(dag, p.R, p.S) or p.peak > budget:  # refine's moves keep both; a failure here is a bug
+            raise SolverError("checkmate: the local search returned an invalid schedule")
+        if p.cost < best.cost(dag):
+            best = Schedule(p.R, p.S, strategy=f"{origin}, refined")
+    stopped = any(not d[1] for d in done)
+    # no evaluation count: it varies with the machine's speed, and the note goes into the plan text
+    return best, f"cost {best.cost(dag):g}" + (", stopped by time" if stopped else "")
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:

@@ -77,7 +77,7 @@ class _Candidate:
 
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
-                 clock: Clock | None = None) -> Schedule:
+                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -96,6 +96,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     the local search when rounding finds nothing. The report's ``bound`` is the best proven lower bound
     (the LP at the true budget, else the sum of costs) and ``gap`` is measured on the recomputation
     overhead. LPs above MAX_LP_COLUMNS columns are not built (``lp`` in the report says so).
+
+    ``state`` (a dict), when given, receives the cheapest rounded schedule over the budget (``"over"``, its
+    S matrix; None when there was none), so that a caller can resume the local search from it later.
+    ``repair_only``: the local search runs only when no schedule within the budget is in hand after the
+    rounding, and then only repairs (no improving moves): a caller that resumes the search later does so.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
@@ -143,15 +148,19 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             lp_status, lp_bound = "optimal", exact.bound
             note("rounding", bound=max(lp_bound, base))
             best, over, tried, fallback = _round(dag, budget, o, relax)
+            if state is not None:
+                state["over"] = None if over is None else over.S
     rounded_cost = None if best is None else best.cost
     refined = None
-    if o.refine and cols <= MAX_LP_COLUMNS:  # above it the stage search's own local search ran instead
+    if o.refine and cols <= MAX_LP_COLUMNS and not (repair_only and (best is not None or given is not None)):
+        # (above MAX_LP_COLUMNS the stage search's own local search ran instead)
         end = clock.start + clock.elapsed() + o.refine_seconds
         if clock.deadline is not None:
             end = min(end, clock.deadline)
         note("refine", bound=max(lp_bound, base))
         starts = [c for c in (best, given) if c is not None]
-        refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
+        refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals),
+                          improve=not repair_only)
         best = _cheaper(best, refined.best)
     best = _cheaper(best, given)
     if best is None:
@@ -337,9 +346,10 @@ class _Refined:
 
 
 def _refine(dag: DAG, budget: int, fits: list[_Candidate], over: _Candidate | None,
-            refiner: Refiner) -> _Refined:
+            refiner: Refiner, improve: bool = True) -> _Refined:
     """Local search (passes/refine.py) from each schedule of ``fits`` (within budget) and from the cheapest
-    over budget, repaired; the cheapest result, checked like every candidate."""
+    over budget, repaired (``improve`` False: repaired only); the cheapest result, checked like every
+    candidate."""
     t0 = time.perf_counter()
     starts = [(refiner.evaluate(f.S), f, "refined") for f in fits]
     if over is not None and not refiner.out_of_budget():
@@ -348,7 +358,7 @@ def _refine(dag: DAG, budget: int, fits: list[_Candidate], over: _Candidate | No
             starts.append((fixed, over, "repaired and refined"))
     best = None
     for start, origin, how in starts:
-        p = refiner.improve(start)
+        p = refiner.improve(start) if improve else start
         if check(dag, p.R, p.S) or p.peak > budget:  # refine's moves keep both; a failure here is a bug
             raise SolverError(f"approx: local search returned an invalid schedule ({how} from {origin.rule})")
         best = _cheaper(best, _Candidate(p.R, p.S, p.cost, origin.eps, f"{origin.rule}, {how}"))

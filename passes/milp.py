@@ -88,7 +88,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     if seed is not None and seed.cost(dag) <= base * (1 + 1e-12):
         extras["milp"] = "not needed (nothing is recomputed)"
     elif proven:
-        extras["milp"] = f"not needed (the gap is closed by the {', '.join(given)} bound)"
+        extras["milp"] = f"not needed (the gap is closed by the {max(given, key=lambda k: given[k])} bound)"
     elif model_columns(dag) > MAX_MILP_COLUMNS:
         extras["milp"] = f"not built ({model_columns(dag)} columns > {MAX_MILP_COLUMNS})"
     elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:

@@ -30,7 +30,8 @@ class CheckmateOptions:
     """Options of the ``checkmate`` strategy (passes/milp.py)."""
 
     time_limit: float | None = None
-    """Wall-clock seconds for the whole strategy: baselines, approx warm start, MILP (None: no limit)."""
+    """Wall-clock seconds for the whole strategy: baselines, approx, CP-SAT, local search, MILP (None: no
+    limit)."""
     threads: int | None = None
     gap: float = 1e-4
     """Relative gap at which the MILP stops, measured on the recomputation overhead (cost minus computing
@@ -40,9 +41,10 @@ class CheckmateOptions:
     free_form: str = "tight"
     memory_form: str = "auto"
     warm_start: bool = True
-    """Start from approx's schedule (LP rounding and local search)."""
+    """Run approx's LP rounding before CP-SAT and the MILP, and its local search after CP-SAT."""
     approx_share: float = 0.3
-    """Share of ``time_limit`` that approx's local search may use inside checkmate."""
+    """Share of ``time_limit`` that approx's rounding (and its repair, when nothing fits) may use inside
+    checkmate before CP-SAT."""
     cpsat_share: float = 0.7
     """Share of the time left after the baselines that checkmate's CP-SAT phase may use (with OR-Tools
     installed, on graphs of at most backends.cpsat.CP_UNITS units); 0 turns it off."""

@@ -148,3 +148,15 @@ def test_integer_costs_are_exact_when_they_fit() -> None:
     frac = np.array([0.5, 1.25, 3.0])
     ints, scale = _int_costs(frac, floor=True)
     assert all(c / scale <= x for c, x in zip(ints, frac))
+
+
+def test_stalled_search_still_returns_a_schedule_no_worse_than_its_hint() -> None:
+    """``stall`` (checkmate's C=2 model) ends the search early, never with a schedule over budget or worse
+    than its hint."""
+    rng = np.random.default_rng(8)
+    dag = training_graph(7, rng, skips=((0, 4), (2, 6)), workspace=True)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    hint = solve_approx(dag, budget)
+    s = solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, stall=0.0), hint=hint)
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+    assert s.cost(dag) <= hint.cost(dag) + 1e-9

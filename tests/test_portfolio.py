@@ -1,0 +1,38 @@
+"""checkmate's portfolio is never worse than approx alone (issue #12 item 3), on a fixed set of small graphs at
+generous limits (no wall-clock assertion: speed is measured by tools/bench_portfolio.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from _milp_dags import random_dag, training_graph
+
+from remc.backends.strategies import make_options, solve
+from remc.ir.errors import InfeasibleError, SolverError
+from remc.ir.schedule import check, checkpoint_all
+from remc.passes.milp_model import simple_lower_bound
+
+
+def cases():
+    rng = np.random.default_rng(12)
+    dags = [random_dag(int(rng.integers(8, 14)), rng, p=0.25, workspace=k % 2 == 0) for k in range(4)]
+    dags += [training_graph(5, rng, skips=((0, 3),)), training_graph(6, rng, skips=((1, 4), (0, 5)), workspace=True)]
+    return dags
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_checkmate_is_never_worse_than_approx_alone(k: int) -> None:
+    dag = cases()[k]
+    top, least = checkpoint_all(dag).peak(dag), simple_lower_bound(dag)
+    compared = 0
+    for frac in (0.8, 0.5, 0.2):  # between the least any schedule needs and checkpoint-all's peak
+        budget = least + int(frac * (top - least))
+        try:
+            a = solve("approx", dag, budget, make_options("approx", time_limit=120, threads=1))
+        except (InfeasibleError, SolverError):
+            continue
+        c = solve("checkmate", dag, budget, make_options("checkmate", time_limit=120, threads=1))
+        assert not check(dag, c.R, c.S) and c.peak(dag) <= budget
+        assert c.cost(dag) <= a.cost(dag) * (1 + 1e-9)
+        assert c.report.seconds <= 120 + 5  # the report counts every phase, within the limit (and slack)
+        compared += 1
+    assert compared > 0
