@@ -254,7 +254,7 @@ def test_gurobi_missing_gives_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "gurobipy", None)
     rng = np.random.default_rng(15)
     dag = random_dag(4, rng)
-    with pytest.raises(SolverError, match=r"pip install remc\[gurobi\]"):
+    with pytest.raises(SolverError, match=r"pip install 'remc\[gurobi\]'"):
         solve_milp(dag, checkpoint_all(dag).peak(dag), solver="gurobi")
 
 
