@@ -3,6 +3,11 @@ domain, attributes, input and output shapes and dtypes, which inputs are constan
 device through ONNX Runtime and returns seconds (median of ``repeats`` runs after a warm-up, per
 signature capped by ``time_cap`` seconds). Results are cached on disk as JSON, keyed by a hash of the
 signature, the device (with the host CPU or GPU name) and the onnxruntime version.
+
+With a ``deadline`` (``remc compile --time-limit`` covers profiling too: remc/timebudget.py) the signatures
+not in the cache are timed in order of their FLOPs in the model, largest first; those left when the
+deadline passes are priced by FLOPs times the measured seconds per FLOP of their op type
+(``ProfileSummary`` counts them; the compile report says so). Only timed signatures enter the cache.
 """
 from __future__ import annotations
 
@@ -25,6 +30,7 @@ from onnx import helper, numpy_helper
 from ..ir.device import parse_device
 from ..ir.errors import ModelError, RuntimeFailure, UnsupportedOpError
 from ..ir.onnx_types import TensorType, node_keys, static_types
+from ..passes.costs import flop_costs
 from . import runtime
 
 MIN_SECONDS = 1e-9
@@ -228,36 +234,59 @@ class ProfileCosts:
     """Times each distinct node signature alone on ``device`` (see the module docstring)."""
 
     def __init__(self, device: str = "cpu", *, cache_dir: str | Path | None = None, repeats: int = 10,
-                 warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None) -> None:
+                 warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None,
+                 deadline: float | None = None) -> None:
         self.device, self.repeats, self.warmup, self.time_cap = device, repeats, warmup, time_cap
         self.seed, self.base_dir = seed, base_dir
+        self.deadline = deadline
+        """``time.perf_counter()`` value after which no signature is timed (None: time them all)."""
         self.cache = CostCache(cache_dir)
         self.sessions_built = 0
+        self.summary = ProfileSummary()
 
     def apply(self, model: onnx.ModelProto) -> dict[str, float]:
-        """Seconds per node, keyed like ``node_keys``."""
+        """Seconds per node, keyed like ``node_keys``. Signatures are timed in order of their FLOPs in the
+        model (largest first); those not timed by ``deadline`` are priced by ``_estimate`` (``summary``)."""
         types = static_types(model)
         keys = node_keys(model)
         consts = _constant_values(model, self.base_dir)
+        fl = flop_costs(model)
         node_key: dict[str, str] = {}
         probes: dict[str, _Probe] = {}
+        weight: dict[str, float] = {}
         for name, node in zip(keys, model.graph.node):
             for o in node.output:
                 if o and o not in types:
                     raise ModelError(f"value {o!r} (output of node {name!r}) has no static shape")
             k = _cache_key(signature(model, node, types, set(consts)), self.device)
             node_key[name] = k
+            weight[k] = weight.get(k, 0.0) + fl[name]
             if self.cache.get(k) is None and k not in probes:
                 probes[k] = _Probe(k, node, name)
+        order = sorted(probes.values(), key=lambda p: -weight[p.key])
+        timed = 0
         try:
-            if probes:
-                values = self._original_values(model, list(probes.values()), types, consts)
-                for p in probes.values():
+            if order and not self._out_of_time():
+                values = self._original_values(model, order, types, consts)
+                for p in order:
+                    if self._out_of_time():
+                        break
                     secs, runs = self._time(model, p, types, consts, values)
                     self.cache.put(p.key, secs, p.node.op_type, runs)
+                    timed += 1
         finally:
             self.cache.save()
-        return {name: max(self.cache.get(k), MIN_SECONDS) for name, k in node_key.items()}
+        missing = {k for k in probes if self.cache.get(k) is None}
+        signatures = set(node_key.values())
+        self.summary = ProfileSummary(len(signatures), len(signatures) - len(probes), timed, len(missing),
+                                      sum(weight[k] for k in missing) / max(sum(weight.values()), 1.0))
+        measured = {name: max(self.cache.get(k), MIN_SECONDS) for name, k in node_key.items() if k not in missing}
+        if not missing:
+            return measured
+        return {**measured, **_estimate(model, fl, measured, {n for n, k in node_key.items() if k in missing})}
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                          consts: dict) -> dict[str, np.ndarray]:
@@ -362,13 +391,52 @@ class ProfileCosts:
 
 def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
                cache_dir: str | Path | None = None, repeats: int = 10, time_cap: float = 1.0,
-               base_dir: str | None = None) -> dict[str, float]:
+               base_dir: str | None = None, deadline: float | None = None) -> dict[str, float]:
     """Seconds of every node measured alone on ``device``, keyed by node name (``node_keys``), every one
     > 0. See the module docstring.
 
     ``repeats``: timed runs per signature (median), stopped early once ``time_cap`` seconds are spent;
     ``cache_dir``: where the profile table lives (default ``~/.cache/remc/costs``); ``base_dir``: where
-    external-data initializers live, for the real values of small constants.
+    external-data initializers live, for the real values of small constants; ``deadline``: a
+    ``time.perf_counter()`` value after which signatures are priced by FLOPs (``ProfileCosts.apply``).
     """
     return ProfileCosts(device, cache_dir=cache_dir, repeats=repeats, time_cap=time_cap,
-                        base_dir=base_dir).apply(model)
+                        base_dir=base_dir, deadline=deadline).apply(model)
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """What ``ProfileCosts.apply`` did: signatures in the model, found in the cache, timed now, and priced
+    by FLOPs because the deadline came first (with their share of the model's FLOPs)."""
+
+    signatures: int = 0
+    cached: int = 0
+    timed: int = 0
+    estimated: int = 0
+    estimated_flop_share: float = 0.0
+
+    def note(self) -> str:
+        """One sentence for the report (empty when every signature was measured)."""
+        if not self.estimated:
+            return ""
+        return (f"costs: {self.signatures - self.estimated} of {self.signatures} op signatures measured "
+                f"({self.cached} cached, {self.timed} timed now, the largest by FLOPs first); the time limit "
+                f"left {self.estimated} unprofiled ({100 * self.estimated_flop_share:.1f}% of the FLOPs), "
+                "priced by FLOPs x the measured seconds per FLOP of their op type (of all ops where none "
+                "was timed); the profile is cached, so a later compile times more")
+
+
+def _estimate(model: onnx.ModelProto, fl: dict[str, float], measured: dict[str, float],
+              names: set[str]) -> dict[str, float]:
+    """Seconds for the nodes ``names`` not profiled: their FLOPs times the median seconds per FLOP of the
+    measured nodes of the same op type, else of all measured nodes; their FLOPs alone (every cost in
+    FLOPs, a consistent scale) when nothing was measured."""
+    if not measured:
+        return dict(fl)
+    op = {k: n.op_type for k, n in zip(node_keys(model), model.graph.node)}
+    ratios: dict[str, list[float]] = {}
+    for n, secs in measured.items():
+        ratios.setdefault(op[n], []).append(secs / fl[n])
+    overall = float(np.median([r for rs in ratios.values() for r in rs]))
+    per_op = {o: float(np.median(rs)) for o, rs in ratios.items()}
+    return {n: max(fl[n] * per_op.get(op[n], overall), MIN_SECONDS) for n in names}

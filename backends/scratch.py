@@ -21,6 +21,7 @@ changes MLAS' buffers, so it is part of the device tag.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,8 +67,23 @@ NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 
 
 def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
-                  seed: int = 0) -> dict[str, KernelMemory]:
-    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``."""
+                  seed: int = 0, deadline: float | None = None) -> dict[str, KernelMemory]:
+    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``.
+
+    ``deadline`` (a ``time.perf_counter()`` value): signatures are measured largest outputs first and those
+    left when it passes get no entry (``unmeasured_kernels`` counts them; the arena replay then models no
+    kernel memory for them)."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, deadline=deadline)[0]
+
+
+def unmeasured_kernels(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
+                       seed: int = 0, deadline: float | None = None) -> tuple[dict[str, KernelMemory], int, int]:
+    """(``kernel_memory``'s table, signatures left unmeasured at ``deadline``, signatures in all)."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, deadline=deadline)
+
+
+def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path | None, seed: int,
+                   deadline: float | None) -> tuple[dict[str, KernelMemory], int, int]:
     prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed)
     cache = _Cache(cache_dir)
     types = static_types(model)
@@ -75,6 +91,7 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
     keys = node_keys(model)
     node_key: dict[str, str] = {}
     probes: dict[str, _Probe] = {}
+    size: dict[str, int] = {}
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
@@ -82,14 +99,24 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
+            size[k] = sum(types[x].nbytes for x in list(node.input) + list(node.output) if x and x in types)
+    order = sorted(probes.values(), key=lambda p: -size[p.key])  # scratch grows with the tensors
+    left = len(order)
+
+    def out_of_time() -> bool:
+        return deadline is not None and time.perf_counter() >= deadline
+
     try:
-        if probes:
-            values = prof._original_values(model, list(probes.values()), types, consts)
-            for p in probes.values():
+        if order and not out_of_time():
+            values = prof._original_values(model, order, types, consts)
+            for p in order:
+                if out_of_time():
+                    break
                 cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+                left -= 1
     finally:
         cache.save()
-    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}
+    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
 
 
 def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
@@ -124,4 +151,4 @@ def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str
     return kernel_memory(model, device, **kw)
 
 
-__all__ = ["KernelMemory", "kernel_memory", "scratch_table", "ModelError"]
+__all__ = ["KernelMemory", "kernel_memory", "unmeasured_kernels", "scratch_table", "ModelError"]

@@ -24,6 +24,7 @@ from ..passes.bounds import gap_bound, raise_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.solver_api import Clock, Progress, SolverBackend
+from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
@@ -39,6 +40,8 @@ class Strategy:
     fn: StrategyFn
     options: type
     needs_budget: bool = False
+    warm: bool = False
+    """``fn`` takes ``start=`` (a schedule to repair and start from)."""
 
 
 def backend(name: str) -> SolverBackend:
@@ -62,13 +65,31 @@ def _baseline_deadline(clock: Clock) -> float | None:
     return None if clock.time_limit is None else clock.start + BASELINE_SHARE * clock.time_limit
 
 
-def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
-    """Baselines, then (OR-Tools installed, at most CP_UNITS units) CP-SAT's schedule and its bound valid for
-    all schedules (``cpsat_phase``, ``cpsat_share`` of the time left), then the MILP from the best schedule,
-    skipped when CP-SAT's bound already proves it within the gap."""
+WARM_SHARE = 0.5
+"""Share of the time limit a warm start's repair (``start``: e.g. a previous fit round's schedule) may use."""
+
+
+def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> Schedule | None:
+    """The cheaper of ``start`` repaired to fit (passes/stagesearch.py ``repair_start``, first, within
+    WARM_SHARE of the limit) and the best baseline."""
+    warm = None
+    if start is not None:
+        at = None if clock.time_limit is None else clock.start + WARM_SHARE * clock.time_limit
+        warm = repair_start(dag, budget, start.S, deadline=at)
+    base = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    if warm is None or (base is not None and base.cost(dag) <= warm.cost(dag)):
+        return base
+    return warm
+
+
+def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,
+               start: Schedule | None = None) -> Schedule:
+    """Baselines (and ``start`` repaired), then (OR-Tools installed, at most CP_UNITS units) CP-SAT's schedule
+    and its bound valid for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left), then the MILP
+    from the best schedule, skipped when CP-SAT's bound already proves it within the gap."""
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    incumbent = _incumbent(dag, budget, clock, start)
     gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
     note = "not run"
@@ -84,10 +105,11 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     return sched
 
 
-def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
+def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None,
+               start: Schedule | None = None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    incumbent = _incumbent(dag, budget, clock, start)
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
                                 clock=clock)
 
@@ -99,8 +121,8 @@ def _baseline(name: str) -> StrategyFn:
 
 
 REGISTRY: dict[str, Strategy] = {
-    "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True),
-    "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True),
+    "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True, warm=True),
+    "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True, warm=True),
     "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),  # OR-Tools: the cpsat extra
     **{name: Strategy(_baseline(name), BaselineOptions) for name in BASELINE_NAMES},
 }
@@ -134,9 +156,10 @@ def _lookup(name: str) -> Strategy:
 
 
 def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
-          progress: Progress | None = None) -> Schedule:
+          progress: Progress | None = None, start: Schedule | None = None) -> Schedule:
     """Run strategy ``name`` with ``options`` (its options dataclass; None: defaults); InfeasibleError when
-    no schedule of it fits ``budget``."""
+    no schedule of it fits ``budget``. ``start``: a schedule (e.g. a previous fit round's, over ``budget``)
+    that approx and checkmate repair and start from; other strategies ignore it."""
     strat = _lookup(name)
     if options is None:
         options = strat.options()
@@ -144,6 +167,8 @@ def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
         raise RemcError(f"strategy {name!r} takes {strat.options.__name__}, not {type(options).__name__}")
     if strat.needs_budget and budget is None:
         raise RemcError(f"the {name} strategy needs a budget")
+    if strat.warm and start is not None:
+        return strat.fn(dag, budget, options, progress, start=start)
     return strat.fn(dag, budget, options, progress)
 
 

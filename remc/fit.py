@@ -18,7 +18,8 @@ from typing import Any
 import onnx
 
 from .ir.errors import InfeasibleError, PlanError, SolverError
-from .pipeline import Pass, State, run
+from .pipeline import Pass, State
+from .timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, CompileClock
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,8 @@ class ArenaPrediction:
     peak_node: str = ""
     kernel_measured: bool = True
     """Kernel scratch and pre-packing were measured on the device (False: not modeled)."""
+    kernels_unmeasured: int = 0
+    """Op signatures whose kernel memory the time limit left unmeasured (not modeled; 0: all measured)."""
 
     @property
     def total(self) -> int:
@@ -46,17 +49,21 @@ class ArenaPrediction:
 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
-            cap: int | None = None) -> ArenaPrediction:
+            cap: int | None = None, deadline: float | None = None) -> ArenaPrediction:
     """Replay ONNX Runtime's arena over ``lowered`` on ``device``. Kernel memory is measured on the device
-    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
-    use are replayed under the arena limit ``cap`` when given (on CPU the one region is the cap, and which
-    chunks are handed out whole depends on its size), else under the least limit."""
+    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available), signatures
+    not in the cache until ``deadline`` (a ``time.perf_counter()`` value; the rest are counted in
+    ``kernels_unmeasured``). The bytes in use are replayed under the arena limit ``cap`` when given (on CPU
+    the one region is the cap, and which chunks are handed out whole depends on its size), else under the
+    least limit."""
     from .backends import runtime
-    from .backends.scratch import kernel_memory
+    from .backends.scratch import unmeasured_kernels
     from .passes.arena import graph_events, least_limit, replay
     if measure_kernels is None:
-        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
-    km = kernel_memory(lowered, device) if measure_kernels else None
+        measure_kernels = kernels_measurable(device)
+    km, unmeasured = None, 0
+    if measure_kernels:
+        km, unmeasured, _ = unmeasured_kernels(lowered, device, deadline=deadline)
     ev = graph_events(lowered, device, km)
     cfg = runtime.arena_config(device)
     configs = [cfg]
@@ -73,7 +80,13 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
             best = (need, rp)
     assert best is not None
     return ArenaPrediction(best[0], best[1].peak_in_use, runtime.outside_bytes(lowered, device),
-                           best[1].peak_node, measure_kernels)
+                           best[1].peak_node, measure_kernels, unmeasured)
+
+
+def kernels_measurable(device: str) -> bool:
+    """Whether kernel memory can be measured here for ``device`` (CPU always; CUDA with its provider)."""
+    from .backends import runtime
+    return not device.startswith("cuda") or runtime.cuda_available()
 
 
 @dataclass
@@ -91,27 +104,43 @@ class FitReport:
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None) -> FitReport:
+                on_round: Callable[[dict[str, Any]], None] | None = None,
+                clock: CompileClock | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
     least 0.5% of the budget), or, once a solver budget proved infeasible for the strategy, the midpoint
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
-    the need that made it necessary, the budget and the new solver budget."""
+    the need that made it necessary, the budget and the new solver budget.
+
+    ``clock`` (remc/timebudget.py; default: the state's, else none): the compile's one clock. Kernel memory
+    is measured first, on the input graph (its signatures are the lowered graph's), until the clock's
+    KERNEL_SHARE; the first solve gets FIRST_ROUND_SHARE of the time left and each re-solve
+    LATER_ROUND_SHARE of what is left then, warm from the previous round's schedule; each phase is
+    recorded on the clock."""
+    clock = clock if clock is not None else state.clock
     budget = int(state.budget)
-    run(passes, state, on_pass=on_pass)
+    kernel_deadline = _measure_kernels(state, device, clock)
+    sched_at = len(passes) - 3
+    run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
     too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
-        pred = predict(state.lowered, device)
+        t0 = None if clock is None else clock.elapsed()
+        pred = predict(state.lowered, device, deadline=kernel_deadline)
+        if clock is not None:
+            clock.record("arena check", t0)
         report.prediction = pred
         excess = pred.total - budget
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:
+            t0 = None if clock is None else clock.elapsed()
             short = _verify(state.lowered, device, budget)
+            if clock is not None:
+                clock.record("verify", t0)
             entry["verified"] = short is None
             report.verified = short is None
             if short is not None:
@@ -138,7 +167,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if on_round is not None:
                 on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
-                run(passes[-3:], state, on_pass=on_pass)
+                run_round(passes[sched_at:], state, clock, share=LATER_ROUND_SHARE, warm=True, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
                 infeasible = new
@@ -146,6 +175,46 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+def _measure_kernels(state: State, device: str, clock: CompileClock | None) -> float | None:
+    """Measure kernel memory on the input graph until the clock's KERNEL_SHARE (cached, so ``predict`` on
+    the lowered graph finds it); the ``time.perf_counter()`` deadline ``predict`` keeps to afterwards
+    (None: no clock). A note on the clock when the limit left signatures unmeasured."""
+    if clock is None or state.graph is None or not kernels_measurable(device):
+        return None
+    from .backends.scratch import unmeasured_kernels
+    from .pipeline import shaped_model
+    at = clock.until(KERNEL_SHARE)
+    deadline = clock.perf_deadline(at)
+    t0 = clock.elapsed()
+    _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline)
+    clock.record("kernel memory", t0, at)
+    if left:
+        clock.notes.append(f"kernel memory: the time limit left {left} of {total} op signatures unmeasured (the "
+                           "smallest tensors; measured largest first): the arena prediction has no kernel scratch "
+                           "for them, so the plan may need more than predicted; the measurement is cached, so a "
+                           "later compile measures more")
+    return deadline
+
+
+def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
+              warm: bool = False, on_pass: Callable | None = None) -> None:
+    """Run ``passes`` (from schedule on) with the schedule pass's time limit cut to ``share`` of the clock's
+    time left (when its strategy has one), and, ``warm``, starting from the schedule the state holds."""
+    from .pipeline import SchedulePass, run
+    passes = list(passes)
+    i = next((k for k, p in enumerate(passes) if isinstance(p, SchedulePass)), None)
+    if i is not None:
+        sp = passes[i]
+        opts = sp.options
+        secs, at = (None, None) if clock is None else clock.solve_limit(share)
+        if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):
+            opts = dataclasses.replace(opts, time_limit=secs)
+        else:
+            at = None
+        passes[i] = dataclasses.replace(sp, options=opts, start=state.schedule if warm else None, deadline_at=at)
+    run(passes, state, on_pass=on_pass)
 
 
 def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8) -> int | None:
