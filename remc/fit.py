@@ -167,7 +167,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if on_round is not None:
                 on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
-                run_round(passes[sched_at:], state, clock, share=LATER_ROUND_SHARE, warm=True, on_pass=on_pass)
+                run_round(passes[sched_at:], state, clock, share=LATER_ROUND_SHARE, warm=True, on_pass=on_pass,
+                          reserve=_after_solve(clock))
                 break
             except (InfeasibleError, SolverError):
                 infeasible = new
@@ -198,8 +199,17 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None) -> f
     return deadline
 
 
+def _after_solve(clock: CompileClock | None) -> float:
+    """Seconds the steps after the last solve took (plan, lower, arena check, verify): what a later round
+    keeps back from its solve's share."""
+    if clock is None:
+        return 0.0
+    last = max((k for k, p in enumerate(clock.phases) if p.name == "schedule"), default=None)
+    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
+
+
 def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
-              warm: bool = False, on_pass: Callable | None = None) -> None:
+              warm: bool = False, on_pass: Callable | None = None, reserve: float = 0.0) -> None:
     """Run ``passes`` (from schedule on) with the schedule pass's time limit cut to ``share`` of the clock's
     time left (when its strategy has one), and, ``warm``, starting from the schedule the state holds."""
     from .pipeline import SchedulePass, run
@@ -208,7 +218,7 @@ def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, s
     if i is not None:
         sp = passes[i]
         opts = sp.options
-        secs, at = (None, None) if clock is None else clock.solve_limit(share)
+        secs, at = (None, None) if clock is None else clock.solve_limit(share, reserve)
         if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):
             opts = dataclasses.replace(opts, time_limit=secs)
         else:

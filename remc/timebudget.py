@@ -80,13 +80,14 @@ class CompileClock:
         """``at`` (seconds on this clock) as a ``time.perf_counter()`` value, what the passes take."""
         return None if at is None else self.start + at
 
-    def solve_limit(self, share: float) -> tuple[float | None, float | None]:
+    def solve_limit(self, share: float, reserve: float = 0.0) -> tuple[float | None, float | None]:
         """(time limit in seconds, deadline on this clock) for a solve starting now that gets ``share`` of
-        the time left (FIRST_ROUND_SHARE, LATER_ROUND_SHARE or ONLY_ROUND_SHARE)."""
+        the time left (FIRST_ROUND_SHARE, LATER_ROUND_SHARE or ONLY_ROUND_SHARE) less ``reserve`` seconds
+        (what the steps after the solve took last round: plan, lower, arena check)."""
         if self.time_limit is None:
             return None, None
         now = self.elapsed()
-        secs = max(share * max(self.time_limit - now, 0.0), MIN_SOLVE_SECONDS)
+        secs = max(share * max(self.time_limit - now - reserve, 0.0), MIN_SOLVE_SECONDS)
         return secs, now + secs
 
     def record(self, name: str, start: float, deadline: float | None = None) -> PhaseTime:
