@@ -123,8 +123,20 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     budget = int(state.budget)
     kernel_deadline = _measure_kernels(state, device, clock)
     sched_at = len(passes) - 3
-    run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass)
     report = FitReport(budget, budget, 1)
+    first = budget if clock is None else _anticipate(state, device, clock, kernel_deadline, report)
+    state.budget = first
+    # keep back what plan, lower and the arena check will take: about two arena replays' time
+    reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+    try:
+        run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass, reserve=reserve)
+    except (InfeasibleError, SolverError):
+        if first == budget:
+            raise
+        report.history.append({"round": 1, "solver_budget": first, "infeasible": True})
+        state.budget = first = budget  # the anticipated budget was too tight for the strategy: the user's
+        run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass, reserve=reserve)
+    report.solver_budget = first
     too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
@@ -176,6 +188,26 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline: float | None,
+                report: FitReport) -> int:
+    """The first round's solver budget in a time-limited compile: the budget less what ONNX Runtime's arena
+    needs beyond the live bytes on the input graph in its own order (a re-solve round costs a solve, a plan,
+    a lowering and an arena check: ResNet50 fine at batch 256, 16 GiB: the input graph's excess is 1.27 GB,
+    the first plan's 1.00 GB, and the plan at the budget less 1.27 GB fits). Recorded on the report."""
+    from .ir.schedule import checkpoint_all
+    from .pipeline import shaped_model
+    t0 = clock.elapsed()
+    budget = int(state.budget)
+    try:
+        pred = predict(shaped_model(state.graph), device, deadline=kernel_deadline)
+    finally:
+        clock.record("arena estimate", t0)
+    excess = pred.total - int(checkpoint_all(state.dag).peak(state.dag))
+    first = budget - excess if excess > 0 and budget - excess > int(state.dag.constant) else budget
+    report.history.append({"round": 0, "input_graph_excess": int(excess), "solver_budget": int(first)})
+    return first
 
 
 def _measure_kernels(state: State, device: str, clock: CompileClock | None) -> float | None:

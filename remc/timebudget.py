@@ -8,7 +8,8 @@ start, so the phases share the limit instead of each getting all of it:
   the measured seconds per FLOP (``backends.profile``), and the report says how many;
 - ``kernel memory`` (measured per op signature for the arena fit, also cached) until ``KERNEL_SHARE``;
   signatures not measured by then are not in the arena prediction, and the report says so;
-- the first solve gets ``FIRST_ROUND_SHARE`` of what is left; each later fit round (a re-solve at a
+- the first solve gets ``FIRST_ROUND_SHARE`` of what is left (less an estimate of the steps after it);
+  each later fit round (a re-solve at a
   tighter solver budget, warm from the previous schedule) ``LATER_ROUND_SHARE`` of what is left then; the
   rest is for plan, lower, the arena check and the write (``--no-fit``: the one solve gets
   ``ONLY_ROUND_SHARE``). A strategy without a time limit (the baselines) is not cut.
@@ -26,8 +27,10 @@ PROFILE_SHARE = 0.25
 """Profiling may run until this share of the limit (at b256 a cold ResNet50 profile takes ~390 s alone)."""
 KERNEL_SHARE = 0.40
 """Kernel-memory measurement may run until this share of the limit (from the compile's start)."""
-FIRST_ROUND_SHARE = 0.75
-"""Share of the time left that the first solve gets (the rest: plan, lower, arena check, later rounds)."""
+FIRST_ROUND_SHARE = 0.85
+"""Share of the time left, less twice what the arena estimate of the input graph took (plan, lower and the
+arena check after the solve take about that), that the first solve gets; the rest is for later rounds
+(rare: the first round solves at the budget less the input graph's arena excess, remc/fit.py)."""
 LATER_ROUND_SHARE = 0.5
 """Share of the time left that each later fit round's solve gets."""
 ONLY_ROUND_SHARE = 0.95

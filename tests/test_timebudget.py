@@ -89,7 +89,7 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
                               options=make_options("approx", time_limit=1000.0))
     clock = CompileClock(60.0, now=FakeTime())
     st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=clock))
-    preds = iter([2010, 1])  # too big, then fits
+    preds = iter([0, 2010, 1])  # the input graph (no excess: round 1 at the budget), too big, then fits
 
     def fake_predict(lowered, device, **kw):
         return ArenaPrediction(next(preds), 0, 0)
@@ -104,7 +104,8 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
         ph = clock.phases[i]
         share = FIRST_ROUND_SHARE if k == 0 else LATER_ROUND_SHARE
         # a later round keeps back what plan, lower and the arena check took after the previous solve
-        reserve = 0.0 if k == 0 else sum(p.seconds for p in clock.phases[at[k - 1] + 1:i])
+        est = sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+        reserve = 2 * est if k == 0 else sum(p.seconds for p in clock.phases[at[k - 1] + 1:i])
         left = 60.0 - (ph.deadline - sp.options.time_limit)  # the time left when the limit was set
         assert sp.options.time_limit == pytest.approx(share * (left - reserve))
         assert ph.deadline <= 60.0 and ph.start < ph.deadline
@@ -159,3 +160,24 @@ def test_warm_start_repairs_a_schedule_over_the_budget() -> None:
     s = solve("approx", dag, budget, make_options("approx", time_limit=30.0), start=full)
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert np.isfinite(s.cost(dag))
+
+
+def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(monkeypatch) -> None:
+    """A time-limited compile solves its first round at the budget less what the arena needs beyond the live
+    bytes on the input graph, so that one round usually fits; the report keeps the user's budget."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.ir.schedule import checkpoint_all
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=CompileClock(60.0, now=FakeTime())))
+    live = int(checkpoint_all(st.dag).peak(st.dag))
+    preds = iter([live + 40, 1])
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds), 0, 0))
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
+    assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
+    assert report.rounds == 1 and report.solver_budget == 1960 and st.plan.budget == 2000
