@@ -32,7 +32,7 @@ from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
-from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, signature
+from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, run_groups, signature
 
 
 @dataclass(frozen=True)
@@ -107,9 +107,11 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         return deadline is not None and time.perf_counter() >= deadline
 
     try:
-        if order and not out_of_time():
-            values = prof._original_values(model, order, types, consts)
-            for p in order:
+        for group in run_groups(model, order, types, consts):
+            if out_of_time():
+                break
+            values = prof._original_values(model, group, types, consts)
+            for p in group:
                 if out_of_time():
                     break
                 cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
