@@ -5,8 +5,9 @@ signature capped by ``time_cap`` seconds). Results are cached on disk as JSON, k
 signature, the device (with the host CPU or GPU name) and the onnxruntime version.
 
 With a ``deadline`` (``remc compile --time-limit`` covers profiling too: remc/timebudget.py) the signatures
-not in the cache are timed in order of their FLOPs in the model, largest first; those left when the
-deadline passes are priced by FLOPs times the measured seconds per FLOP of their op type
+not in the cache are timed smallest FLOPs first, each only when two runs at the most seconds per FLOP seen
+so far fit before the deadline; those left are priced by FLOPs times the measured seconds per FLOP of their
+op type
 (``ProfileSummary`` counts them; the compile report says so). Only timed signatures enter the cache.
 """
 from __future__ import annotations
@@ -259,8 +260,8 @@ class ProfileCosts:
         self.summary = ProfileSummary()
 
     def apply(self, model: onnx.ModelProto) -> dict[str, float]:
-        """Seconds per node, keyed like ``node_keys``. Signatures are timed in order of their FLOPs in the
-        model (largest first); those not timed by ``deadline`` are priced by ``_estimate`` (``summary``)."""
+        """Seconds per node, keyed like ``node_keys``. Signatures are timed smallest first while they fit
+        before ``deadline``; the rest are priced by ``_estimate`` (``summary``)."""
         types = static_types(model)
         keys = node_keys(model)
         consts = _constant_values(model, self.base_dir)
@@ -277,18 +278,21 @@ class ProfileCosts:
             weight[k] = weight.get(k, 0.0) + fl[name]
             if self.cache.get(k) is None and k not in probes:
                 probes[k] = _Probe(k, node, name)
-        order = sorted(probes.values(), key=lambda p: -weight[p.key])
-        timed = 0
+        # smallest first, so that a deadline never waits on one huge kernel (GPT-2's LM head at batch 8: 70 s
+        # a run on a loaded machine); each is started only when its predicted time fits what is left
+        order = sorted(probes.values(), key=lambda p: fl[p.name])
+        timed, rate = 0, 0.0  # rate: the most seconds per FLOP measured so far
         try:
             for group in run_groups(model, order, types, consts):
                 if self._out_of_time():
                     break
                 values = self._original_values(model, group, types, consts)
                 for p in group:
-                    if self._out_of_time():
-                        break
+                    if self._out_of_time() or not self._fits(fl[p.name] * rate):
+                        continue
                     secs, runs = self._time(model, p, types, consts, values)
                     self.cache.put(p.key, secs, p.node.op_type, runs)
+                    rate = max(rate, secs / fl[p.name])
                     timed += 1
         finally:
             self.cache.save()
@@ -303,6 +307,11 @@ class ProfileCosts:
 
     def _out_of_time(self) -> bool:
         return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def _fits(self, run_seconds: float) -> bool:
+        """Whether timing a signature whose one run is predicted to take ``run_seconds`` (warm-up and timed
+        runs: at least two runs) ends before the deadline."""
+        return self.deadline is None or time.perf_counter() + 2 * run_seconds <= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                          consts: dict) -> dict[str, np.ndarray]:
@@ -436,7 +445,7 @@ class ProfileSummary:
         if not self.estimated:
             return ""
         return (f"costs: {self.signatures - self.estimated} of {self.signatures} op signatures measured "
-                f"({self.cached} cached, {self.timed} timed now, the largest by FLOPs first); the time limit "
+                f"({self.cached} cached, {self.timed} timed now, smallest first); the time limit "
                 f"left {self.estimated} unprofiled ({100 * self.estimated_flop_share:.1f}% of the FLOPs), "
                 "priced by FLOPs x the measured seconds per FLOP of their op type (of all ops where none "
                 "was timed); the profile is cached, so a later compile times more")
