@@ -228,12 +228,16 @@ def run_groups(model: onnx.ModelProto, probes: list[_Probe], types: dict[str, Te
     (random data and graph inputs do), then those that do (``_original_values`` runs the path to them: at
     batch 256 a ResNet50 forward to its MaxPool, 20 s on a loaded machine), so that a deadline spends its
     time on timing first."""
-    graph_inputs = {i.name for i in model.graph.input}
+    first = [p for p in probes if not needs_run(model, p, types, consts)]
+    return [g for g in (first, [p for p in probes if needs_run(model, p, types, consts)]) if g]
 
-    def needs_run(p: _Probe) -> bool:
-        return any(i and i not in consts and i not in graph_inputs and i in types and _needs_original(types[i])
-                   for i in p.node.input)
-    return [g for g in ([p for p in probes if not needs_run(p)], [p for p in probes if needs_run(p)]) if g]
+
+def needs_run(model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict) -> bool:
+    """Whether the one-node model of ``p`` needs a value the graph computes (an integer input that is neither
+    a constant nor a graph input)."""
+    graph_inputs = {i.name for i in model.graph.input}
+    return any(i and i not in consts and i not in graph_inputs and i in types and _needs_original(types[i])
+               for i in p.node.input)
 
 
 @dataclass
@@ -283,8 +287,11 @@ class ProfileCosts:
         order = sorted(probes.values(), key=lambda p: fl[p.name])
         timed, rate = 0, 0.0  # rate: the most seconds per FLOP measured so far
         try:
-            for group in run_groups(model, order, types, consts):
-                if self._out_of_time():
+            total = sum(fl.values())
+            for k, group in enumerate(run_groups(model, order, types, consts)):
+                # the second group needs a run of the graph up to its inputs: at most the whole graph's FLOPs
+                if self._out_of_time() or (k and needs_run(model, group[0], types, consts)
+                                           and not self._fits(0.5 * total * rate)):
                     break
                 values = self._original_values(model, group, types, consts)
                 for p in group:
