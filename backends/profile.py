@@ -327,13 +327,14 @@ class ProfileCosts:
         Runs only the path to those values (``_path_to``, and ``only_execute_path_to_fetches``) on the
         profiling device; initializers without data (shape-only) get random values first.
         """
-        feeds = runtime.random_inputs(model, self.seed)
         graph_inputs = {i.name for i in model.graph.input}
         wanted = sorted({i for p in probes for i in p.node.input
                          if i and i not in consts and i not in graph_inputs and i in types
                          and _needs_original(types[i])})
-        if not wanted:
-            return feeds
+        if not wanted:  # the one-node models draw their own floats and masks: only integer inputs (labels)
+            skip = {i: None for i in graph_inputs if i in types and not _needs_original(types[i])}
+            return {k: v for k, v in runtime.random_inputs(model, self.seed, feeds=skip).items() if v is not None}
+        feeds = runtime.random_inputs(model, self.seed)
         probe_model = self._with_data(_path_to(model, wanted), consts)
         have = {o.name for o in probe_model.graph.output}
         probe_model.graph.output.extend(
