@@ -316,9 +316,12 @@ class ProfileCosts:
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
     def _fits(self, run_seconds: float) -> bool:
-        """Whether timing a signature whose one run is predicted to take ``run_seconds`` (warm-up and timed
-        runs: at least two runs) ends before the deadline."""
-        return self.deadline is None or time.perf_counter() + 2 * run_seconds <= self.deadline
+        """Whether timing a signature whose one run is predicted to take ``run_seconds`` ends before the
+        deadline: the warm-up runs, then timed runs until ``repeats`` or ``time_cap`` (one run past it)."""
+        if self.deadline is None:
+            return True
+        need = (self.warmup + 1) * run_seconds + min(self.time_cap, self.repeats * run_seconds)
+        return time.perf_counter() + need <= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                          consts: dict) -> dict[str, np.ndarray]:
