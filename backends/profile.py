@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import math
 import json
 import os
 import platform
@@ -222,6 +223,13 @@ def _needs_original(t: TensorType) -> bool:
     return np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)).kind not in "fb"
 
 
+def _work(p: _Probe, fl: dict[str, float], types: dict[str, TensorType]) -> float:
+    """What timing ``p`` scales with: its FLOPs or the elements of its inputs and outputs (random data drawn,
+    bytes moved), whichever is larger."""
+    elems = sum(math.prod(types[x].shape) for x in list(p.node.input) + list(p.node.output) if x and x in types)
+    return max(fl[p.name], float(elems), 1.0)
+
+
 def run_groups(model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                consts: dict) -> list[list[_Probe]]:
     """``probes`` in two groups, order kept: those whose one-node models need no value the graph computes
@@ -295,11 +303,13 @@ class ProfileCosts:
                     break
                 values = self._original_values(model, group, types, consts)
                 for p in group:
-                    if self._out_of_time() or not self._fits(fl[p.name] * rate):
+                    work = _work(p, fl, types)
+                    if self._out_of_time() or not self._fits(work * rate):
                         continue
+                    t0 = time.perf_counter()
                     secs, runs = self._time(model, p, types, consts, values)
                     self.cache.put(p.key, secs, p.node.op_type, runs)
-                    rate = max(rate, secs / fl[p.name])
+                    rate = max(rate, (time.perf_counter() - t0) / work)  # the whole timing: data, session, runs
                     timed += 1
         finally:
             self.cache.save()
@@ -315,13 +325,10 @@ class ProfileCosts:
     def _out_of_time(self) -> bool:
         return self.deadline is not None and time.perf_counter() >= self.deadline
 
-    def _fits(self, run_seconds: float) -> bool:
-        """Whether timing a signature whose one run is predicted to take ``run_seconds`` ends before the
-        deadline: the warm-up runs, then timed runs until ``repeats`` or ``time_cap`` (one run past it)."""
-        if self.deadline is None:
-            return True
-        need = (self.warmup + 1) * run_seconds + min(self.time_cap, self.repeats * run_seconds)
-        return time.perf_counter() + need <= self.deadline
+    def _fits(self, seconds: float) -> bool:
+        """Whether a timing predicted to take ``seconds`` (all of it: input data, session, runs) ends before
+        the deadline."""
+        return self.deadline is None or time.perf_counter() + seconds <= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                          consts: dict) -> dict[str, np.ndarray]:
