@@ -70,8 +70,8 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
                   seed: int = 0, deadline: float | None = None) -> dict[str, KernelMemory]:
     """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``.
 
-    ``deadline`` (a ``time.perf_counter()`` value): signatures are measured largest outputs first and those
-    left when it passes get no entry (``unmeasured_kernels`` counts them; the arena replay then models no
+    ``deadline`` (a ``time.perf_counter()`` value): signatures are measured smallest tensors first, each when
+    its predicted time fits, and those left get no entry (``unmeasured_kernels`` counts them; the arena replay then models no
     kernel memory for them)."""
     return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, deadline=deadline)[0]
 
@@ -100,11 +100,14 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
             size[k] = sum(types[x].nbytes for x in list(node.input) + list(node.output) if x and x in types)
-    order = sorted(probes.values(), key=lambda p: -size[p.key])  # scratch grows with the tensors
-    left = len(order)
+    # with a deadline, smallest tensors first, each started only when its predicted time (its bytes times the
+    # most seconds per byte seen so far) fits: one batch-256 convolution takes 15 s on a loaded machine
+    order = sorted(probes.values(), key=lambda p: size[p.key] if deadline is not None else -size[p.key])
+    left, rate = len(order), 0.0
 
-    def out_of_time() -> bool:
-        return deadline is not None and time.perf_counter() >= deadline
+    def out_of_time(p: _Probe | None = None) -> bool:
+        ahead = 0.0 if p is None else rate * max(size[p.key], 1)
+        return deadline is not None and time.perf_counter() + ahead >= deadline
 
     try:
         for group in run_groups(model, order, types, consts):
@@ -112,9 +115,11 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 break
             values = prof._original_values(model, group, types, consts)
             for p in group:
-                if out_of_time():
-                    break
+                if out_of_time(p):
+                    continue
+                t0 = time.perf_counter()
                 cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+                rate = max(rate, (time.perf_counter() - t0) / max(size[p.key], 1))
                 left -= 1
     finally:
         cache.save()

@@ -225,7 +225,7 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None) -> f
     clock.record("kernel memory", t0, at)
     if left:
         clock.notes.append(f"kernel memory: the time limit left {left} of {total} op signatures unmeasured (the "
-                           "smallest tensors; measured largest first): the arena prediction has no kernel scratch "
+                           "largest tensors; measured smallest first): the arena prediction has no kernel scratch "
                            "for them, so the plan may need more than predicted; the measurement is cached, so a "
                            "later compile measures more")
     return deadline
