@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import math
 import json
+import math
 import os
 import platform
 import shutil
@@ -296,9 +296,9 @@ class ProfileCosts:
         timed, rate = 0, 0.0  # rate: the most seconds per FLOP measured so far
         try:
             total = sum(fl.values())
-            for k, group in enumerate(run_groups(model, order, types, consts)):
+            for gi, group in enumerate(run_groups(model, order, types, consts)):
                 # the second group needs a run of the graph up to its inputs: at most the whole graph's FLOPs
-                if self._out_of_time() or (k and needs_run(model, group[0], types, consts)
+                if self._out_of_time() or (gi and needs_run(model, group[0], types, consts)
                                            and not self._fits(0.5 * total * rate)):
                     break
                 values = self._original_values(model, group, types, consts)

@@ -111,10 +111,10 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
 
     start = time.perf_counter()
     try:
-        for k, group in enumerate(run_groups(model, order, types, consts)):
+        for gi, group in enumerate(run_groups(model, order, types, consts)):
             # the second group needs a run of the graph up to its integer inputs (at batch 256 a ResNet50
             # forward to its MaxPool, ~20 s loaded): under a deadline only with the time used so far left
-            if out_of_time() or (k and deadline is not None and needs_run(model, group[0], types, consts)
+            if out_of_time() or (gi and deadline is not None and needs_run(model, group[0], types, consts)
                                  and 2 * time.perf_counter() - start >= deadline):
                 break
             values = prof._original_values(model, group, types, consts)

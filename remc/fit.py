@@ -249,6 +249,7 @@ def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, s
     i = next((k for k, p in enumerate(passes) if isinstance(p, SchedulePass)), None)
     if i is not None:
         sp = passes[i]
+        assert isinstance(sp, SchedulePass)
         opts = sp.options
         secs, at = (None, None) if clock is None else clock.solve_limit(share, reserve)
         if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):

@@ -14,8 +14,7 @@ import onnx
 import onnx.parser
 import pytest
 
-from remc.timebudget import (FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, PROFILE_SHARE,
-                             CompileClock)
+from remc.timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, PROFILE_SHARE, CompileClock
 
 GRAPHS = Path(__file__).parent / "graphs"
 
@@ -80,9 +79,9 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
     LATER_ROUND_SHARE of what is left then, warm from the previous schedule; every solve's limit ends by
     the compile's limit."""
     from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
     from remc.fit import ArenaPrediction, compile_fit
     from remc.pipeline import SchedulePass, State, compile_pipeline, run, stages
-    from remc.backends.strategies import make_options
 
     model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
     passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
@@ -114,9 +113,9 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
 
 def test_profile_deadline_prices_the_rest_by_flops_and_says_so(tmp_path: Path) -> None:
     from remc.backends.profile import ProfileCosts, _estimate
+    from remc.backends.runtime import import_model
     from remc.passes.costs import flop_costs
     from remc.pipeline import shaped_model
-    from remc.backends.runtime import import_model
 
     model = shaped_model(import_model(_chain(tmp_path)))
     none = ProfileCosts("cpu", cache_dir=tmp_path / "c0", deadline=0.0)  # past: nothing is timed
