@@ -1,5 +1,5 @@
 """Gurobi behind the solver interface of the passes (passes/solver_api.py); needs gurobipy and a licence
-that covers the model's size (pip install remc[gurobi])."""
+that covers the model's size (pip install 'remc[gurobi]')."""
 from __future__ import annotations
 
 import math
@@ -23,7 +23,7 @@ class GurobiBackend:
             import gurobipy as gp
             from gurobipy import GRB
         except ImportError:
-            raise SolverError("gurobipy is not installed; pip install remc[gurobi]") from None
+            raise SolverError("gurobipy is not installed; pip install 'remc[gurobi]'") from None
         try:
             with gp.Env(params={"OutputFlag": 0}) as env, gp.Model("checkmate", env=env) as m:
                 return _run(m, model, GRB, integral, time_limit, threads, gap, start, progress)

@@ -90,11 +90,11 @@ def device_tag(device: str) -> str:
     return f"cuda/{name}"
 
 
-def _cache_key(sig: dict, device: str) -> str:
+def _cache_key(sig: dict, device: str, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> str:
     import onnxruntime
     tag = device_tag(device)
-    if not device.startswith("cpu") and runtime.CUDNN_CONV_ALGO_SEARCH != "HEURISTIC":
-        tag += f"/cudnn={runtime.CUDNN_CONV_ALGO_SEARCH}"  # another algorithm: other times and workspaces
+    if not device.startswith("cpu") and settings.cudnn_conv_algo_search != "HEURISTIC":
+        tag += f"/cudnn={settings.cudnn_conv_algo_search}"  # another algorithm: other times and workspaces
     blob = json.dumps({"sig": sig, "device": tag, "ort": onnxruntime.__version__}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 
@@ -148,10 +148,15 @@ class CostCache(JsonCache):
 
 
 def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> dict[str, np.ndarray | None]:
-    """Initializer and Constant-node values by name; None for data that is not available (shape-only)."""
+    """Initializer and Constant-node values by name; None for data that is not available (shape-only). An
+    initializer that is also a graph input (a step graph's weights, ``passes/optimizer.py``) is not a constant:
+    the caller may feed it, so ONNX Runtime neither pre-packs nor folds it (``Graph::GetConstantInitializer``
+    skips overridable initializers from IR version 4 on)."""
     out: dict[str, np.ndarray | None] = {}
+    inputs = {i.name for i in model.graph.input} if model.ir_version >= 4 else set()
     for init in model.graph.initializer:
-        out[init.name] = _tensor_or_none(init, base_dir)
+        if init.name not in inputs:
+            out[init.name] = _tensor_or_none(init, base_dir)
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             a = node.attribute[0]
@@ -262,8 +267,9 @@ class ProfileCosts:
 
     def __init__(self, device: str = "cpu", *, cache_dir: str | Path | None = None, repeats: int = 10,
                  warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None,
-                 deadline: float | None = None) -> None:
+                 settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS, deadline: float | None = None) -> None:
         self.device, self.repeats, self.warmup, self.time_cap = device, repeats, warmup, time_cap
+        self.settings = settings
         self.seed, self.base_dir = seed, base_dir
         self.deadline = deadline
         """``time.perf_counter()`` value after which no signature is timed (None: time them all)."""
@@ -285,7 +291,7 @@ class ProfileCosts:
             for o in node.output:
                 if o and o not in types:
                     raise ModelError(f"value {o!r} (output of node {name!r}) has no static shape")
-            k = _cache_key(signature(model, node, types, set(consts)), self.device)
+            k = _cache_key(signature(model, node, types, set(consts)), self.device, self.settings)
             node_key[name] = k
             weight[k] = weight.get(k, 0.0) + fl[name]
             if self.cache.get(k) is None and k not in probes:
@@ -353,7 +359,7 @@ class ProfileCosts:
         opts = onnxruntime.RunOptions()
         opts.only_execute_path_to_fetches = True
         try:
-            sess = runtime.make_session(probe_model, self.device)
+            sess = runtime.make_session(probe_model, self.device, settings=self.settings)
             self.sessions_built += 1
             got = sess.run(wanted, {i.name: feeds[i.name] for i in sess.get_inputs()}, opts)
         except Exception as exc:
@@ -410,7 +416,7 @@ class ProfileCosts:
         rng = np.random.default_rng(self.seed)
         one, feeds = self._one_node_model(model, p, types, consts, values, rng)
         try:
-            sess = runtime.make_session(one, self.device)
+            sess = runtime.make_session(one, self.device, settings=self.settings)
             self.sessions_built += 1
             run = runtime.Runner(sess, feeds, self.device)
             for _ in range(self.warmup):
@@ -434,7 +440,8 @@ class ProfileCosts:
 
 def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
                cache_dir: str | Path | None = None, repeats: int = 10, time_cap: float = 1.0,
-               base_dir: str | None = None, deadline: float | None = None) -> dict[str, float]:
+               base_dir: str | None = None, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+               deadline: float | None = None) -> dict[str, float]:
     """Seconds of every node measured alone on ``device``, keyed by node name (``node_keys``), every one
     > 0. See the module docstring.
 
@@ -444,7 +451,7 @@ def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
     ``time.perf_counter()`` value after which signatures are priced by FLOPs (``ProfileCosts.apply``).
     """
     return ProfileCosts(device, cache_dir=cache_dir, repeats=repeats, time_cap=time_cap,
-                        base_dir=base_dir, deadline=deadline).apply(model)
+                        base_dir=base_dir, settings=settings, deadline=deadline).apply(model)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ Peak memory is ONNX Runtime's own accounting of its arena (``measure_peak``):
 - ``method="bisect"``: the least arena limit under which one run succeeds: on CPU a process-wide CPU
   arena registered with ``OrtArenaCfg`` (``register_cpu_arena``: one region of the whole limit) and the session entry
   ``session.use_env_allocators=1`` (re-registering in-process works: each probe is a new session); on
-  CUDA ``gpu_mem_limit`` with ``arena_extend_strategy=kNextPowerOfTwo`` (``CUDA_ARENA_EXTEND``; the
+  CUDA ``gpu_mem_limit`` with ``arena_extend_strategy=kNextPowerOfTwo`` (``DeviceSettings.arena_extend``; the
   last region is cut to what the limit leaves). Exceeding the limit raises
   ``Available memory of N is smaller than requested bytes of M``. It also counts bytes the arena holds
   but cannot hand out (free space split across regions), so it is >= the profiler number.
@@ -45,6 +45,13 @@ on CUDA they are copied into the arena and are part of ``baseline``), aliasing a
 (which a live-bytes model counts twice), and memory outside the arena (thread pools, the CUDA context,
 cuDNN/cuBLAS handles). ``RunResult.peak_with_constants`` restates the peak in remc's terms: arena bytes
 above ``baseline`` plus inputs plus initializers.
+
+How a session uses the device is one frozen ``DeviceSettings`` (cuDNN's algorithm search, the CUDA arena's
+growth, and the placement), built once by the CLI or a tool and passed down; nothing here is a module-level
+switch. Under a cap on CUDA with placement 'remc' (the default) a session has no arena at all:
+``capped_session`` gives it remc's allocator (``backends/placement.py``) over one buffer of the cap, with the
+tensors at the addresses of remc's static layout (``passes/placement.py``), and the measured peak is that
+buffer's high-water mark (method 'placement:high_water').
 """
 from __future__ import annotations
 
@@ -140,6 +147,9 @@ class RunResult:
     """Largest arena bytes held (regions plus reserved: what a limit caps); profiler method only."""
     outside_bytes: int = 0
     """Bytes the graph holds outside the session's arena (``outside_bytes``)."""
+    placement: dict | None = None
+    """With remc's allocator (``capped_session``): its buffer, high-water mark, and how many requests
+    followed the layout ('planned') or were placed by best fit ('fallback')."""
 
     @property
     def peak_with_constants(self) -> int | None:
@@ -173,45 +183,63 @@ def cuda_available() -> bool:
 def require_cuda() -> None:
     """Raise RuntimeFailure unless the CUDA execution provider is available; preload its libraries."""
     if not cuda_available():
-        raise RuntimeFailure("CUDAExecutionProvider is not available: install onnxruntime-gpu (pip install remc[gpu])")
+        raise RuntimeFailure("CUDAExecutionProvider is not available: install onnxruntime-gpu (pip install 'remc[gpu]')")
     _preload_cuda_libraries()
 
 
-CUDA_ARENA_EXTEND = "kNextPowerOfTwo"
-"""How the CUDA arena grows. Its regions never coalesce, so growing by exactly each request
-(``kSameAsRequested``) leaves a plan with recomputation unable to place a large tensor in the free
-space of many small regions: checkmate, approx and baseline plans whose bytes in use fit the limit ran
-out of memory under it, and ran under the same limit with power-of-two regions (results/
-gpu_h100_e_arena_probe.json, ResNet50: 1.78 GB measured under a 2.39 GB limit)."""
+PLACEMENTS = ("remc", "arena")
 
 
-CUDNN_CONV_ALGO_SEARCH = "HEURISTIC"
-"""cuDNN's convolution algorithm search in remc's CUDA sessions (with ``cudnn_conv_use_max_workspace=0``):
-HEURISTIC picks by cuDNN's heuristics without trial runs, so a signature's workspace is the same in every
-session (kernel memory measured once per signature holds); ``tools/gpu_arena_evidence.py --cudnn``
-compares it with DEFAULT (implicit-precomputed GEMM, little workspace) and EXHAUSTIVE."""
+@dataclass(frozen=True)
+class DeviceSettings:
+    """How remc's sessions use a device, built once by the CLI or a tool and carried to every session,
+    measurement and prediction (no module-level switches).
+
+    - ``cudnn_conv_algo_search``: cuDNN's convolution algorithm search (with ``cudnn_conv_use_max_workspace=0``).
+      HEURISTIC picks by cuDNN's heuristics without trial runs, so a signature's workspace is the same in
+      every session (kernel memory measured once per signature holds); ``tools/gpu_arena_evidence.py
+      --cudnn`` compares it with DEFAULT and EXHAUSTIVE. Part of the profile caches' key.
+    - ``placement`` (CUDA): ``"remc"``: under a cap, tensors live at the addresses of remc's static layout
+      in one buffer of the cap (``backends.placement``; the need is the layout's height, no arena);
+      ``"arena"``: ONNX Runtime's BFC arena with ``gpu_mem_limit`` = the cap (its need is the replayed arena).
+      CPU always uses the BFC arena (there is no allocator hook for the CPU provider from Python).
+    - ``arena_extend`` (CUDA arena): how it grows. Its regions never coalesce, so growing by exactly each
+      request (``kSameAsRequested``) leaves a plan with recomputation unable to place a large tensor in the
+      free space of many small regions (results/gpu_h100_e_arena_probe.json); power-of-two regions by default.
+    - ``one_region`` (CUDA arena): under a cap, one region of the whole cap (``register_cuda_arena``), so frees
+      coalesce; an experiment (``tools/gpu_arena_evidence.py --one-region``); ``arena_config`` replays it.
+    """
+
+    cudnn_conv_algo_search: str = "HEURISTIC"
+    placement: str = "remc"
+    arena_extend: str = "kNextPowerOfTwo"
+    one_region: bool = False
+
+    def __post_init__(self) -> None:
+        if self.placement not in PLACEMENTS:
+            raise ValueError(f"placement must be one of {PLACEMENTS}, not {self.placement!r}")
+
+    def placed(self, device: str) -> bool:
+        """Whether capped sessions on ``device`` use remc's allocator (CUDA with placement 'remc')."""
+        return parse_device(device)[0] == "cuda" and self.placement == "remc"
 
 
-def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool,
+DEFAULT_SETTINGS = DeviceSettings()
+
+
+def _cuda_options(device_id: int, mem_limit: int | None, cuda_graph: bool, settings: DeviceSettings,
                   arena_extend: str | None = None) -> dict[str, str]:
     opts = {
         "device_id": str(device_id),
-        "cudnn_conv_algo_search": CUDNN_CONV_ALGO_SEARCH,
+        "cudnn_conv_algo_search": settings.cudnn_conv_algo_search,
         "cudnn_conv_use_max_workspace": "0",
-        "arena_extend_strategy": arena_extend or CUDA_ARENA_EXTEND,
+        "arena_extend_strategy": arena_extend or settings.arena_extend,
     }
     if mem_limit is not None:
         opts["gpu_mem_limit"] = str(int(mem_limit))
     if cuda_graph:
         opts["enable_cuda_graph"] = "1"
     return opts
-
-
-CUDA_ONE_REGION = False
-"""Under a ``mem_limit`` on CUDA, give the session an arena whose first region is the whole limit
-(``register_cuda_arena``; up to ``passes.arena.ONE_REGION_MAX``), so recomputation's frees coalesce
-instead of being scattered over power-of-two regions. An experiment (``tools/gpu_arena_evidence.py
---one-region``); ``arena_config`` replays the same."""
 
 
 def register_cuda_arena(limit: int, device_id: int = 0) -> None:
@@ -252,15 +280,18 @@ def register_cpu_arena(limit: int, *, one_region: bool = True) -> None:
 def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None = None, profile: bool = False,
                  cuda_graph: bool = False, profile_prefix: str | None = None, mem_pattern: bool = False,
                  mem_reuse: bool = False, prepack: bool = True, threads: int | None = None,
-                 log_level: int = 4, arena_extend: str | None = None) -> ort.InferenceSession:
+                 log_level: int = 4, arena_extend: str | None = None,
+                 settings: DeviceSettings = DEFAULT_SETTINGS, allocator=None) -> ort.InferenceSession:
     """An InferenceSession that runs the graph's nodes in file order on one device.
 
     SessionOptions: ``execution_order=PRIORITY_BASED``, ``ORT_DISABLE_ALL``, ``enable_mem_pattern=
     mem_pattern`` and ``enable_mem_reuse=mem_reuse`` (both off: see the module docstring); on CUDA
     ``session.disable_cpu_ep_fallback=1`` and provider options
-    ``cudnn_conv_algo_search=HEURISTIC``, ``cudnn_conv_use_max_workspace=0``,
-    ``arena_extend_strategy=CUDA_ARENA_EXTEND``, ``gpu_mem_limit=mem_limit``, ``enable_cuda_graph``
-    (then run it with ``Runner``, which binds inputs/outputs at fixed device addresses). On CPU a
+    ``cudnn_conv_algo_search`` (``settings``), ``cudnn_conv_use_max_workspace=0``,
+    ``arena_extend_strategy`` (``settings``), ``gpu_mem_limit=mem_limit``, ``enable_cuda_graph``
+    (then run it with ``Runner``, which binds inputs/outputs at fixed device addresses); with ``allocator``
+    (a ``backends.placement.PlacedAllocator``) the session allocates through it instead of an arena
+    (``gpu_external_alloc``/``gpu_external_free``; ``mem_limit`` is then its buffer: see ``capped_session``). On CPU a
     ``mem_limit`` registers a limited CPU arena (``register_cpu_arena``) and sets
     ``session.use_env_allocators=1``. ``prepack=False`` sets ``session.disable_prepacking=1`` (no packed
     weight copies in the arena, slower MatMul/Gemm). ``profile`` writes ORT's profile JSON under ``profile_prefix``
@@ -285,8 +316,12 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     if kind == "cuda":
         require_cuda()
         so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
-        providers: list = [("CUDAExecutionProvider", _cuda_options(device_id, mem_limit, cuda_graph, arena_extend))]
-        if CUDA_ONE_REGION and mem_limit is not None and arena_extend is None:
+        opts = _cuda_options(device_id, None if allocator is not None else mem_limit, cuda_graph, settings,
+                             arena_extend)
+        if allocator is not None:
+            opts.update(allocator.provider_options())
+        providers: list = [("CUDAExecutionProvider", opts)]
+        if settings.one_region and allocator is None and mem_limit is not None and arena_extend is None:
             register_cuda_arena(mem_limit, device_id)
             so.add_session_config_entry("session.use_env_allocators", "1")
     else:
@@ -296,33 +331,89 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
         if mem_limit is not None:
             register_cpu_arena(mem_limit, one_region=arena_extend != "kSameAsRequested")
             so.add_session_config_entry("session.use_env_allocators", "1")
-    return _create_session(model, so, providers, device, mem_limit)
+    return _create_session(model, so, providers, device, mem_limit, allocator)
+
+
+def capped_session(model: ModelLike, device: str, cap: int | None, settings: DeviceSettings = DEFAULT_SETTINGS, *,
+                   layout=None, cuda_graph: bool = False, threads: int | None = None,
+                   log_level: int = 4) -> tuple[ort.InferenceSession, object | None]:
+    """A session of ``model`` whose tensors on ``device`` may take at most ``cap`` bytes, and the allocator
+    enforcing it (None where ONNX Runtime's arena does: CPU, placement 'arena', or no cap).
+
+    With remc's placement (``settings.placed(device)``) the session allocates from one device buffer of
+    exactly ``cap`` bytes, at the offsets of ``layout`` (``passes.placement.Layout``; computed from the
+    model when None: ``backends.placement.model_layout``). The buffer is released once the session and its
+    last tensor are gone."""
+    if cap is None or not settings.placed(device):
+        return make_session(model, device, mem_limit=cap, cuda_graph=cuda_graph, threads=threads,
+                            log_level=log_level, settings=settings), None
+    import weakref
+
+    from . import placement
+    require_cuda()
+    _binding_cuda_allocator(parse_device(device)[1])
+    if layout is None:
+        layout = placement.model_layout(load_model(model, with_data=True), device, settings)
+    try:
+        alloc = placement.on_device(int(cap), layout, parse_device(device)[1])
+    except MemoryError as exc:
+        raise OutOfMemory(f"out of memory on {device}: the device cannot give remc's buffer of {cap} bytes ({exc})",
+                          int(cap), None, cap) from exc
+    try:
+        sess = make_session(model, device, mem_limit=cap, cuda_graph=cuda_graph, threads=threads,
+                            log_level=log_level, settings=settings, allocator=alloc)
+    except BaseException:
+        alloc.close()
+        raise
+    weakref.finalize(sess, alloc.close)
+    return sess, alloc
+
+
+@functools.cache
+def _binding_cuda_allocator(device_id: int) -> None:
+    """Make the Python binding's CUDA allocator (the one ``OrtValue.ortvalue_from_numpy(x, 'cuda')`` uses) now.
+    The binding makes it once per process, from the CUDA provider options of the last session created: made
+    after a session on remc's allocator it is remc's, and the caller's inputs landed in remc's buffer (seen on
+    the H200: a cold process's first ``remc run`` had the 19267584 bytes of ResNet50 b32's input there, and
+    1084 of 6282 requests fell off the layout). Made first, it is ONNX Runtime's default allocator."""
+    ort.OrtValue.ortvalue_from_shape_and_type([1], np.float32, "cuda", device_id)
 
 
 def _create_session(model: ModelLike, so: ort.SessionOptions, providers: list, device: str,
-                    mem_limit: int | None) -> ort.InferenceSession:
+                    mem_limit: int | None, allocator=None) -> ort.InferenceSession:
     src: str | bytes = model.SerializeToString() if isinstance(model, onnx.ModelProto) else str(model)
+    failed = len(allocator.stats.failures) if allocator is not None else 0
     try:
         return ort.InferenceSession(src, so, providers=providers)
     except Exception as exc:
         m = _IR_MSG.search(str(exc))
         if m is None:
-            raise _failure(exc, device, mem_limit, "loading the model") from exc
+            raise _failure(exc, device, mem_limit, "loading the model", allocator, failed) from exc
         lowered = onnx.ModelProto()
         lowered.CopyFrom(load_model(model, with_data=True))
         lowered.ir_version = int(m.group(2))
         try:
             return ort.InferenceSession(lowered.SerializeToString(), so, providers=providers)
         except Exception as exc2:
-            raise _failure(exc2, device, mem_limit, "loading the model") from exc2
+            raise _failure(exc2, device, mem_limit, "loading the model", allocator, failed) from exc2
 
 
-def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str) -> RuntimeFailure:
-    """Turn an onnxruntime exception into RuntimeFailure (OutOfMemory with bytes when it is one)."""
+def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str, allocator=None,
+             failed_before: int = 0) -> RuntimeFailure:
+    """Turn an onnxruntime exception into RuntimeFailure (OutOfMemory with bytes when it is one; with remc's
+    ``allocator``, when it refused a request since it had ``failed_before`` failures)."""
     msg = str(exc).strip()
     node_m = _NODE_IN_MSG.search(msg)
     node = f" at node {node_m.group(2) or node_m.group(1)!r} ({node_m.group(1)})" if node_m else ""
     limit = f" under a limit of {mem_limit} bytes" if mem_limit is not None else ""
+    if allocator is not None and len(allocator.stats.failures) > failed_before:
+        req, gap = allocator.stats.failures[-1]
+        where = node or (" at session creation" if "loading" in doing else "")
+        st = allocator.stats
+        return OutOfMemory(f"out of memory on {device}{where}: needed {req} bytes, the largest free range of "
+                           f"remc's buffer ({allocator.capacity} bytes) is {gap} ({st.fallback} of {st.calls} "
+                           f"requests so far off remc's layout)", req, gap, mem_limit,
+                           node_m and (node_m.group(2) or node_m.group(1)))
     bfc = _OOM_BFC.search(msg)
     if bfc:
         avail, req = int(bfc.group(1)), int(bfc.group(2))
@@ -334,7 +425,10 @@ def _failure(exc: BaseException, device: str, mem_limit: int | None, doing: str)
         need = f"needed {req} bytes" if req is not None else "allocation failed"
         return OutOfMemory(f"out of memory on {device}{node}: {need}{limit}: {msg.splitlines()[0][:300]}",
                            req, None, mem_limit, node_m and (node_m.group(2) or node_m.group(1)))
-    return RuntimeFailure(f"ONNX Runtime failed {doing} on {device}{node}: {msg.splitlines()[0][:500]}")
+    first = msg.splitlines()[0] if msg else ""
+    if len(first) > 500:  # CUDA errors: a long C++ signature first, the error's name at the end
+        first = first[:200] + " ... " + first[-300:]
+    return RuntimeFailure(f"ONNX Runtime failed {doing} on {device}{node}: {first}")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -425,9 +519,11 @@ class Runner:
 
     def __init__(self, session: ort.InferenceSession, feeds: Mapping[str, np.ndarray], device: str = "cpu",
                  *, cuda_graph: bool = False, output_types: Mapping[str, TensorType] | None = None,
-                 mem_limit: int | None = None) -> None:
+                 mem_limit: int | None = None, allocator=None) -> None:
         kind, device_id = parse_device(device)
         self.session, self.device, self.mem_limit = session, device, mem_limit
+        self.allocator = allocator
+        """remc's ``PlacedAllocator`` the session allocates through (``capped_session``), or None."""
         self.output_names = [o.name for o in session.get_outputs()]
         self.binding = session.io_binding()
         self._keep: list = []  # OrtValues that must outlive the binding
@@ -466,10 +562,14 @@ class Runner:
 
     def __call__(self) -> None:
         self._bind_fresh_outputs()
+        failed = 0
+        if self.allocator is not None:  # the last run's outputs are freed: a new run of the layout begins
+            self.allocator.begin_run()
+            failed = len(self.allocator.stats.failures)
         try:
             self.session.run_with_iobinding(self.binding)
         except Exception as exc:
-            raise _failure(exc, self.device, self.mem_limit, "running the model") from exc
+            raise _failure(exc, self.device, self.mem_limit, "running the model", self.allocator, failed) from exc
         self.binding.synchronize_outputs()
 
     def outputs(self) -> dict[str, np.ndarray]:
@@ -554,11 +654,12 @@ def _input_bytes(feeds: Mapping[str, np.ndarray]) -> int:
 
 def _profile_events(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], *,
                     mem_limit: int | None = None, threads: int | None = None,
-                    arena_extend: str | None = None) -> list[dict]:
-    """Node kernel events ('<node>_kernel_time') of one profiled run, in execution (timestamp) order."""
+                    arena_extend: str | None = None, settings: DeviceSettings = DEFAULT_SETTINGS) -> list[dict]:
+    """Node kernel events ('<node>_kernel_time') of one profiled run, in execution (timestamp) order; always
+    on ONNX Runtime's arena (its stats are what the profiler writes)."""
     tmp = tempfile.mkdtemp(prefix="remc-prof-")
     try:
-        sess = make_session(model, device, mem_limit=mem_limit, profile=True,
+        sess = make_session(model, device, mem_limit=mem_limit, profile=True, settings=settings,
                             profile_prefix=os.path.join(tmp, "ort"), threads=threads, arena_extend=arena_extend)
         Runner(sess, feeds, device, mem_limit=mem_limit)()
         path = sess.end_profiling()
@@ -606,14 +707,15 @@ class NoProfilerStats(RuntimeFailure):
 
 
 def profiler_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray],
-                  mem_limit: int | None = None, threads: int | None = None) -> PeakMeasurement:
+                  mem_limit: int | None = None, threads: int | None = None,
+                  settings: DeviceSettings = DEFAULT_SETTINGS) -> PeakMeasurement:
     """Peak from the profiler's ``mem_in_use_peak`` over one run (see the module docstring).
 
     NoProfilerStats when the node events carry no arena stats, or when the stats cannot be those of
     the arena holding the outputs (the peak is below some non-aliasing node's output bytes).
     """
     from remc.passes.costs import ALIASING
-    events = _profile_events(model, device, feeds, mem_limit=mem_limit, threads=threads)
+    events = _profile_events(model, device, feeds, mem_limit=mem_limit, threads=threads, settings=settings)
     stats = [e for e in events if "mem_in_use_peak" in e.get("args", {})]
     if not stats:
         raise NoProfilerStats(f"onnxruntime {ort.__version__} on {device} writes no mem_in_use_peak in its "
@@ -634,9 +736,9 @@ def profiler_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, 
 
 
 def _fits(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], limit: int,
-          threads: int | None = None, runs: int = 1) -> bool:
+          threads: int | None = None, runs: int = 1, settings: DeviceSettings = DEFAULT_SETTINGS) -> bool:
     try:
-        sess = make_session(model, device, mem_limit=limit, log_level=4, threads=threads)
+        sess = make_session(model, device, mem_limit=limit, log_level=4, threads=threads, settings=settings)
         runner = Runner(sess, feeds, device, mem_limit=limit)
         for _ in range(runs):
             runner()
@@ -647,20 +749,21 @@ def _fits(model: ModelLike, device: str, feeds: Mapping[str, np.ndarray], limit:
 
 def bisect_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray],
                 resolution: int = 256, start: int = 1 << 20, max_bytes: int = 1 << 40,
-                threads: int | None = None, runs: int = 1) -> PeakMeasurement:
-    """The least arena limit under which one run succeeds, within ``resolution`` bytes.
+                threads: int | None = None, runs: int = 1,
+                settings: DeviceSettings = DEFAULT_SETTINGS) -> PeakMeasurement:
+    """The least arena limit under which one run succeeds, within ``resolution`` bytes (ONNX Runtime's arena).
 
     Doubles the limit from ``start`` until a run fits, then bisects. Each probe is a fresh session
     (a CPU probe re-registers the process-wide CPU arena). Failures other than out-of-memory raise.
     """
     lo, hi = 0, max(int(start), resolution)
-    while not _fits(model, device, feeds, hi, threads, runs):
+    while not _fits(model, device, feeds, hi, threads, runs, settings):
         lo, hi = hi, hi * 2
         if hi > max_bytes:
             raise OutOfMemory(f"no arena limit up to {max_bytes} bytes runs the model on {device}", limit=max_bytes)
     while hi - lo > resolution:
         mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if _fits(model, device, feeds, mid, threads, runs) else (mid, hi)
+        lo, hi = (lo, mid) if _fits(model, device, feeds, mid, threads, runs, settings) else (mid, hi)
     kind = "cpu_arena" if parse_device(device)[0] == "cpu" else "gpu_mem_limit"
     return PeakMeasurement(hi, f"bisect:{kind}", held=hi)
 
@@ -670,7 +773,7 @@ PEAK_METHODS = ("auto", "profiler", "bisect")
 
 def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
                  method: str = "auto", mem_limit: int | None = None, seed: int = 0,
-                 threads: int | None = None) -> PeakMeasurement:
+                 threads: int | None = None, settings: DeviceSettings = DEFAULT_SETTINGS) -> PeakMeasurement:
     """Measured peak bytes of one run (module docstring): ``method`` 'profiler', 'bisect', or 'auto'
     (the profiler's stats where this build writes usable ones for the device, else bisection; the
     result's ``method`` says which). ``mem_limit`` applies to the profiled session, not to bisection."""
@@ -680,11 +783,12 @@ def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, n
         raise ValueError(f"unknown peak method {method!r}: expected one of {PEAK_METHODS}")
     if method in ("auto", "profiler"):
         try:
-            return profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit, threads=threads)
+            return profiler_peak(model, device, feeds=feeds, mem_limit=mem_limit, threads=threads,
+                                 settings=settings)
         except NoProfilerStats:
             if method == "profiler":
                 raise
-    return bisect_peak(model, device, feeds=feeds)
+    return bisect_peak(model, device, feeds=feeds, settings=settings)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -693,21 +797,27 @@ def measure_peak(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, n
 
 def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.ndarray] | None = None,
             warmup: int = 2, iters: int = 10, mem_method: str | None = "auto", mem_limit: int | None = None,
-            cuda_graph: bool = False, seed: int = 0, threads: int | None = None) -> RunResult:
+            cuda_graph: bool = False, seed: int = 0, threads: int | None = None,
+            settings: DeviceSettings = DEFAULT_SETTINGS, layout=None) -> RunResult:
     """Run the graph: its outputs, measured peak (``mem_method``: see ``measure_peak``; None: skip) and
     the median of ``iters`` timed runs after ``warmup`` runs (at least 2 with ``cuda_graph``: the first
     run allocates, the second captures).
 
     Memory is measured in its own profiled session (profiling slows kernels); the timed session has the
-    same options, ``mem_limit`` included. Feeds default to ``random_inputs(model, seed)``.
+    same options, ``mem_limit`` included. Feeds default to ``random_inputs(model, seed)``. Under a
+    ``mem_limit`` with remc's placement (``capped_session``) the timed session allocates from remc's buffer
+    and the peak is its high-water mark (method 'placement:high_water', exact: initializers included).
     """
     proto = load_model(model, with_data=True)
     feeds = random_inputs(proto, seed, feeds=feeds)
-    peak = None if mem_method is None else measure_peak(model, device, feeds=feeds, method=mem_method,
-                                                        mem_limit=mem_limit, threads=threads)
-    sess = make_session(model, device, mem_limit=mem_limit, cuda_graph=cuda_graph, threads=threads)
+    placed = mem_limit is not None and settings.placed(device)
+    peak = None if mem_method is None or placed else measure_peak(
+        model, device, feeds=feeds, method=mem_method, mem_limit=mem_limit, threads=threads, settings=settings)
+    sess, alloc = capped_session(model, device, mem_limit, settings, layout=layout, cuda_graph=cuda_graph,
+                                 threads=threads)
     out_types = static_types(proto) if cuda_graph else None
-    runner = Runner(sess, feeds, device, cuda_graph=cuda_graph, output_types=out_types, mem_limit=mem_limit)
+    runner = Runner(sess, feeds, device, cuda_graph=cuda_graph, output_types=out_types, mem_limit=mem_limit,
+                    allocator=alloc)
     for _ in range(max(warmup, 2 if cuda_graph else 0)):
         runner()
     times = []
@@ -715,6 +825,9 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
         t0 = time.perf_counter()
         runner()
         times.append(time.perf_counter() - t0)
+    if alloc is not None and mem_method is not None:
+        st = alloc.stats
+        peak = PeakMeasurement(st.high_water, "placement:high_water", 0, {}, None, st.high_water)
     return RunResult(
         outputs=runner.outputs(), measured_peak=peak.peak if peak else None,
         median_seconds=statistics.median(times), method=peak.method if peak else "none", times=tuple(times),
@@ -722,7 +835,12 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
         baseline=peak.baseline if peak else None, node_in_use=dict(peak.node_in_use) if peak else {},
         peak_node=peak.peak_node if peak else None, held_peak=peak.held if peak else None,
         outside_bytes=outside_bytes(proto, device),
-        initializer_bytes=sum(t.nbytes for n, t in static_types(proto).items() if n in _initializer_names(proto)))
+        initializer_bytes=sum(t.nbytes for n, t in static_types(proto).items() if n in _initializer_names(proto)),
+        placement=None if alloc is None else {
+            "buffer": alloc.capacity, "high_water": alloc.stats.high_water, "peak_in_use": alloc.stats.peak_in_use,
+            "planned": alloc.stats.planned, "fallback": alloc.stats.fallback, "rejected": alloc.stats.rejected,
+            "in_scratch": alloc.stats.in_scratch,
+            "calls": alloc.stats.calls, "runs": alloc.runs})
 
 
 def outside_bytes(model: onnx.ModelProto, device: str = "cpu") -> int:
@@ -748,12 +866,13 @@ def arena_cap(model: onnx.ModelProto, device: str, budget: int) -> int:
     return budget - out
 
 
-def arena_config(device: str, limit: int | None = None):
+def arena_config(device: str, limit: int | None = None, settings: DeviceSettings = DEFAULT_SETTINGS):
     """``passes.arena.ArenaConfig`` of the arena remc's sessions use on ``device`` (``make_session``)."""
     from remc.passes.arena import ArenaConfig
     kind, _ = parse_device(device)
     if kind == "cuda":
-        return ArenaConfig(extend=CUDA_ARENA_EXTEND, limit=limit, stream_aware=True, one_region=CUDA_ONE_REGION)
+        return ArenaConfig(extend=settings.arena_extend, limit=limit, stream_aware=True,
+                           one_region=settings.one_region)
     # register_cpu_arena: one region of the whole limit, so malloc's addresses never break a tie
     return ArenaConfig(extend="kNextPowerOfTwo", limit=limit, one_region=True)
 

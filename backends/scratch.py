@@ -67,24 +67,28 @@ NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 
 
 def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
-                  seed: int = 0, deadline: float | None = None) -> dict[str, KernelMemory]:
-    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``.
+                  seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+                  deadline: float | None = None) -> dict[str, KernelMemory]:
+    """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``;
+    ``settings`` (cuDNN's algorithm search) decide the workspaces and are part of the cache key.
 
     ``deadline`` (a ``time.perf_counter()`` value): signatures are measured smallest tensors first, each when
-    its predicted time fits, and those left get no entry (``unmeasured_kernels`` counts them; the arena replay then models no
-    kernel memory for them)."""
-    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, deadline=deadline)[0]
+    its predicted time fits, and those left get no entry (``unmeasured_kernels`` counts them; the arena
+    replay then models no kernel memory for them)."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline)[0]
 
 
 def unmeasured_kernels(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
-                       seed: int = 0, deadline: float | None = None) -> tuple[dict[str, KernelMemory], int, int]:
+                       seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+                       deadline: float | None = None) -> tuple[dict[str, KernelMemory], int, int]:
     """(``kernel_memory``'s table, signatures left unmeasured at ``deadline``, signatures in all)."""
-    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, deadline=deadline)
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline)
 
 
 def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path | None, seed: int,
-                   deadline: float | None) -> tuple[dict[str, KernelMemory], int, int]:
-    prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed)
+                   settings: runtime.DeviceSettings, deadline: float | None
+                   ) -> tuple[dict[str, KernelMemory], int, int]:
+    prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed, settings=settings)
     cache = _Cache(cache_dir)
     types = static_types(model)
     consts = _constant_values(model, None)
@@ -95,7 +99,7 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device)
+        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
@@ -136,7 +140,8 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
     try:
         # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
-        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested")
+        events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested",
+                                         settings=prof.settings)
     except RuntimeFailure as exc:
         raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
                              f"{exc}") from exc

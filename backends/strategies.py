@@ -51,7 +51,7 @@ def backend(name: str) -> SolverBackend:
     if name == "gurobi":
         from .gurobi import GurobiBackend
         if importlib.util.find_spec("gurobipy") is None:
-            raise SolverError("gurobipy is not installed; pip install remc[gurobi]")
+            raise SolverError("gurobipy is not installed; pip install 'remc[gurobi]'")
         return GurobiBackend()
     raise RemcError(f"unknown solver backend {name!r}; choose highs or gurobi")
 

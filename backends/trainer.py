@@ -7,7 +7,11 @@ the data feeds (copied to the device), the carried state (``x`` for each output 
 optimizer state, running statistics) as the OrtValues the previous step produced, and every output to
 the device, allocated by ONNX Runtime from its arena, which ``mem_limit`` caps. Only the loss (a scalar)
 is copied to the host each step. From the second step on, the carried state lives in that arena, so the
-cap covers weights, gradients, optimizer state and activations, as remc's budget does.
+cap covers weights, gradients, optimizer state and activations, as remc's budget does. ``mem_limit`` is
+the whole budget: the arena gets it less the bytes held outside (``outside``: the data feeds, and on CPU
+the initializers ONNX Runtime uses in place). The arena's traffic is replayed exactly by
+``passes.arena.replay`` with ``carried`` (each step's outputs ``x.updated`` stay in the arena as the next
+step's inputs), which ``train_events`` prepares.
 
 With ``fixed_buffers`` every bound value has a fixed address instead: the state lives in two buffer sets
 A and B allocated once, outside the session's arena; even steps read A and write B, odd steps read B and
@@ -17,6 +21,12 @@ the session is made with ``enable_cuda_graph`` and each parity is its own graph 
 ``gpu_graph_id`` 0 or 1), captured after ONNX Runtime's warm-up runs and replayed from then on. The
 buffers outside the arena (``fixed_bytes``: both state sets, the data, the other outputs) count
 against the cap: the session's arena gets ``mem_limit - fixed_bytes``.
+
+On CUDA with remc's placement (``DeviceSettings.placement == "remc"``, the default) a capped trainer always
+uses fixed buffers, and the session allocates from remc's buffer of ``mem_limit - fixed_bytes`` at the
+offsets of the stripped step graph's layout (its graph outputs bound, so not in the layout:
+``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is then ``fixed_bytes`` plus the
+buffer's high-water mark.
 """
 from __future__ import annotations
 
@@ -38,7 +48,7 @@ from remc.ir.errors import ModelError
 from remc.ir.onnx_types import static_types
 from remc.passes.optimizer import UPDATED_SUFFIX, state_inputs
 
-from .runtime import _failure, make_session
+from .runtime import DEFAULT_SETTINGS, DeviceSettings, _failure, capped_session, make_session
 
 Feeds = Callable[[int], Mapping[str, np.ndarray]]
 """The data feeds (inputs and labels) of step k."""
@@ -56,6 +66,8 @@ class TrainResult:
     """Arena high-water mark over the profiled steps (profiler ``mem_in_use_peak``), bytes."""
     state_bytes: int = 0
     """Bytes of the carried state (weights, optimizer state, statistics)."""
+    placed_peak: int | None = None
+    """With remc's allocator (CUDA): fixed buffers plus the buffer's high-water mark, bytes (exact)."""
 
     @property
     def steps_per_second(self) -> float:
@@ -90,14 +102,56 @@ def split_state(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.n
     return m, values
 
 
+def loop_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:
+    """Bytes a training loop of ``stripped`` (``split_state``) holds outside the session's arena: the data
+    feeds, and on CPU the initializers used in place (``runtime.outside_bytes``); not the carried state,
+    which from the second step on is the arena's (the previous step's outputs)."""
+    from .runtime import outside_bytes
+    return outside_bytes(stripped, device) - int(sum(v.nbytes for v in initial.values()))
+
+
+def fixed_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:
+    """Bytes a fixed-buffer loop (``Trainer(fixed_buffers=True)``) holds outside the session's arena: two
+    sets of the carried state, the data and every other output's buffer, and on CPU the initializers used
+    in place."""
+    types = static_types(stripped)
+    carried = {n + UPDATED_SUFFIX for n in initial}
+    data = sum(types[i.name].nbytes for i in stripped.graph.input if i.name not in initial and i.name in types)
+    other = sum(types[o.name].nbytes for o in stripped.graph.output if o.name not in carried and o.name in types)
+    in_place = loop_outside_bytes(stripped, initial, device) - data
+    return int(2 * sum(v.nbytes for v in initial.values()) + data + other + in_place)
+
+
+def train_events(model: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool = True,
+                 fixed_buffers: bool = True, settings: DeviceSettings = DEFAULT_SETTINGS):  # noqa: ANN201
+    """(the arena events of a training loop of step graph ``model``, the carried output keys, the bytes
+    outside the arena): what ``passes.arena.replay`` replays. With ``fixed_buffers`` every graph output is
+    written into a bound buffer outside the arena and every step's arena traffic is the same (no carried
+    keys: a plain replay); without, the carried outputs stay in the arena as the next step's inputs
+    (``replay(..., carried=...)``). Kernel memory is measured on the stripped graph, whose carried weights
+    are inputs (so not pre-packed)."""
+    from remc.passes.arena import graph_events
+
+    from .scratch import kernel_memory
+    stripped, initial = split_state(model)
+    km = kernel_memory(stripped, device, settings=settings) if measure_kernels else None
+    if fixed_buffers:
+        return (graph_events(stripped, device, km, bound_outputs=True), None,
+                fixed_outside_bytes(stripped, initial, device))
+    carried = tuple(n + UPDATED_SUFFIX for n in initial)
+    return graph_events(stripped, device, km), carried, loop_outside_bytes(stripped, initial, device)
+
+
 class Trainer:
     """Runs training steps of one step graph with its state on the device (module docstring)."""
 
     def __init__(self, model: onnx.ModelProto, device: str = "cpu", *, mem_limit: int | None = None,
                  profile_dir: str | None = None, threads: int | None = None, fixed_buffers: bool = False,
-                 cuda_graph: bool = False) -> None:
+                 cuda_graph: bool = False, settings: DeviceSettings = DEFAULT_SETTINGS) -> None:
         stripped, initial = split_state(model)
         self.kind, self.device_id = parse_device(device)
+        placed = mem_limit is not None and settings.placed(device) and profile_dir is None
+        fixed_buffers = fixed_buffers or placed
         if cuda_graph and self.kind != "cuda":
             raise ModelError("CUDA graph capture needs --device cuda")
         self.fixed = fixed_buffers or cuda_graph
@@ -111,28 +165,34 @@ class Trainer:
             raise ModelError("the step graph has no 'loss' output")
         self.fixed_bytes = 0
         if self.fixed:
-            self.fixed_bytes = self._fixed_bytes(stripped, types, initial)
+            self.fixed_bytes = fixed_outside_bytes(stripped, initial, device)
             if mem_limit is not None and mem_limit <= self.fixed_bytes:
                 from .runtime import OutOfMemory
                 raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the "
                                   f"fixed buffers ({self.fixed_bytes} bytes: two sets of state, data, outputs)",
                                   limit=mem_limit)
-        arena_limit = mem_limit - self.fixed_bytes if mem_limit is not None else None
-        self.session = make_session(stripped, device, mem_limit=arena_limit, threads=threads, log_level=4,
-                                    profile=profile_dir is not None, cuda_graph=cuda_graph,
-                                    profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
+        self.outside = loop_outside_bytes(stripped, initial, device)
+        held = self.fixed_bytes if self.fixed else self.outside
+        if mem_limit is not None and not self.fixed and mem_limit <= held:
+            from .runtime import OutOfMemory
+            raise OutOfMemory(f"out of memory on {device}: a cap of {mem_limit} bytes does not hold the data and "
+                              f"parameters outside the arena ({held} bytes)", limit=mem_limit)
+        arena_limit = mem_limit - held if mem_limit is not None else None
+        self.allocator = None
+        if placed:
+            from .placement import model_layout
+            lay = model_layout(stripped, device, settings, bound_outputs=True)
+            self.session, self.allocator = capped_session(stripped, device, arena_limit, settings, layout=lay,
+                                                          cuda_graph=cuda_graph, threads=threads)
+        else:
+            self.session = make_session(stripped, device, mem_limit=arena_limit, threads=threads, log_level=4,
+                                        profile=profile_dir is not None, cuda_graph=cuda_graph, settings=settings,
+                                        profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
         self.output_names = [o.name for o in self.session.get_outputs()]
         self.data_names = [i.name for i in self.session.get_inputs() if i.name not in initial]
         self.steps_done = 0
         if self.fixed:
             self._make_bindings(types)
-
-    @staticmethod
-    def _fixed_bytes(model: onnx.ModelProto, types: dict, initial: Mapping[str, np.ndarray]) -> int:
-        carried = {n + UPDATED_SUFFIX for n in initial}
-        data = sum(types[i.name].nbytes for i in model.graph.input if i.name not in initial and i.name in types)
-        other = sum(types[o.name].nbytes for o in model.graph.output if o.name not in carried and o.name in types)
-        return int(2 * sum(v.nbytes for v in initial.values()) + data + other)
 
     def _empty(self, shape, dtype) -> ort.OrtValue:
         if self.kind == "cpu":
@@ -214,14 +274,24 @@ class Trainer:
         if self.cuda_graph:
             opts = ort.RunOptions()
             opts.add_run_config_entry("gpu_graph_id", str(parity))
+        failed = 0
+        if self.allocator is not None:
+            self.allocator.begin_run()
+            failed = len(self.allocator.stats.failures)
         try:
             self.session.run_with_iobinding(self.bindings[parity], opts)
         except Exception as exc:
-            raise _failure(exc, self.device, self.mem_limit, "running a training step") from exc
+            raise _failure(exc, self.device, self.mem_limit, "running a training step", self.allocator,
+                           failed) from exc
         self.bindings[parity].synchronize_outputs()
         self.steps_done += 1
         self.state = self.sets[1 - parity]
         return float(self.out_bufs["loss"].numpy())
+
+    @property
+    def placed_peak(self) -> int | None:
+        """With remc's allocator: the bytes the steps so far needed in all (fixed buffers plus its high-water mark)."""
+        return None if self.allocator is None else self.fixed_bytes + self.allocator.stats.high_water
 
     def state_numpy(self) -> dict[str, np.ndarray]:
         """The carried state, copied to the host."""
@@ -231,11 +301,11 @@ class Trainer:
 def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu", *,
           mem_limit: int | None = None, threads: int | None = None,
           on_step: Callable[[int, float, float], None] | None = None, fixed_buffers: bool = False,
-          cuda_graph: bool = False) -> TrainResult:
+          cuda_graph: bool = False, settings: DeviceSettings = DEFAULT_SETTINGS) -> TrainResult:
     """Run ``steps`` training steps; ``on_step(k, loss, seconds)`` after each (progress). ``fixed_buffers``
     and ``cuda_graph``: see the module docstring."""
     trainer = Trainer(model, device, mem_limit=mem_limit, threads=threads, fixed_buffers=fixed_buffers,
-                      cuda_graph=cuda_graph)
+                      cuda_graph=cuda_graph, settings=settings)
     losses, times = [], []
     for k in range(steps):
         data = feeds(k)
@@ -245,16 +315,18 @@ def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu",
         losses.append(loss)
         if on_step is not None:
             on_step(k, loss, times[-1])
-    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes)
+    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes, trainer.placed_peak)
 
 
 def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-                       mem_limit: int | None = None, threads: int | None = None) -> int | None:
+                       mem_limit: int | None = None, threads: int | None = None,
+                       fixed_buffers: bool = False) -> int | None:
     """Arena high-water mark over ``steps`` profiled steps (at least 2: from the second step on the
     carried state is in the arena); None where this build's profile has no arena stats."""
     tmp = tempfile.mkdtemp(prefix="remc-train-prof-")
     try:
-        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads)
+        trainer = Trainer(model, device, mem_limit=mem_limit, profile_dir=tmp, threads=threads,
+                          fixed_buffers=fixed_buffers)
         for k in range(max(steps, 2)):
             trainer.step(feeds(k))
         path = trainer.session.end_profiling()
@@ -268,27 +340,26 @@ def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu"
 
 
 def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-              resolution: int = 4096, start: int = 1 << 20, max_bytes: int = 1 << 40) -> int:
-    """The least arena cap under which ``steps`` training steps run (at least 2: from the second step
-    the carried state is in the arena), within ``resolution`` bytes: doubling from ``start``, then
-    bisection, a fresh session per probe. What a user must give ``mem_limit`` for this graph."""
+              resolution: int = 256, fixed_buffers: bool = True) -> int:
+    """The least budget (arena limit plus the bytes outside it) under which ``steps`` training steps run,
+    found by ``passes.arena.bisect_least`` on the arena limit (a fresh session per probe): the search the
+    replay (``remc.fit.predict`` with ``steps``) runs, so both probe the same caps."""
+    from remc.passes.arena import bisect_least
+
     from .runtime import OutOfMemory
+    stripped, initial = split_state(model)
+    outside = (fixed_outside_bytes if fixed_buffers else loop_outside_bytes)(stripped, initial, device)
 
     def fits(cap: int) -> bool:
         try:
-            trainer = Trainer(model, device, mem_limit=cap)
+            trainer = Trainer(model, device, mem_limit=cap + outside, fixed_buffers=fixed_buffers)
             for k in range(max(steps, 2)):
                 trainer.step(feeds(k))
             return True
         except OutOfMemory:
             return False
 
-    lo, hi = 0, max(int(start), resolution)
-    while not fits(hi):
-        lo, hi = hi, hi * 2
-        if hi > max_bytes:
-            raise ModelError(f"no arena cap up to {max_bytes} bytes runs the training step on {device}")
-    while hi - lo > resolution:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
-    return hi
+    need = bisect_least(fits, resolution=resolution)
+    if need is None:
+        raise ModelError(f"no arena cap runs the training step on {device}")
+    return need + outside

@@ -31,6 +31,11 @@ class SolverError(RemcError):
     """A solver is missing, unlicensed, or stopped without a usable schedule."""
 
 
+class NoScheduleInTime(SolverError):
+    """A solver's time limit passed before it found any schedule within the budget (none is proven to exist
+    or not)."""
+
+
 class PlanError(RemcError):
     """A plan is malformed or invalid against its graph (parse error, validator rejection)."""
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
@@ -57,7 +57,7 @@ class _LpSolution:
     sizes: dict
 
 
-class LpUnfinished(SolverError):
+class LpUnfinished(NoScheduleInTime):
     """approx ran out of time before it had a schedule; ``lp_bound`` is the best proven lower bound on the
     cost at the budget that its LP at the true budget reached (-inf when none)."""
 

@@ -45,7 +45,7 @@ all chunks free), since the cap applies to every run. The module imports nothing
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -206,6 +206,11 @@ class BFCArena:
             if not c.in_use:
                 self._insert(c)
 
+    def layout(self) -> tuple:
+        """The arena's state as a value: regions, reserved bytes and every chunk (address, size, in use)."""
+        return (tuple(self.regions), self.reserved,
+                tuple(sorted((c.ptr, c.size, c.in_use, c.stream) for c in self.chunk_at.values())))
+
     # -- internals
     def _stats(self) -> None:
         self.peak_in_use = max(self.peak_in_use, self.in_use)
@@ -350,11 +355,13 @@ class KernelBytes(Protocol):
 
 
 def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[str, KernelBytes] | None = None,
-                 in_place: Iterable[str] | None = None) -> GraphEvents:
+                 in_place: Iterable[str] | None = None, bound_outputs: bool = False) -> GraphEvents:
     """The allocations and frees of running ``model`` (its node list is the execution order; see the
     module docstring). ``kernel`` maps node names (``node_keys``) to the arena bytes their kernels take
     beyond their outputs (measured on the device: ``backends.scratch``; none when omitted); ``in_place``
-    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``)."""
+    the ops that may write output 0 into input 0 (default ``IN_PLACE[device]``). ``bound_outputs``: the
+    caller binds every graph output to a buffer of its own (IOBinding with fixed buffers,
+    ``backends.trainer``), which the node writes into: no arena chunk."""
     kind = device.split(":")[0]
     inplace = frozenset(IN_PLACE.get(kind, frozenset()) if in_place is None else in_place)
     types = static_types(model)
@@ -398,6 +405,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 continue
             buffer_of[o] = o
             count[o] = extra if extra else (1 << 30)  # read by nobody: kept to the end of the run
+            if bound_outputs and o in graph_outputs:
+                preexisting.add(o)  # the caller's buffer
+                continue
             if kind == "cuda" and n.op_type in CPU_OUTPUT_OPS:
                 preexisting.add(o)  # in CPU memory, never an arena chunk
                 continue
@@ -501,8 +511,15 @@ class ArenaReplay:
         return self.oom is None
 
 
-def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4) -> ArenaReplay:
-    """Replay up to ``runs`` runs of ``events`` on a fresh arena (stopping once a run adds no region)."""
+def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4,
+           carried: tuple[str, ...] | None = None) -> ArenaReplay:
+    """Replay up to ``runs`` runs of ``events`` on a fresh arena (stopping once a run adds no region).
+
+    ``carried``: a training loop (``backends.trainer``): the chunks of these graph outputs (each step's
+    ``x.updated``) are the next run's inputs ``x``, so they stay allocated until the end of the next run;
+    every other output is released when its run ends. The first run's carried inputs are outside the arena
+    (the caller's initial values). Runs continue until the arena at the start of a run is one it was in
+    before (the loop is periodic from there on; at most ``runs`` runs)."""
     arena = BFCArena(config)
     node_in_use: list[int] = []
     peak_node, peak_seen = "", -1
@@ -518,10 +535,16 @@ def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4) -> ArenaR
         return ArenaReplay(arena.peak_in_use, arena.peak_allocated, tuple(arena.regions), 0, (), "", e,
                            "session creation")
     done = 0
+    state: list[int | None] = []
+    seen: set[tuple] = set()
     for run in range(runs):
         before = len(arena.regions)
+        if carried is not None and run > 0:  # the first run also allocates what kernels keep: not comparable
+            layout = arena.layout()
+            if layout in seen:
+                break
+            seen.add(layout)
         live: dict[str, int | None] = {}
-        kept: list[int | None] = []
         for ne in events.nodes:
             try:
                 pre = [arena.alloc(b, f"temporary of {ne.node}") for b in ne.before]
@@ -542,43 +565,47 @@ def replay(events: GraphEvents, config: ArenaConfig, *, runs: int = 4) -> ArenaR
                 node_in_use.append(arena.in_use)
             for key in ne.frees:
                 arena.free(live.pop(key))
-        kept = list(live.values())
-        for p in kept:  # graph outputs and unread outputs: the caller releases them after the run
+        new_state = [live.pop(k) for k in carried if k in live] if carried is not None else []
+        for p in list(live.values()) + state:  # the caller releases outputs and the last step's state
             arena.free(p)
+        state = new_state
         arena.end_run()
         done = run + 1
-        if run > 0 and len(arena.regions) == before:
+        if carried is None and run > 0 and len(arena.regions) == before:
             break
     return ArenaReplay(arena.peak_in_use, arena.peak_allocated, tuple(arena.regions), done, tuple(node_in_use),
                        peak_node)
 
 
 def least_limit(events: GraphEvents, config: ArenaConfig, *, runs: int = 4,
-                resolution: int = MIN_ALLOCATION) -> int:
+                resolution: int = MIN_ALLOCATION, carried: tuple[str, ...] | None = None) -> int:
     """The least ``limit`` under which the replayed runs fit: the peak of regions plus reserved bytes for
     ``kSameAsRequested`` (its regions do not depend on the limit); a bisection for ``kNextPowerOfTwo``,
     whose last region is cut to what the limit leaves (with ``one_region`` the first region is
-    the limit: bisected from the ``kSameAsRequested`` need, doubled until it fits)."""
+    the limit: bisected from the ``kSameAsRequested`` need, doubled until it fits). ``carried``: the
+    runs of a training loop (``replay``)."""
     if config.one_region:
         from dataclasses import replace
-        same = replay(events, replace(config, limit=None, extend=K_SAME_AS_REQUESTED, one_region=False), runs=runs)
+        same = replay(events, replace(config, limit=None, extend=K_SAME_AS_REQUESTED, one_region=False), runs=runs,
+                      carried=carried)
         lo, hi = max(same.peak_in_use, 1) - 1, max(same.peak_allocated, MIN_ALLOCATION)
-        while not replay(events, _with_limit(config, hi), runs=runs).fits:
+        while not replay(events, _with_limit(config, hi), runs=runs, carried=carried).fits:
             lo, hi = hi, 2 * hi
-        return _bisect(events, config, lo, hi, runs, resolution)
-    free = replay(events, _with_limit(config, None), runs=runs)
+        return _bisect(events, config, lo, hi, runs, resolution, carried)
+    free = replay(events, _with_limit(config, None), runs=runs, carried=carried)
     if config.extend != K_NEXT_POWER_OF_TWO:
         return free.peak_allocated
-    return _bisect(events, config, max(free.peak_in_use, 0) - 1, free.peak_allocated, runs, resolution)
+    return _bisect(events, config, max(free.peak_in_use, 0) - 1, free.peak_allocated, runs, resolution, carried)
 
 
-def _bisect(events: GraphEvents, config: ArenaConfig, lo: int, hi: int, runs: int, resolution: int) -> int:
+def _bisect(events: GraphEvents, config: ArenaConfig, lo: int, hi: int, runs: int, resolution: int,
+            carried: tuple[str, ...] | None = None) -> int:
     """The least limit in (lo, hi] (hi fits) the runs fit under, to ``resolution`` bytes."""
     while hi - lo > resolution:
         mid = (lo + hi) // 2 // MIN_ALLOCATION * MIN_ALLOCATION
         if mid <= lo:
             break
-        if replay(events, _with_limit(config, mid), runs=runs).fits:
+        if replay(events, _with_limit(config, mid), runs=runs, carried=carried).fits:
             hi = mid
         else:
             lo = mid
@@ -588,3 +615,24 @@ def _bisect(events: GraphEvents, config: ArenaConfig, lo: int, hi: int, runs: in
 def _with_limit(config: ArenaConfig, limit: int | None) -> ArenaConfig:
     from dataclasses import replace
     return replace(config, limit=limit)
+
+
+def bisect_least(fits: Callable[[int], bool], *, start: int = 1 << 20, resolution: int = MIN_ALLOCATION,
+                 max_bytes: int = 1 << 46) -> int | None:
+    """The cap a fixed search finds: double from ``start`` until ``fits``, then bisect in multiples of 256
+    bytes down to ``resolution``. None when nothing up to ``max_bytes`` fits. Under a one-region arena
+    whether a training loop fits is not monotone in the cap (the last free chunk's size changes which chunk
+    a request takes, and the carried state drifts through the arena step after step), so this is the
+    least cap *on this search path*: the replay (``remc.fit.predict_loop``) and a measurement
+    (``backends.trainer.least_cap``) that both use it probe the same caps and agree when every probe does."""
+    lo, hi = 0, max(int(start), MIN_ALLOCATION) // MIN_ALLOCATION * MIN_ALLOCATION
+    while not fits(hi):
+        lo, hi = hi, hi * 2
+        if hi > max_bytes:
+            return None
+    while hi - lo > max(resolution, MIN_ALLOCATION):
+        mid = (lo + hi) // 2 // MIN_ALLOCATION * MIN_ALLOCATION
+        if mid <= lo:
+            break
+        lo, hi = (lo, mid) if fits(mid) else (mid, hi)
+    return hi

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import SolveReport
 from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
 from .approx import LpUnfinished, solve_approx
@@ -106,7 +106,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     if seed is None:
         if res is not None and model is not None and res.status == "infeasible":
             _raise_infeasible(dag, budget, lp, o.threads, clock.left(), proven=model.scale.exact)
-        raise SolverError(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
+        raise NoScheduleInTime(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
                           + (f" (time limit {o.time_limit:g} s)" if o.time_limit else ""))
     return _finish(dag, budget, seed, base, sources, extras, o, clock, res)
 

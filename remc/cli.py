@@ -59,19 +59,19 @@ def _signals_raise(received: list[int]) -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as e:  # --help, --version, or a usage error already printed in one line
-        return int(e.code or 0) if not isinstance(e.code, str) else 2
-    if not getattr(args, "func", None):
-        sub = getattr(args, "_parser", parser)
-        print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
-              f"(see '{sub.prog} --help')", file=sys.stderr)
-        return 2
     received: list[int] = []
     try:
-        with _signals_raise(received):
+        with _signals_raise(received):  # building the parser imports numpy, scipy and onnx: a signal there too
+            parser = build_parser()
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as e:  # --help, --version, or a usage error already printed in one line
+                return int(e.code or 0) if not isinstance(e.code, str) else 2
+            if not getattr(args, "func", None):
+                sub = getattr(args, "_parser", parser)
+                print(f"{sub.prog}: error: missing {'command' if sub is parser else 'action'} "
+                      f"(see '{sub.prog} --help')", file=sys.stderr)
+                return 2
             return int(args.func(args) or 0)
     except BaseException as e:  # noqa: BLE001 (each kind is told apart below)
         return _failed(e, received)
@@ -110,6 +110,19 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+def _placement_opt(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--placement", choices=("remc", "arena"), default="remc",
+                   help="CUDA: where tensors live under the cap: 'remc' (default) lays every tensor out at its own "
+                        "address in one buffer of the cap; 'arena' uses ONNX Runtime's BFC arena with "
+                        "gpu_mem_limit = cap (fragmentation makes it need more). CPU always uses the arena")
+
+
+def device_settings(args: argparse.Namespace):
+    """The ``DeviceSettings`` a command's options ask for (built once, carried to every session)."""
+    from .backends.runtime import DeviceSettings
+    return DeviceSettings(placement=getattr(args, "placement", "remc"))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="remc", description="Rematerialization compiler for ONNX training graphs.")
     p.add_argument("--version", action="version", version=f"remc {__version__}")
@@ -131,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--no-fit", action="store_true",
                    help="check the budget against remc's live-bytes model only, not ONNX Runtime's arena (for "
                         "comparing schedulers; the output may not run under a cap of the budget)")
+    _placement_opt(c)
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=cmd_compile)
 
@@ -216,15 +230,18 @@ def build_parser() -> argparse.ArgumentParser:
                                                   "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
-    d = sub.add_parser("demo", help="the main job: compile a zoo model under a budget and run it")
+    d = sub.add_parser("demo", help="the main job: compile a zoo model's training step under a budget and "
+                                    "train it under a cap of the budget")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
     d.add_argument("--fraction", type=_fraction, default=0.9,
                    help="budget as a fraction (0 < f <= 1) of what the unmodified graph needs on ONNX Runtime")
     d.add_argument("--batch", type=_count, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
-    d.add_argument("--time-limit", type=_seconds, default=60.0)
+    d.add_argument("--time-limit", type=_seconds, default=20.0)
+    d.add_argument("--steps", type=_count, default=5, help="training steps under the cap (default 5)")
     d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     d.add_argument("--workdir", help="where to write the graphs and the plan (default: a temporary folder)")
+    _placement_opt(d)
     d.set_defaults(func=cmd_demo)
 
     r = sub.add_parser("run", help="run an ONNX graph on ONNX Runtime; measure peak memory and time")
@@ -238,6 +255,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
                    "(default with --plan: the plan's budget); the run fails when it needs more")
     r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")
+    _placement_opt(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
 
@@ -385,7 +403,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
                 from .progress import fit_round_note
                 fit = compile_fit(rest, state, device=args.device, verify=args.verify,
-                                  on_round=fit_round_note(progress))
+                                  on_round=fit_round_note(progress), settings=device_settings(args))
         t0 = clock.elapsed()
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
@@ -403,7 +421,8 @@ def cmd_compile(args: argparse.Namespace) -> int:
         p = fit.prediction
         rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
                    arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None,
-                   kernels_unmeasured=p.kernels_unmeasured if p else None)
+                   kernels_unmeasured=p.kernels_unmeasured if p else None,
+                   device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
 
@@ -438,7 +457,7 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
     if rep.get("arena_predicted") is not None:
-        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} (replayed arena plus inputs and "
+        print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} ({rep.get('device_model', 'replayed arena')} plus inputs and "
               f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "
               f"{rep['fit_rounds']} round(s)" + ("" if rep.get("verified") is None else
                                                  ", verified by a run under the cap" if rep["verified"] else ""))
@@ -537,8 +556,9 @@ def cmd_plan_check(args: argparse.Namespace) -> int:
           f"cost {sim.cost:.6g}, {int(sum(sim.recomputes.values()))} recomputations")
     if chk.arena is not None:
         p = chk.arena
+        what = "remc's layout" if p.placement == "remc" else "replayed arena"
         print(f"ok: on ONNX Runtime {chk.device} the lowered graph needs {format_size(p.total)} ({p.total} bytes: "
-              f"replayed arena {p.arena} + {p.outside} outside it) within the budget"
+              f"{what} {p.arena} + {p.outside} outside it) within the budget"
               + ("" if p.kernel_measured else "; kernel scratch not measured (no such device here)"))
     else:
         print("not checked: ONNX Runtime's arena (" + ("--live-only" if args.live_only else "the plan has no budget")

@@ -1,13 +1,18 @@
-"""``remc demo``: the main job on a built-in example.
+"""``remc demo``: the main job on a built-in example — training under a memory cap.
 
-Builds a zoo model's training graph, compiles it under a budget below what its unmodified graph needs on
-ONNX Runtime (the least cap it runs under, bisected on the device, plus its inputs and parameters), runs the
-compiled graph under a cap equal to the budget and the unmodified graph under the same cap (it must run
-out of memory), and prints measured vs predicted peak memory and overhead.
+Builds a zoo model's training step (forward, loss, backward and the SGD-with-momentum update, one ONNX
+graph: ``passes/optimizer.py``), finds the least cap the unmodified step runs under on ONNX Runtime (a
+training loop of ``steps`` steps and one run alone, bisected on the device, data included), compiles the
+step for a budget of ``fraction`` of that (re-solved until the replayed arena of the loop and of one run
+fits: ``remc/fit.py``), runs the compiled step once under a cap equal to the budget against the
+unmodified one (which must run out of memory there) and compares their outputs, then trains ``steps``
+steps of each under the cap (``remc train``'s loop): the compiled step's losses equal the unmodified
+step's, trained without a cap, step for step, while the unmodified step runs out of memory under it.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import tempfile
 from pathlib import Path
@@ -18,21 +23,28 @@ from .ir.sizes import format_size
 
 
 def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = "checkmate",
-             time_limit: float = 60.0, device: str = "cpu", workdir: str | None = None,
-             size: str = "small", batch: int | None = 8, progress: Any = None) -> dict[str, Any]:
-    """Compile zoo ``model`` at ``fraction`` of its checkpoint-all peak and run it; the report. ``progress``:
-    the solver's live display (``remc.progress.solver_progress``), which also shows each step."""
+             time_limit: float = 20.0, device: str = "cpu", workdir: str | None = None,
+             size: str = "small", batch: int | None = 8, steps: int = 5, progress: Any = None,
+             settings: Any = None) -> dict[str, Any]:
+    """Compile zoo ``model``'s training step under ``fraction`` of what the unmodified step needs, run it
+    once and train ``steps`` steps under a cap of the budget; the report. ``progress``: the solver's live
+    display (``remc.progress.solver_progress``), which also shows each stage. ``settings``:
+    ``backends.runtime.DeviceSettings`` (on CUDA by default remc's placement: the unmodified step's need is
+    its layout's height plus the bytes outside it, and every capped run allocates from remc's buffer)."""
     from . import zoo
     from .backends import runtime
     from .backends.runtime import OutOfMemory
     from .backends.strategies import make_options
-    from .fit import compile_fit
-    from .ir.onnx_io import load_model, save_model, write_text_atomic
+    from .backends.trainer import least_cap
+    from .fit import predict, predict_loop
+    from .ir.onnx_io import save_model, write_text_atomic
     from .ir.plan import print_plan
+    from .passes.optimizer import OptimizerOptions, append_optimizer
     from .passes.strategies import SOLVER_NAMES
-    from .pipeline import State, compile_pipeline, run, stages
     from .progress import fit_round_note
     from .run_cli import run_graph
+    from .train import TrainOptions, compile_step_graph, data_feeds, reference_run, run_training
+    settings = settings or runtime.DEFAULT_SETTINGS
 
     if model not in zoo.list_models():
         raise RemcError(f"unknown zoo model {model!r}; models: {', '.join(zoo.list_models())}")
@@ -41,68 +53,128 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     cfg.pop("batch", None)
     out_dir = Path(workdir or tempfile.mkdtemp(prefix="remc-demo-"))
     out_dir.mkdir(parents=True, exist_ok=True)
-    train_path, out_path, plan_path = out_dir / f"{model}_train.onnx", out_dir / f"{model}_remat.onnx", \
-        out_dir / f"{model}.plan"
+    step_path, out_path, plan_path = out_dir / f"{model}_step.onnx", out_dir / f"{model}_step_remat.onnx", \
+        out_dir / f"{model}_step.plan"
     note = getattr(progress, "note", lambda text: None)
-    note(f"building the training graph of {model}")
-    save_model(zoo.export(model, b, train=True, **cfg), train_path)
+    note(f"building the training graph of {model} and its SGD update")
+    optimizer = OptimizerOptions("sgd", lr=0.01, momentum=0.9)
+    step = append_optimizer(zoo.export(model, b, train=True, **cfg), optimizer)
+    save_model(step, step_path)
 
+    note(f"finding the least cap the unmodified graph runs under on {device} ({steps} training steps, one run)")
+    if settings.placed(device):  # exact: what remc's allocator needs for the unmodified step (its layout)
+        loop_need = predict_loop(step, device, steps, settings=settings).total
+        single_need = predict(step, device, settings=settings).total
+    else:
+        feeds = data_feeds(step, 0, False)
+        loop_need = min(least_cap(step, feeds, device, steps=steps, fixed_buffers=fixed) for fixed in (True, False))
+        single_need = runtime.bisect_peak(step, device, feeds=runtime.random_inputs(step, 0), runs=2,
+                                          resolution=256, settings=settings).peak + runtime.outside_bytes(step, device)
+    budget = int(fraction * min(loop_need, single_need))
+
+    note(f"compiling for a budget of {format_size(budget)}")
     options = make_options(strategy, time_limit=time_limit) if strategy in SOLVER_NAMES else None
-    passes = compile_pipeline(strategy=strategy, device=device, options=options, progress=progress)
-    note(f"finding the least cap the unmodified graph runs under on {device}")
-    # what the unmodified graph needs there: the least cap it runs under (bisected on the device), plus the
-    # inputs and parameters outside the arena
-    train = load_model(str(train_path), with_data=True)
-    full_peak = runtime.bisect_peak(train, device, feeds=runtime.random_inputs(train, 0), runs=2,
-                                    resolution=4096).peak + runtime.outside_bytes(train, device)
-    state = run(stages(passes, last="units"), State(model=str(train_path)))  # import, costs, units
-    state.budget = int(fraction * full_peak)
-    note(f"compiling for a budget of {format_size(state.budget)}")
-    fit = compile_fit(stages(passes, first="schedule"), state, device=device, verify=True,  # re-solve to fit
-                      on_round=fit_round_note(progress))
-    note("running the compiled graph and the unmodified one under a cap of the budget")
+    state, fit = compile_step_graph(step, budget, strategy, device=device, options=options, steps=steps,
+                                    progress=progress, on_round=fit_round_note(progress), settings=settings)
     save_model(state.lowered, out_path)
     write_text_atomic(plan_path, print_plan(state.plan))
-    rep = run_graph(str(out_path), device=device, compare=str(train_path), plan=str(plan_path), iters=5)
-    try:
-        run_graph(str(train_path), device=device, mem_limit=state.budget, iters=1)
-        rep["unmodified_under_cap"] = "ran"
-    except OutOfMemory as e:
-        rep["unmodified_under_cap"] = f"out of memory ({e})"
-    rep.update(zoo_model=model, batch=b, checkpoint_all_peak=full_peak, budget=state.budget,
-               strategy=strategy, solver_status=state.schedule.report.status,
+
+    note("running the compiled graph and the unmodified one under a cap of the budget")
+    rep = run_graph(str(out_path), device=device, compare=str(step_path), plan=str(plan_path), iters=5,
+                    settings=settings)
+    ways = [("unmodified_under_cap", settings)]
+    if settings.placed(device):  # also as a user without remc runs it: ONNX Runtime's arena, gpu_mem_limit = cap
+        ways.append(("unmodified_under_cap_arena", dataclasses.replace(settings, placement="arena")))
+    for key, st in ways:
+        try:
+            run_graph(str(step_path), device=device, mem_limit=budget, iters=1, settings=st)
+            rep[key] = "ran"
+        except OutOfMemory as e:
+            rep[key] = f"out of memory ({e})"
+
+    note(f"training {steps} steps of each under a cap of the budget")
+    opts = TrainOptions(steps=steps, device=device, mem_limit=budget, fixed_buffers=fit.fixed_buffers is not False,
+                        settings=settings)
+    training = run_training(state.lowered, opts)
+    training["reference"] = reference_run(step, opts)
+    training["predicted_in_use"] = fit.prediction.in_use_total if fit.prediction is not None else None
+    training["predicted_least_cap"] = fit.prediction.total if fit.prediction is not None else None
+    rep.update(zoo_model=model, batch=b, loop_need=loop_need, single_need=single_need, budget=budget,
+               strategy=strategy, solver_status=state.schedule.report.status, optimizer="sgd lr=0.01 momentum=0.9",
                solver_gap=state.schedule.report.gap, units=state.dag.n, workdir=str(out_dir),
-               fit_rounds=fit.rounds, solver_budget=fit.solver_budget)
+               fit_rounds=fit.rounds, solver_budget=fit.solver_budget, training=training, steps=steps,
+               loop="fixed buffers" if opts.fixed_buffers else "fresh outputs")
     return rep
 
 
 def print_demo(rep: dict[str, Any]) -> None:
-    print(f"{rep['zoo_model']} (batch {rep['batch']}, {rep['units']} scheduling units): the unmodified graph needs "
-          f"{format_size(rep['checkpoint_all_peak'])} on onnxruntime {rep['device']} (least cap it runs under, "
-          f"inputs and parameters included); budget {format_size(rep['budget'])} ({rep['budget']} bytes)")
+    """The demo's report, as the README shows it."""
+    print(f"{rep['zoo_model']} (batch {rep['batch']}, {rep['units']} scheduling units), one training step = "
+          f"forward, loss, backward and {rep['optimizer']}: the unmodified step needs "
+          f"{format_size(rep['loop_need'])} on onnxruntime {rep['device']} for {rep['steps']} steps "
+          f"({format_size(rep['single_need'])} for one run; least caps, data included); budget "
+          f"{format_size(rep['budget'])} ({rep['budget']} bytes)")
     g = rep.get("solver_gap")
     gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"
     print(f"strategy {rep['strategy']}: {rep['solver_status']}{gap}")
     print(f"fit: solver budget {format_size(rep['solver_budget'])} after {rep['fit_rounds']} round(s)")
-    print(f"predicted: peak {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes; the replayed "
-          f"arena needs a cap of {rep['predicted_held']} bytes), "
-          f"overhead {rep['predicted_overhead']:.3f}x")
+    if rep.get("placement") == "remc":
+        st = rep.get("placement_stats") or {}
+        print(f"one step, predicted: peak {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes: remc's "
+              f"layout of every tensor in one buffer, plus the inputs), overhead {rep['predicted_overhead']:.3f}x; "
+              f"{st.get('planned', 0)} of {st.get('calls', 0)} allocations at their planned address")
+    else:
+        print(f"one step, predicted: peak {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes; the "
+              f"replayed arena needs a cap of {rep['predicted_held']} bytes), overhead {rep['predicted_overhead']:.3f}x")
     ok = rep["measured_peak"] is not None and rep["measured_peak"] <= rep["budget"]
-    print(f"measured on onnxruntime {rep['device']} under a cap of the budget: peak "
+    print(f"one step, measured on onnxruntime {rep['device']} under a cap of the budget: peak "
           f"{format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes, "
           f"{'<=' if ok else '>'} budget), time overhead {rep['measured_overhead']:.3f}x")
     print(f"the unmodified graph under the same cap: {rep['unmodified_under_cap']}")
+    if "unmodified_under_cap_arena" in rep:
+        print(f"  ... and on ONNX Runtime's own arena (gpu_mem_limit = cap): {rep['unmodified_under_cap_arena']}")
     print(f"outputs match the unmodified graph: {rep['outputs_match']} ({rep['compare_worst']})")
+    print_training(rep)
     print(f"files in {rep['workdir']}")
+
+
+def print_training(rep: dict[str, Any]) -> None:
+    """The training part of the demo's report."""
+    t, ref = rep["training"], rep["training"]["reference"]
+    where = ("two sets of weights and momentum in buffers bound once, outside the arena" if rep["loop"] ==
+             "fixed buffers" else "weights and momentum kept in the arena between steps")
+    print(f"training {rep['steps']} steps under a cap of the budget ({rep['budget']} bytes), {where}:")
+    for k, (loss, ref_loss) in enumerate(zip(t["losses"], ref["losses"])):
+        print(f"  step {k + 1}  loss {loss:.6f}   unmodified graph (no cap) {ref_loss:.6f}")
+    peak = t.get("measured_peak")
+    ok = peak is not None and peak <= rep["budget"]
+    print(f"  compiled: {t['steps_per_second']:.2f} steps/s, peak in use measured {peak} bytes "
+          f"({'<=' if ok else '>'} budget), replayed {t['predicted_in_use']} bytes; least cap replayed "
+          f"{t['predicted_least_cap']} bytes")
+    under = "ran" if ref.get("fits_cap") else f"out of memory ({ref.get('oom', '')})"
+    print(f"  the unmodified graph under the same cap: {under}")
+    if "fits_cap_arena" in ref:
+        under = "ran" if ref["fits_cap_arena"] else f"out of memory ({ref.get('oom_arena', '')})"
+        print(f"  ... and on ONNX Runtime's own arena (gpu_mem_limit = cap): {under}")
+    same = t["losses"] == ref["losses"]
+    diff = max((abs(a - b) / max(abs(b), 1e-30) for a, b in zip(t["losses"], ref["losses"])), default=0.0)
+    print(f"  the unmodified graph without a cap: {ref['steps_per_second']:.2f} steps/s; losses equal step for "
+          f"step: {same}" + ("" if same else f" (max relative difference {diff:.3g}; cuDNN is not bitwise "
+                                             "deterministic)" if rep["device"].startswith("cuda") else
+                             f" (max relative difference {diff:.3g})"))
 
 
 def demo_command(args: argparse.Namespace) -> int:
     from .ir.errors import RuntimeFailure
     from .progress import solver_progress
     with solver_progress(args.strategy) as progress:
+        from .backends.runtime import DeviceSettings
         rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
-                       device=args.device, workdir=args.workdir, batch=args.batch, progress=progress)
+                       device=args.device, workdir=args.workdir, batch=args.batch, steps=args.steps,
+                       progress=progress, settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
     print_demo(rep)
     if not rep["outputs_match"]:
         raise RuntimeFailure(rep.get("error", "outputs differ"))
+    if rep["training"]["losses"] != rep["training"]["reference"]["losses"]:
+        raise RuntimeFailure("the compiled graph's losses differ from the unmodified graph's")
     return 0

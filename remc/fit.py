@@ -7,6 +7,11 @@ scratch, pre-packed weights). ``predict`` replays the arena over the lowered gra
 ``compile_fit`` re-solves at a tighter solver budget while the replayed need exceeds the user's budget,
 and with ``verify`` also runs the lowered graph once on the device under the cap and tightens on
 out-of-memory. The plan keeps the user's budget; its report records the solver budget and the rounds.
+
+On CUDA with remc's placement (``DeviceSettings.placement == "remc"``, the default there) the tensors do not
+live in an arena: remc lays every allocation out at its own offset in one buffer (``passes.placement``,
+``backends.placement``), so the need is the layout's height plus the bytes outside it, usually within a few
+percent of the live bytes, and the loop converges in about one round.
 """
 from __future__ import annotations
 
@@ -17,8 +22,8 @@ from typing import Any
 
 import onnx
 
-from .ir.errors import InfeasibleError, PlanError, SolverError
-from .pipeline import Pass, State
+from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
+from .pipeline import Pass, State, run
 from .timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, CompileClock
 
 
@@ -35,6 +40,14 @@ class ArenaPrediction:
     peak_node: str = ""
     kernel_measured: bool = True
     """Kernel scratch and pre-packing were measured on the device (False: not modeled)."""
+    placement: str = "arena"
+    """'arena': ``arena`` is the replayed BFC arena's least limit; 'remc': the height of remc's layout
+    (``in_use_peak`` its live lower bound)."""
+    fits_budget: bool | None = None
+    """A training loop (``predict`` with ``steps``): whether its replay fits under the cap of the budget
+    itself (None: no budget given). Under a one-region arena that is not implied by ``total`` <= budget."""
+    steps: int | None = None
+    """The training steps replayed (None: one graph run, as ``remc run``)."""
     kernels_unmeasured: int = 0
     """Op signatures whose kernel memory the time limit left unmeasured (not modeled; 0: all measured)."""
 
@@ -48,24 +61,76 @@ class ArenaPrediction:
         return self.in_use_peak + self.outside
 
 
+def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int | None = None,
+                 measure_kernels: bool | None = None, fixed_buffers: bool = True,
+                 settings: Any = None) -> ArenaPrediction:
+    """Replay ``steps`` steps of ``remc train``'s loop over step graph ``step`` (``backends.trainer``). With
+    ``fixed_buffers`` (the default loop) two sets of state, the data and the outputs are buffers outside the
+    arena and every step's arena traffic is the same; without, the carried state is the arena's from the
+    second step on and drifts through it. ``arena``: the limit ``passes.arena.bisect_least`` finds (what
+    ``trainer.least_cap`` measures); ``fits_budget``: whether the replay fits under the cap of ``budget``
+    itself, as ``remc train`` runs it. With remc's placement (CUDA, ``settings.placed``) the loop is the
+    fixed-buffer one on remc's allocator and the need is its layout's height (every step the same)."""
+    from .backends import runtime
+    from .backends.trainer import train_events
+    from .passes.arena import ArenaOutOfMemory, bisect_least, replay
+    from .passes.placement import layout
+    settings = settings or runtime.DEFAULT_SETTINGS
+    steps = max(int(steps), 2)
+    if measure_kernels is None:
+        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
+    if settings.placed(device):
+        ev, _, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=True,
+                                      settings=settings)
+        lay = layout(ev)
+        return ArenaPrediction(lay.height, lay.lower_bound, outside, lay.peak_what, measure_kernels, "remc",
+                               fits_budget=None if budget is None else lay.height + outside <= budget, steps=steps)
+    ev, carried, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=fixed_buffers,
+                                        settings=settings)
+    cfg = runtime.arena_config(device)
+    need = bisect_least(lambda cap: replay(ev, dataclasses.replace(cfg, limit=cap), runs=steps,
+                                           carried=carried).fits)
+    if need is None:
+        raise ArenaOutOfMemory(1 << 46, 0, "no arena limit holds the training loop")
+    fits = None
+    at = need
+    if budget is not None:
+        if budget > outside:
+            at_budget = replay(ev, dataclasses.replace(cfg, limit=budget - outside), runs=steps, carried=carried)
+            fits = at_budget.fits
+            at = budget - outside if fits else need
+        else:
+            fits = False
+    rp = replay(ev, dataclasses.replace(cfg, limit=at), runs=steps, carried=carried)
+    return ArenaPrediction(need, rp.peak_in_use, outside, rp.peak_node, measure_kernels, fits_budget=fits,
+                           steps=steps)
+
+
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
-            cap: int | None = None, deadline: float | None = None) -> ArenaPrediction:
-    """Replay ONNX Runtime's arena over ``lowered`` on ``device``. Kernel memory is measured on the device
-    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available), signatures
-    not in the cache until ``deadline`` (a ``time.perf_counter()`` value; the rest are counted in
-    ``kernels_unmeasured``). The bytes in use are replayed under the arena limit ``cap`` when given (on CPU
-    the one region is the cap, and which chunks are handed out whole depends on its size), else under the
-    least limit."""
+            cap: int | None = None, settings: Any = None, deadline: float | None = None) -> ArenaPrediction:
+    """What ``lowered`` needs on ``device``: with remc's placement (CUDA, ``settings.placed``) the height of its
+    layout; else ONNX Runtime's arena replayed. Kernel memory is measured on the device
+    when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
+    use are replayed under the arena limit ``cap`` when given (on CPU the one region is the cap, and which
+    chunks are handed out whole depends on its size), else under the least limit. Kernel memory of
+    signatures not in the cache is measured until ``deadline`` (a ``time.perf_counter()`` value; the rest
+    are counted in ``kernels_unmeasured``)."""
     from .backends import runtime
     from .backends.scratch import unmeasured_kernels
     from .passes.arena import graph_events, least_limit, replay
+    from .passes.placement import layout
+    settings = settings or runtime.DEFAULT_SETTINGS
     if measure_kernels is None:
         measure_kernels = kernels_measurable(device)
     km, unmeasured = None, 0
     if measure_kernels:
-        km, unmeasured, _ = unmeasured_kernels(lowered, device, deadline=deadline)
+        km, unmeasured, _ = unmeasured_kernels(lowered, device, settings=settings, deadline=deadline)
     ev = graph_events(lowered, device, km)
-    cfg = runtime.arena_config(device)
+    if settings.placed(device):
+        lay = layout(ev)
+        return ArenaPrediction(lay.height, lay.lower_bound, runtime.outside_bytes(lowered, device), lay.peak_what,
+                               measure_kernels, "remc", kernels_unmeasured=unmeasured)
+    cfg = runtime.arena_config(device, settings=settings)
     configs = [cfg]
     if not cfg.one_region:
         # Several regions: the order of their addresses (malloc's or cudaMalloc's, not ONNX Runtime's) breaks
@@ -80,7 +145,7 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
             best = (need, rp)
     assert best is not None
     return ArenaPrediction(best[0], best[1].peak_in_use, runtime.outside_bytes(lowered, device),
-                           best[1].peak_node, measure_kernels, unmeasured)
+                           best[1].peak_node, measure_kernels, kernels_unmeasured=unmeasured)
 
 
 def kernels_measurable(device: str) -> bool:
@@ -99,12 +164,17 @@ class FitReport:
     prediction: ArenaPrediction | None = None
     verified: bool | None = None
     """None: not run on the device; True: one run fit the cap."""
+    fixed_buffers: bool | None = None
+    """With ``steps``: the training loop the plan fits (True: fixed buffers; False: fresh outputs)."""
+    single: ArenaPrediction | None = None
+    """With ``steps``: the replay of one run of the step graph alone (``remc run``: the state fed, outside)."""
     history: list[dict[str, Any]] = field(default_factory=list)
 
 
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
-                on_round: Callable[[dict[str, Any]], None] | None = None,
+                on_round: Callable[[dict[str, Any]], None] | None = None, settings: Any = None,
+                steps: int | None = None, fixed_buffers: bool | None = None,
                 clock: CompileClock | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
@@ -112,48 +182,54 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     least 0.5% of the budget), or, once a solver budget proved infeasible for the strategy, the midpoint
     between it and the smallest solver budget whose plan was still too big. PlanError when ``max_rounds``
     rounds find no plan that fits. ``on_round`` is called before each re-solve with the round about to run,
-    the need that made it necessary, the budget and the new solver budget.
+    the need that made it necessary, the budget and the new solver budget. ``settings``: the
+    ``backends.runtime.DeviceSettings`` the plan will run with (placement, cuDNN search). ``steps``: the lowered
+    graph is a step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``,
+    with ``fixed_buffers`` or not; None: both, and the loop that fits is chosen, fixed buffers first:
+    ``FitReport.fixed_buffers``) and a plan fits when the loop's replay fits under the cap of the budget itself
+    and one run alone (``remc run`` of the step graph) fits the budget too.
 
     ``clock`` (remc/timebudget.py; default: the state's, else none): the compile's one clock. Kernel memory
     is measured first, on the input graph (its signatures are the lowered graph's), until the clock's
-    KERNEL_SHARE; the first solve gets FIRST_ROUND_SHARE of the time left and each re-solve
-    LATER_ROUND_SHARE of what is left then, warm from the previous round's schedule; each phase is
-    recorded on the clock."""
+    KERNEL_SHARE; the first solve runs at the budget less the input graph's arena excess (``_anticipate``)
+    with FIRST_ROUND_SHARE of the time left, each re-solve with LATER_ROUND_SHARE of what is left then,
+    warm from the previous round's schedule; each phase is recorded on the clock."""
     clock = clock if clock is not None else state.clock
     budget = int(state.budget)
-    kernel_deadline = _measure_kernels(state, device, clock)
-    sched_at = len(passes) - 3
     report = FitReport(budget, budget, 1)
-    first = budget if clock is None else _anticipate(state, device, clock, kernel_deadline, report)
-    state.budget = first
+    kernel_deadline = _measure_kernels(state, device, clock, settings)
+    if clock is not None and steps is None:
+        state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
     reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
-    try:
-        run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass, reserve=reserve)
-    except (InfeasibleError, SolverError):
-        if first == budget:
-            raise
-        report.history.append({"round": 1, "solver_budget": first, "infeasible": True})
-        state.budget = first = budget  # the anticipated budget was too tight for the strategy: the user's
-        run_round(passes, state, clock, share=FIRST_ROUND_SHARE, on_pass=on_pass, reserve=reserve)
-    report.solver_budget = first
-    too_big, infeasible = budget, None  # solver budgets: plan too big at; strategy infeasible at
+    raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=FIRST_ROUND_SHARE,
+                                                           reserve=reserve), state, report, on_pass, on_round)
+    # solver budgets: plan too big at; strategy infeasible at
+    too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
-        pred = predict(state.lowered, device, deadline=kernel_deadline)
-        if clock is not None:
+        pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline) if steps is None else \
+            _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
+        if clock is not None and t0 is not None:
             clock.record("arena check", t0)
         report.prediction = pred
         excess = pred.total - budget
+        if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
+            excess = max(excess, 1)
+        if steps is not None:  # one step alone (``remc run`` of the step graph, state fed) must fit too
+            report.single = predict(state.lowered, device, settings=settings)
+            excess = max(excess, report.single.total - budget)
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:
             t0 = None if clock is None else clock.elapsed()
-            short = _verify(state.lowered, device, budget)
-            if clock is not None:
+            short, why = _verify(state.lowered, device, budget, settings=settings)
+            if clock is not None and t0 is not None:
                 clock.record("verify", t0)
             entry["verified"] = short is None
+            if why:
+                entry["verify_error"] = why
             report.verified = short is None
             if short is not None:
                 excess = max(short, 1)
@@ -170,17 +246,27 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if rnd == max_rounds or new <= int(state.dag.constant) or \
                     (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
-                raise PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
+                if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
+                    state.budget = budget
+                    why = (f"{first_error}; above it in remc's model (solver budgets up to {report.solver_budget} "
+                           f"bytes) the best plan needs {best} bytes on ONNX Runtime {device}")
+                    if isinstance(first_error, InfeasibleError):
+                        raise InfeasibleError(why, first_error.least_feasible)
+                    raise NoScheduleInTime(why)
+                what = "remc's layout" if pred.placement == "remc" else "replayed arena"
+                fails = [h["verify_error"] for h in report.history if h.get("verify_error")]
+                raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
-                                f"(replayed arena plus inputs and parameters; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})")
+                                f"({what} plus inputs and parameters; its live bytes in remc's model: "
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})"
+                                 + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new
             report.solver_budget = new
             if on_round is not None:
                 on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
-                run_round(passes[sched_at:], state, clock, share=LATER_ROUND_SHARE, warm=True, on_pass=on_pass,
-                          reserve=_after_solve(clock))
+                run(timed_passes(passes[-3:], state, clock, share=LATER_ROUND_SHARE, warm=True,
+                                 reserve=_after_solve(clock)), state, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
                 infeasible = new
@@ -191,17 +277,18 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
 
 
 def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline: float | None,
-                report: FitReport) -> int:
-    """The first round's solver budget in a time-limited compile: the budget less what ONNX Runtime's arena
-    needs beyond the live bytes on the input graph in its own order (a re-solve round costs a solve, a plan,
-    a lowering and an arena check: ResNet50 fine at batch 256, 16 GiB: the input graph's excess is 1.27 GB,
+                report: FitReport, settings: Any = None) -> int:
+    """The first round's solver budget in a time-limited compile: the budget less what ONNX Runtime needs
+    beyond the live bytes on the input graph in its own order (a re-solve round costs a solve, a plan, a
+    lowering and an arena check: ResNet50 fine at batch 256, 16 GiB: the input graph's excess is 1.27 GB,
     the first plan's 1.00 GB, and the plan at the budget less 1.27 GB fits). Recorded on the report."""
     from .ir.schedule import checkpoint_all
     from .pipeline import shaped_model
+    assert state.dag is not None and state.budget is not None
     t0 = clock.elapsed()
     budget = int(state.budget)
     try:
-        pred = predict(shaped_model(state.graph), device, deadline=kernel_deadline)
+        pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline)
     finally:
         clock.record("arena estimate", t0)
     excess = pred.total - int(checkpoint_all(state.dag).peak(state.dag))
@@ -210,18 +297,20 @@ def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline:
     return first
 
 
-def _measure_kernels(state: State, device: str, clock: CompileClock | None) -> float | None:
+def _measure_kernels(state: State, device: str, clock: CompileClock | None, settings: Any = None) -> float | None:
     """Measure kernel memory on the input graph until the clock's KERNEL_SHARE (cached, so ``predict`` on
     the lowered graph finds it); the ``time.perf_counter()`` deadline ``predict`` keeps to afterwards
     (None: no clock). A note on the clock when the limit left signatures unmeasured."""
     if clock is None or state.graph is None or not kernels_measurable(device):
         return None
+    from .backends import runtime
     from .backends.scratch import unmeasured_kernels
     from .pipeline import shaped_model
     at = clock.until(KERNEL_SHARE)
     deadline = clock.perf_deadline(at)
     t0 = clock.elapsed()
-    _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline)
+    _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,
+                                        settings=settings or runtime.DEFAULT_SETTINGS)
     clock.record("kernel memory", t0, at)
     if left:
         clock.notes.append(f"kernel memory: the time limit left {left} of {total} op signatures unmeasured (the "
@@ -240,46 +329,122 @@ def _after_solve(clock: CompileClock | None) -> float:
     return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
 
 
-def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
-              warm: bool = False, on_pass: Callable | None = None, reserve: float = 0.0) -> None:
-    """Run ``passes`` (from schedule on) with the schedule pass's time limit cut to ``share`` of the clock's
-    time left (when its strategy has one), and, ``warm``, starting from the schedule the state holds."""
-    from .pipeline import SchedulePass, run
+def timed_passes(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
+                 warm: bool = False, reserve: float = 0.0) -> list[Pass]:
+    """``passes`` with the schedule pass's time limit cut to ``share`` of the clock's time left less
+    ``reserve`` (when its strategy has a time limit), and, ``warm``, starting from the schedule the state
+    holds."""
+    from .pipeline import SchedulePass
     passes = list(passes)
     i = next((k for k, p in enumerate(passes) if isinstance(p, SchedulePass)), None)
-    if i is not None:
-        sp = passes[i]
-        assert isinstance(sp, SchedulePass)
-        opts = sp.options
-        secs, at = (None, None) if clock is None else clock.solve_limit(share, reserve)
-        if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):
-            opts = dataclasses.replace(opts, time_limit=secs)
-        else:
-            at = None
-        passes[i] = dataclasses.replace(sp, options=opts, start=state.schedule if warm else None, deadline_at=at)
-    run(passes, state, on_pass=on_pass)
+    if i is None:
+        return passes
+    sp = passes[i]
+    assert isinstance(sp, SchedulePass)
+    opts = sp.options
+    secs, at = (None, None) if clock is None else clock.solve_limit(share, reserve)
+    if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):
+        opts = dataclasses.replace(opts, time_limit=secs)
+    else:
+        at = None
+    passes[i] = dataclasses.replace(sp, options=opts, start=state.schedule if warm else None, deadline_at=at)
+    return passes
 
 
-def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8) -> int | None:
-    """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (a profiled session, then a
-    session run ``runs`` times: later runs start from the regions the first one left): None if every run
-    fits, else how many bytes it was short (at least 1)."""
+def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
+              warm: bool = False, on_pass: Callable | None = None, reserve: float = 0.0) -> None:
+    """Run ``passes`` (from schedule on) as ``timed_passes`` sets them up."""
+    run(timed_passes(passes, state, clock, share=share, warm=warm, reserve=reserve), state, on_pass=on_pass)
+
+
+def _with_report(err: PlanError, report: FitReport) -> PlanError:
+    err.fit_report = report  # type: ignore[attr-defined]  (the rounds, for tools that record them)
+    return err
+
+
+def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: int, fixed_buffers: bool | None,
+                     report: FitReport, settings: Any = None) -> ArenaPrediction:
+    """The replayed training loop ``compile_fit`` judges: the one asked for, or (``fixed_buffers`` None) fixed
+    buffers when they fit the budget, else fresh outputs when they do, else the one that needs less."""
     from .backends import runtime
+    placed = (settings or runtime.DEFAULT_SETTINGS).placed(device)  # remc's allocator: fixed buffers only
+    loops = [True] if placed else [True, False] if fixed_buffers is None else [fixed_buffers]
+    best: tuple[bool, ArenaPrediction] | None = None
+    for fixed in loops:
+        p = predict_loop(lowered, device, steps, budget=budget, fixed_buffers=fixed, settings=settings)
+        if p.fits_budget:
+            best = (fixed, p)
+            break
+        if best is None or p.total < best[1].total:
+            best = (fixed, p)
+    assert best is not None
+    report.fixed_buffers = best[0]
+    return best[1]
+
+
+RAISE_ATTEMPTS = 3
+"""Solves above the user's budget (``_solve_raising``) before its InfeasibleError stands."""
+
+
+def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
+                   on_round: Callable[[dict[str, Any]], None] | None
+                   ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
+    """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
+    model (infeasible, or none found within its time limit) although the budget holds the always-resident
+    bytes, solve at a higher solver budget (the
+    strategy's least feasible budget or its bound, else 0.5% more), at most ``RAISE_ATTEMPTS`` times: the
+    live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
+    kernels), so a plan above the budget there may still fit on the device, which the replay then decides.
+    (the last solver budget that was infeasible, the first InfeasibleError), both None when the first solve
+    succeeded; the first InfeasibleError is raised when every attempt fails."""
+    budget = int(state.budget)
+    try:
+        run(passes, state, on_pass=on_pass)
+        return None, None
+    except (InfeasibleError, NoScheduleInTime) as e:
+        dag = state.dag
+        if dag is None or budget <= int(dag.constant):
+            raise
+        first, err, last = e, e, budget
+    for _ in range(RAISE_ATTEMPTS):
+        least = err.least_feasible if isinstance(err, InfeasibleError) else None
+        new = int(least) if least is not None and least > last else last + max(budget // 200, 256)
+        state.budget = report.solver_budget = new
+        if on_round is not None:
+            on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
+        try:
+            run(passes[-3:], state, on_pass=on_pass)
+            return last, first
+        except (InfeasibleError, NoScheduleInTime) as e:
+            err, last = e, new
+    state.budget = budget
+    raise first
+
+
+def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8,
+            settings: Any = None) -> tuple[int | None, str]:
+    """Run ``lowered`` on ``device`` under the cap of ``budget`` as ``remc run`` does (on an arena: a profiled
+    session, then a session run ``runs`` times: later runs start from the regions the first one left; with
+    remc's placement: a session on remc's buffer of the cap, run ``runs`` times): (None, '') if every run fits,
+    else how many bytes it was short (at least 1) and the error."""
+    from .backends import runtime
+    settings = settings or runtime.DEFAULT_SETTINGS
     try:
         cap = runtime.arena_cap(lowered, device, budget)
         feeds = runtime.random_inputs(lowered, 0)
-        runtime.profiler_peak(lowered, device, feeds=feeds, mem_limit=cap)
-        sess = runtime.make_session(lowered, device, mem_limit=cap, log_level=4)
-        r = runtime.Runner(sess, feeds, device, mem_limit=cap)
+        if not settings.placed(device):
+            runtime.profiler_peak(lowered, device, feeds=feeds, mem_limit=cap, settings=settings)
+        sess, alloc = runtime.capped_session(lowered, device, cap, settings)
+        r = runtime.Runner(sess, feeds, device, mem_limit=cap, allocator=alloc)
         for _ in range(runs):
             r()
-        return None
+        return None, ""
     except runtime.NoProfilerStats:
-        return None
+        return None, ""
     except runtime.OutOfMemory as e:
         if e.requested is not None and e.available is not None:
-            return max(e.requested - e.available, 1)
-        return max(budget // 100, 1)
+            return max(e.requested - e.available, 1), str(e)
+        return max(budget // 100, 1), str(e)
 
 
 def _annotate(state: State, report: FitReport) -> None:
@@ -289,6 +454,7 @@ def _annotate(state: State, report: FitReport) -> None:
         return
     p = report.prediction
     extra = {"solver_budget": report.solver_budget, "fit_rounds": report.rounds,
+             "placement": p.placement if p else None,
              "arena_predicted": p.arena if p else None, "arena_in_use_predicted": p.in_use_peak if p else None,
              "outside_arena": p.outside if p else None, "verified": report.verified}
     state.plan = dataclasses.replace(plan, budget=report.budget, report={**plan.report, **extra})

@@ -84,7 +84,7 @@ def check_plan_on_device(plan: Any, graph_path: str, batch: int | None = None, d
     pred = predict(lower(graph, plan), dev)
     if pred.total > budget:
         raise PlanError(f"the plan keeps {format_size(sim.peak)} live in remc's model, but its lowered graph needs "
-                        f"{pred.total} bytes on ONNX Runtime {dev} (replayed arena {pred.arena} + {pred.outside} "
+                        f"{pred.total} bytes on ONNX Runtime {dev} ({'remc layout' if pred.placement == 'remc' else 'replayed arena'} {pred.arena} + {pred.outside} "
                         f"outside it), above the budget of {budget} bytes: it would run out of memory under a cap "
                         f"of the budget (compiled with --no-fit?)")
     return PlanCheck(sim, budget, dev, pred)

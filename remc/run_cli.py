@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from typing import Any
 
@@ -11,7 +12,7 @@ from .ir.sizes import format_size
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
               iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True,
-              batch: int | None = None) -> dict[str, Any]:
+              batch: int | None = None, settings: Any = None) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
     ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
@@ -23,13 +24,21 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     of the whole cap, so the bytes it holds are the cap). The report carries
     an ``error`` when the outputs differ from the reference. ``batch`` binds a symbolic batch dimension of
     the inputs of both graphs (ModelError naming the input when one is dynamic and ``batch`` is None).
+
+    On CUDA with remc's placement (``settings``, a ``backends.runtime.DeviceSettings``; the default there) a
+    capped run allocates from one buffer of the cap (less the bytes outside it) at the addresses of remc's
+    layout: ``measured_peak`` is the buffer's high-water mark plus the bytes outside, ``predicted_peak`` the
+    layout's height plus the same. Without a cap, and on CPU, ONNX Runtime's arena holds the tensors.
     """
     from .backends import runtime
     from .fit import predict
     from .ir.onnx_io import load_model
+    settings = settings or runtime.DEFAULT_SETTINGS
     if device.startswith("cuda"):
         runtime.require_cuda()
-    proto = _bound(load_model(model, with_data=True), batch)
+    # an op with no kernel here: one line naming it (and ONNX Runtime's late expansion of function ops
+    # into their bodies happens here, in the file's order, as compile does)
+    proto = runtime.inline_function_ops(_bound(load_model(model, with_data=True), batch), device)
     rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
                            "outputs_match": None, "budget": None}
     if plan:
@@ -37,13 +46,18 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
     cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
-    pred = predict(proto, device, cap=cap)
-    rep.update(predicted_peak=pred.in_use_total,
+    placed = cap is not None and settings.placed(device)
+    pred = predict(proto, device, cap=cap, settings=settings if placed else
+                   dataclasses.replace(settings, placement="arena"))
+    # remc's placement: the layout's height is the need (what the buffer's high-water mark will be)
+    rep.update(predicted_peak=pred.total if placed else pred.in_use_total,
                predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
-               mem_limit=mem_limit)
+               mem_limit=mem_limit, placement="remc" if placed else "arena")
     rep["arena_cap"] = cap
     feeds = runtime.random_inputs(proto, seed)
-    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap)
+    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
+    if res.placement is not None:
+        rep["placement_stats"] = res.placement
     out = res.outside_bytes
     held = None if res.held_peak is None else res.held_peak + out
     in_use = None if res.measured_peak is None else res.measured_peak + out
@@ -53,13 +67,16 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
     if device.startswith("cuda"):
-        cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
-                             cuda_graph=True)
-        rep["median_seconds_cuda_graph"] = cg.median_seconds
+        try:
+            cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
+                                 cuda_graph=True, settings=settings)
+            rep["median_seconds_cuda_graph"] = cg.median_seconds
+        except RuntimeFailure as e:  # remc's placement: no CUDA graph (the provider's stream is the legacy one)
+            rep["cuda_graph_error"] = str(e)
     if compare:
         ref_proto = _bound(load_model(compare, with_data=True), batch)
         rep.update(_randomness(ref_proto))
-        ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters)
+        ref = runtime.measure(ref_proto, device, feeds=feeds, iters=iters, settings=settings)
         ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
         rep.update(outputs_match=ok, compare_worst=worst,
                    reference_peak=None if ref.held_peak is None else ref.held_peak + ref.outside_bytes,
@@ -123,9 +140,11 @@ def run_command(args: argparse.Namespace) -> int:
     for path in (args.model, args.compare, args.plan):
         if path is not None:
             check_readable(Path(path))
+    from .backends.runtime import DeviceSettings
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
-                    batch=getattr(args, "batch", None))
+                    batch=getattr(args, "batch", None),
+                    settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
@@ -141,9 +160,20 @@ def format_run(rep: dict[str, Any]) -> str:
     lines = [f"{rep['model']} on {rep['device']}: median {1e3 * rep['median_seconds']:.2f} ms per iteration"]
     if rep.get("median_seconds_cuda_graph") is not None:
         lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
+    elif rep.get("cuda_graph_error"):
+        lines[0] += " (no CUDA graph capture with remc's placement: see --placement arena)"
     cap = rep.get("mem_limit")
     budget = rep.get("budget")
-    if rep["measured_peak"] is not None:
+    if rep["measured_peak"] is not None and rep.get("placement") == "remc":
+        st = rep.get("placement_stats") or {}
+        lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes: remc's "
+                     f"buffer's high-water mark plus {format_size(rep['outside_arena'])} outside it) vs predicted "
+                     f"{format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes: its layout's height); "
+                     f"{st.get('planned', 0)} allocations at their planned address, {st.get('fallback', 0)} by best fit")
+        lim = [f"budget {format_size(budget)}" if budget is not None else "",
+               f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
+        lines.append("  " + ", ".join(x for x in lim if x))
+    elif rep["measured_peak"] is not None:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
                      f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
                      f"{format_size(rep['outside_arena'])} of it outside the arena ({rep['peak_method']}); the "

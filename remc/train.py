@@ -12,6 +12,7 @@ graphs draw the same masks at every step.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 from collections.abc import Callable
@@ -45,6 +46,13 @@ class TrainOptions:
     """Also find the least arena cap under which two steps run (bisection)."""
     cuda_graph: bool = False
     """Run the steps from fixed buffers, captured as CUDA graphs (``backends/trainer``)."""
+    settings: Any = None
+    """``backends.runtime.DeviceSettings`` (None: the defaults; on CUDA remc's placement under the cap)."""
+    fixed_buffers: bool = True
+    """Two sets of state, the data and the outputs in buffers bound once, outside the arena (every step's
+    arena traffic the same); False: ONNX Runtime allocates each step's outputs in its arena, where they stay
+    as the next step's state (``backends/trainer``). ``remc train --loop auto`` takes the loop the compiled
+    plan fits."""
 
 
 def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
@@ -70,51 +78,80 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 
 
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
-                       cost: str = "flops", granularity: str = "coarse", options: Any = None) -> tuple[Any, Any]:
-    """The compile pipeline on the step graph, re-solved until the replayed arena fits ``budget`` (as
-    ``remc compile`` does, ``remc/fit.py``); the final pipeline state (lowered, sim, schedule, dag)."""
+                       cost: str = "flops", granularity: str = "coarse", options: Any = None,
+                       steps: int = 2, progress: Any = None, on_round: Callable | None = None,
+                       fixed_buffers: bool | None = None, settings: Any = None) -> tuple[Any, Any]:
+    """The compile pipeline on the step graph, re-solved until the replay of ``steps`` steps of the training
+    loop fits under a cap of ``budget`` (``remc/fit.py``, ``predict_loop``; on CUDA with remc's placement, its
+    layout); the final pipeline state (lowered, sim, schedule, dag) and the fit report (``fixed_buffers``: the
+    loop; None: the one that fits, ``fit.fixed_buffers``)."""
     from .fit import compile_fit
     from .pipeline import State, compile_pipeline, run, stages
-    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options)
+    passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options,
+                              progress=progress)
     state = run(stages(passes, last="units"), State(model=model, budget=budget))
-    fit = compile_fit(stages(passes, first="schedule"), state, device=device)
+    fit = compile_fit(stages(passes, first="schedule"), state, device=device, steps=steps, on_round=on_round,
+                      fixed_buffers=fixed_buffers, settings=settings)
     return state, fit
 
 
 def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callable | None = None
                  ) -> dict[str, Any]:
     """Train ``model`` (a step graph) ``opts.steps`` steps; the report (losses, steps/s, peaks)."""
-    from .backends.runtime import OutOfMemory
+    from .backends.runtime import DEFAULT_SETTINGS, OutOfMemory
     from .backends.trainer import measure_train_peak, train
+    settings = opts.settings or DEFAULT_SETTINGS
     feeds = data_feeds(model, opts.seed, opts.fresh_batches)
+    fixed = opts.fixed_buffers or opts.cuda_graph
     res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step,
-                cuda_graph=opts.cuda_graph)
+                cuda_graph=opts.cuda_graph, fixed_buffers=fixed, settings=settings)
     rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
                            "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
                            "cuda_graph": opts.cuda_graph}
-    try:
-        rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit)
-    except OutOfMemory:  # the profiler's own buffers under the cap
+    from .backends.trainer import fixed_outside_bytes, loop_outside_bytes, split_state
+    stripped, initial = split_state(model)
+    if res.placed_peak is not None:  # remc's allocator: its high-water mark is the measured peak, exactly
+        rep["fixed_buffers"] = True
+        rep["placed_peak"] = res.placed_peak
         rep["arena_peak"] = None
+        rep["measured_peak"] = res.placed_peak
+    else:
+        rep["fixed_buffers"] = fixed
+        rep["outside"] = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, initial, opts.device)
+        try:
+            rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit,
+                                                   steps=max(opts.steps, 2), fixed_buffers=fixed)
+        except OutOfMemory:  # the profiler's own buffers under the cap
+            rep["arena_peak"] = None
+        rep["measured_peak"] = rep["arena_peak"] + rep["outside"] if rep["arena_peak"] is not None else None
     if opts.least_cap:
         from .backends.trainer import least_cap
-        rep["least_cap"] = least_cap(model, feeds, opts.device)
+        from .fit import predict_loop
+        steps = max(opts.steps, 2)
+        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed)
+        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed).total
     return rep
 
 
 def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
     """The unmodified step graph: does it fit the cap (one step), and its losses without a cap."""
-    from .backends.runtime import OutOfMemory
+    from .backends.runtime import DEFAULT_SETTINGS, OutOfMemory
     from .backends.trainer import train
     feeds = data_feeds(model, opts.seed, opts.fresh_batches)
     rep: dict[str, Any] = {}
+    settings = opts.settings or DEFAULT_SETTINGS
     if opts.mem_limit is not None:
-        try:
-            train(model, feeds, min(opts.steps, 2), opts.device, mem_limit=opts.mem_limit)
-            rep["fits_cap"] = True
-        except OutOfMemory as e:
-            rep["fits_cap"] = False
-            rep["oom"] = str(e)
+        # under the same cap as remc's allocator places it, and (CUDA) as ONNX Runtime's arena does
+        ways = [("", settings)] + ([("_arena", dataclasses.replace(settings, placement="arena"))]
+                                   if settings.placed(opts.device) else [])
+        for tag, st in ways:
+            try:
+                train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit, settings=st,
+                      fixed_buffers=opts.fixed_buffers or opts.cuda_graph)
+                rep["fits_cap" + tag] = True
+            except OutOfMemory as e:
+                rep["fits_cap" + tag] = False
+                rep["oom" + tag] = str(e)
     rep.update(run_training(model, TrainOptions(**{**opts.__dict__, "mem_limit": None})))
     return rep
 
@@ -128,6 +165,8 @@ def train_command(args: argparse.Namespace) -> int:
         raise ModelError(f"--steps must be >= 1, got {args.steps}")
     if args.device.startswith("cuda"):
         require_cuda()
+    from .backends.runtime import DeviceSettings
+    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
     opt = OptimizerOptions(kind=args.optimizer, lr=args.lr, momentum=args.momentum,
                            weight_decay=args.weight_decay)
     model = step_graph(load_model(args.model), opt)
@@ -136,29 +175,39 @@ def train_command(args: argparse.Namespace) -> int:
     from .passes.optimizer import memory_parts
     rep["memory_parts"] = memory_parts(model)
     compiled = model
+    loop = _loop(args) is not False  # fixed buffers unless asked otherwise or the plan fits the other loop
     if args.budget is not None:
         from .backends.strategies import make_options
         from .passes.strategies import SOLVER_NAMES
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
         try:
-            state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options)
+            state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options,
+                                            steps=args.steps, fixed_buffers=_loop(args), settings=settings)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
         compiled = state.lowered
+        loop = fit.fixed_buffers if fit.fixed_buffers is not None else loop
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
                    predicted_overhead=state.sim.cost / ideal if ideal else None,
                    recomputes=int(sum(state.sim.recomputes.values())), fit_rounds=fit.rounds,
                    solver_budget=fit.solver_budget,
-                   predicted_on_device=fit.prediction.total if fit.prediction is not None else None)
+                   predicted_on_device=fit.prediction.total if fit.prediction is not None else None,
+                   device_model="remc's layout" if fit.prediction is not None and fit.prediction.placement == "remc"
+                   else "replayed arena",
+                   predicted_fits_budget=fit.prediction.fits_budget if fit.prediction is not None else None,
+                   predicted_in_use=(fit.prediction.in_use_total if fit.prediction is not None else None),
+                   predicted_single_run=fit.single.total if fit.single is not None else None)
         if args.output:
             save_model(compiled, args.output)
             rep["output"] = args.output
     limit = args.mem_limit if args.mem_limit is not None else args.budget
     opts = TrainOptions(steps=args.steps, device=args.device, mem_limit=limit, fresh_batches=args.fresh_batches,
+                        settings=settings,
                         seed=args.seed, reference=args.reference, least_cap=args.least_cap,
-                        cuda_graph=args.cuda_graph)
+                        cuda_graph=args.cuda_graph, fixed_buffers=loop)
+    rep["loop"] = "fixed buffers" if loop or args.cuda_graph else "fresh outputs"
     if args.cuda_graph and not args.device.startswith("cuda"):
         raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
@@ -172,10 +221,18 @@ def train_command(args: argparse.Namespace) -> int:
         print(json.dumps(rep, indent=2, default=float))
     else:
         print(format_train(rep))
-    if args.reference and not rep["loss_max_rel_diff"] <= args.rtol:
+    rtol = args.rtol if args.rtol is not None else (1e-4 if args.device.startswith("cuda") else 1e-5)
+    if args.reference and not rep["loss_max_rel_diff"] <= rtol:
         raise RuntimeFailure(f"losses differ from the unmodified graph's by up to {rep['loss_max_rel_diff']:.3g} "
-                             f"(relative; --rtol {args.rtol})")
+                             f"(relative; --rtol {rtol})")
     return 0
+
+
+def _loop(args: argparse.Namespace) -> bool | None:
+    """``--loop``: True fixed buffers, False fresh outputs, None the one the compiled plan fits."""
+    if args.cuda_graph:
+        return True
+    return {"fixed": True, "fresh": False}.get(args.loop)
 
 
 def _parts_text(parts: dict[str, int]) -> str:
@@ -192,30 +249,47 @@ def _print_step(k: int, loss: float, seconds: float) -> None:
 def format_train(rep: dict[str, Any]) -> str:
     """The summary lines of a ``remc train`` report."""
     lines = [f"{rep['steps']} steps of {rep['optimizer']} on {rep['device']}"
-             f"{' (CUDA graphs)' if rep.get('cuda_graph') else ''}: {rep['steps_per_second']:.2f} steps/s"]
+             f"{' (CUDA graphs)' if rep.get('cuda_graph') else ''}, {rep.get('loop', 'fixed buffers')}: "
+             f"{rep['steps_per_second']:.2f} steps/s"]
     if rep.get("budget") is not None:
         on_device = rep.get("predicted_on_device")
         lines.append(f"  compiled under {format_size(rep['budget'])} ({rep['strategy']}): predicted live peak "
                      f"{format_size(rep['predicted_peak'])}"
-                     + (f", {format_size(on_device)} on ONNX Runtime (replayed arena, {rep['fit_rounds']} "
-                        f"round(s))" if on_device is not None else "")
+                     + ((f", {format_size(on_device)} on ONNX Runtime (remc's layout, {rep['fit_rounds']} round(s))"
+                         if rep.get("device_model") == "remc's layout" else
+                         f"; replayed on ONNX Runtime's arena over {rep['steps']} steps: the least cap "
+                         f"{on_device} bytes, fits the budget ({rep['fit_rounds']} round(s))")
+                        if on_device is not None else "")
                      + f", {rep['recomputes']} recomputations, predicted overhead {rep['predicted_overhead']:.3f}x")
     lines.append(f"  the step holds {_parts_text(rep['memory_parts'])}")
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
-    peak = format_size(rep["arena_peak"]) if rep.get("arena_peak") is not None else "not measured"
-    lines.append(f"  measured arena peak {peak}{cap} (weights and optimizer state: "
-                 f"{format_size(rep['state_bytes'])})")
+    predicted_in_use = rep.get("predicted_in_use")
+    if rep.get("placed_peak") is not None:
+        lines.append(f"  measured peak {rep['placed_peak']} bytes (remc's buffer's high-water mark plus the state, "
+                     f"data and output buffers){cap}"
+                     + (f" (predicted: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
+                     + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
+    else:
+        peak = f"{rep['measured_peak']} bytes" if rep.get("measured_peak") is not None else "not measured"
+        lines.append(f"  measured peak in use {peak}{cap}"
+                     + (f" (replayed: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
+                     + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
     if rep.get("least_cap") is not None:
-        lines.append(f"  least arena cap that runs two steps: {format_size(rep['least_cap'])}")
+        lines.append(f"  least cap that runs {max(rep['steps'], 2)} steps: measured {rep['least_cap']} bytes, "
+                     f"replayed {rep['least_cap_replayed']} bytes")
     ref = rep.get("reference")
     if ref is not None:
         if "fits_cap" in ref:
             lines.append(f"  unmodified graph under the same cap: "
-                         f"{'fits' if ref['fits_cap'] else 'out of memory'}")
+                         f"{'fits' if ref['fits_cap'] else 'out of memory'}"
+                         + ("" if "fits_cap_arena" not in ref else
+                            f" (remc's allocator); on ONNX Runtime's arena: "
+                            f"{'fits' if ref['fits_cap_arena'] else 'out of memory'}"))
         if ref.get("least_cap") is not None:
-            lines.append(f"  unmodified graph's least arena cap that runs two steps: {format_size(ref['least_cap'])}")
-        lines.append(f"  unmodified graph without a cap: arena peak "
-                     f"{format_size(ref['arena_peak']) if ref.get('arena_peak') else '?'}, "
+            lines.append(f"  unmodified graph's least cap that runs {max(rep['steps'], 2)} steps: measured "
+                         f"{ref['least_cap']} bytes, replayed {ref['least_cap_replayed']} bytes")
+        lines.append(f"  unmodified graph without a cap: peak in use "
+                     f"{format_size(ref['measured_peak']) if ref.get('measured_peak') else '?'}, "
                      f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
                      f"{rep['loss_max_rel_diff']:.3g}")
         if not math.isfinite(rep["loss_max_rel_diff"]):
@@ -257,7 +331,17 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
                         "--reference)")
     t.add_argument("--cuda-graph", action="store_true",
                    help="capture the steps as CUDA graphs (fixed buffers; their bytes count against the cap)")
-    t.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance of the loss comparison")
+    t.add_argument("--loop", choices=("auto", "fixed", "fresh"), default="auto",
+                   help="fixed: two sets of state, the data and the outputs in buffers bound once outside the arena "
+                        "(counted in the budget; every step the same); fresh: ONNX Runtime allocates each step's "
+                        "outputs in its arena, where they stay as the next step's state; auto (default): the one "
+                        "the compiled plan fits, fixed buffers first (fixed without --budget; always fixed on "
+                        "remc's allocator)")
+    t.add_argument("--rtol", type=float, default=None,
+                   help="relative tolerance of the loss comparison (default 1e-5 on CPU, 1e-4 on CUDA, whose cuDNN "
+                        "kernels are not bitwise deterministic)")
+    t.add_argument("--placement", choices=("remc", "arena"), default="remc",
+                   help="CUDA: tensors at remc's layout in one buffer of the cap (default), or ONNX Runtime's arena")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=train_command)

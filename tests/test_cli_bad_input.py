@@ -35,7 +35,8 @@ def snapshot(folder: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder with a training graph (chain.onnx), a forward-only model (fwd.onnx), the chain as node-link
+    """A folder with a training graph (chain.onnx), a forward-only model (fwd.onnx), a model with an op no
+    runtime knows (unknown_op.onnx), the chain as node-link
     JSON (chain.json), a compiled chain with its plan (chain_remat.onnx, chain.plan) and an empty
     subfolder (sub/)."""
     folder = tmp_path_factory.mktemp("template")
@@ -46,6 +47,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        oh.make_node("Neg", ["h"], ["y"], name="n")], "fwd", [x], [y]),
                         opset_imports=[oh.make_opsetid("", 17)])
     onnx.save(fwd, folder / "fwd.onnx")
+    unknown = oh.make_model(oh.make_graph([oh.make_node("FooBar", ["x"], ["y"], name="foo", domain="my.ops")],
+                                          "unk", [x], [y]),
+                            opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid("my.ops", 1)])
+    onnx.save(unknown, folder / "unknown_op.onnx")
     js = subprocess.run([sys.executable, "-m", "remc.cli", "opt", str(GRAPHS / "chain_train.onnxtxt"), "-p",
                          "import,costs,units"], capture_output=True, text=True, check=True, timeout=120)
     (folder / "chain.json").write_text(js.stdout)
@@ -129,6 +134,9 @@ CASES: dict[str, tuple[list[str], str]] = {
     "forward-only-graph": (["compile", "fwd.onnx", "--budget", "1MiB", "-o", "out.onnx"], "remc grad"),
     "budget-below-need": (COMPILE + ["-o", "out.onnx", "--plan", "out.plan", "--budget", "150"], "150"),
     "plan-show-foreign-graph": (["plan", "show", "chain.plan", "--graph", "fwd.onnx"], "lacks"),
+    "run-unknown-op": (["run", "unknown_op.onnx", "--iters", "1"], "no kernel in onnxruntime on cpu or function body for op 'FooBar'"),
+    "run-unknown-op-capped": (["run", "unknown_op.onnx", "--mem-limit", "1MiB", "--iters", "1"],
+                              "no kernel in onnxruntime on cpu or function body for op 'FooBar'"),
     "run-plan-foreign-graph": (["run", "chain_remat.onnx", "--plan", "chain.plan", "--compare", "fwd.onnx",
                                 "--iters", "1"], "lacks"),
 }

@@ -226,12 +226,51 @@ def test_fit_rounds_show_in_the_terminal(vgg: Path, tmp_path: Path) -> None:
 
 def test_demo_in_a_terminal_shows_its_steps(tmp_path: Path) -> None:
     """remc demo under a terminal says what it is doing (it was silent for minutes), then reports a plan
-    that ran under a cap of the budget while the unmodified graph did not."""
+    that ran under a cap of the budget while the unmodified graph did not, and ends with training steps under
+    that cap: the compiled step's losses equal the unmodified step's, its measured peak is the replayed one,
+    and the unmodified step runs out of memory there."""
     rc, text = run_in_pty(["demo", "--strategy", "approx", "--time-limit", "10",
                            "--workdir", str(tmp_path / "demo")], cwd=tmp_path)
     assert rc == 0, text
     assert "Traceback" not in text
     for step in ("building the training graph of resnet50", "finding the least cap", "compiling for a budget of",
-                 "running the compiled graph"):
+                 "running the compiled graph", "training 5 steps of each"):
         assert step in text, step
     assert "<= budget" in text and "the unmodified graph under the same cap: out of memory" in text, text
+    assert "training 5 steps under a cap of the budget" in text and "losses equal step for step: True" in text
+    train = text[text.index("training 5 steps under a cap"):]
+    assert "  the unmodified graph under the same cap: out of memory" in train, train
+    measured = int(train.split("peak in use measured ")[1].split(" ")[0])
+    replayed = int(train.split("replayed ")[1].split(" ")[0])
+    assert measured == replayed and "(<= budget)" in train, train
+
+
+def test_a_signal_while_the_cli_loads_is_one_line(tmp_path: Path) -> None:
+    """Ctrl-C while ``remc`` imports its CLI (numpy, scipy, onnx: about half a second) ends with one line
+    and 128 + SIGINT, not a KeyboardInterrupt traceback: the console entry point installs its handlers
+    before that import. The signal is sent from inside the import, as a Ctrl-C at that moment would be."""
+    code = (
+        "import os, signal, sys\n"
+        "class Finder:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'remc.cli':\n"
+        "            os.kill(os.getpid(), signal.SIGINT)\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "sys.argv = ['remc', 'zoo', 'list']\n"
+        "from remc.entry import main\n"
+        "sys.exit(main())\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert r.returncode == 128 + signal.SIGINT, r.stderr
+    assert r.stderr.strip() == "remc: interrupted by SIGINT"
+
+
+def test_a_signal_while_the_parser_is_built_is_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Building the parser imports the strategies (scipy): a signal there is an interruption too."""
+    def interrupted() -> None:
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["zoo", "list"]) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.strip() == "remc: interrupted by SIGTERM"

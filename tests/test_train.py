@@ -179,3 +179,41 @@ def test_constant_parts_add_up_to_the_dag_constant() -> None:
         assert parts["parameters"] > 0 and parts["data"] > 0
     assert parts["optimizer_state"] == memory_parts(model)["optimizer_state"] and parts["gradients"] == 0
     assert parts["updated"] == memory_parts(model)["updated"]
+
+
+@pytest.mark.parametrize(("opt_name", "fixed"), [("sgd", True), ("adamw", True), ("sgd", False), ("adamw", False)])
+def test_training_loop_replay_is_the_measured_arena(opt_name: str, fixed: bool) -> None:
+    """The replay of remc train's loop predicts, at every cap, the step at which ONNX Runtime runs out of
+    memory, and the least cap the same search finds, to the byte: measured by running the steps under each
+    cap. Both loops: fixed buffers (state, data and outputs outside the arena, every step the same) and
+    fresh outputs (the carried state is the arena's from the second step on, the data outside it), where
+    caps around the need include ones that fail only after a few steps (the state drifts)."""
+    import dataclasses
+
+    from remc.backends import runtime
+    from remc.backends.runtime import OutOfMemory, random_inputs
+    from remc.backends.trainer import least_cap, train_events
+    from remc.fit import predict_loop
+    from remc.passes.arena import replay
+    step = append_optimizer(_small_train("resnet50", 4), OptimizerOptions(opt_name))
+    feeds = lambda k: random_inputs(step, 0)  # noqa: E731
+    steps = 5
+    pred = predict_loop(step, "cpu", steps, fixed_buffers=fixed)
+    assert least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed) == pred.total
+    ev, carried, outside = train_events(step, "cpu", fixed_buffers=fixed)
+    cfg = runtime.arena_config("cpu")
+    ran_out = []
+    for cap in range(pred.total - 40960, pred.total + 40960, 8192):
+        rp = replay(ev, dataclasses.replace(cfg, limit=cap - outside), runs=steps, carried=carried)
+        replayed = steps if rp.fits else rp.runs - 1
+        measured = 0
+        try:
+            trainer = Trainer(step, mem_limit=cap, fixed_buffers=fixed)
+            for k in range(steps):
+                trainer.step(feeds(k))
+                measured += 1
+        except OutOfMemory:
+            pass
+        assert replayed == measured, (cap, replayed, measured)
+        ran_out.append(measured)
+    assert min(ran_out) < steps == max(ran_out)

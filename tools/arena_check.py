@@ -23,7 +23,7 @@ from remc.pipeline import State, compile_pipeline, run
 
 
 def check(model, device: str, sessions: int = 2) -> dict:
-    pred = predict(model, device)
+    pred = predict(model, device, settings=runtime.DeviceSettings(placement="arena"))  # this tool is about the arena
     feeds = runtime.random_inputs(model, 0)
     pk = runtime.profiler_peak(model, device, feeds=feeds, mem_limit=None if device.startswith("cuda") else 1 << 40)
     ev = graph_events(model, device, kernel_memory(model, device))

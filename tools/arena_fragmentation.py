@@ -21,6 +21,8 @@ from remc.fit import predict
 from remc.passes import arena
 from remc.pipeline import State, compile_pipeline, run, stages
 
+ARENA = runtime.DeviceSettings(placement="arena")  # this tool is about ONNX Runtime's arena
+
 
 def one_region_least(ev: arena.GraphEvents, cfg: arena.ArenaConfig, lo: int, hi: int) -> int:
     """The least cap (to 1 MiB) under which the replay fits with one region of the cap."""
@@ -42,7 +44,7 @@ def main() -> None:
     train = zoo.export("unet", 4, train=True, **cfg)
     print("export", time.time() - t0, flush=True)
     full = run(compile_pipeline(strategy="checkpoint-all", device="cuda"), State(model=train, budget=1 << 60))
-    p = predict(full.lowered, "cuda", measure_kernels=False)
+    p = predict(full.lowered, "cuda", measure_kernels=False, settings=ARENA)
     print("ckall live", int(full.sim.peak), "arena", p.arena, "inuse", p.in_use_peak, "outside", p.outside,
           time.time() - t0, flush=True)
     cuda = runtime.arena_config("cuda")
@@ -57,7 +59,7 @@ def main() -> None:
         except Exception as e:
             print(strat, "fail", e)
             continue
-        q = predict(st.lowered, "cuda", measure_kernels=False)
+        q = predict(st.lowered, "cuda", measure_kernels=False, settings=ARENA)
         ev = arena.graph_events(st.lowered, "cuda", None)
         same = dataclasses.replace(cuda, extend="kSameAsRequested")
         print(strat, 0.6, "budget", budget, "live", int(st.sim.peak), "arena", q.arena, "inuse", q.in_use_peak,

@@ -18,18 +18,26 @@ On the device (``tools/gpu_session.sh``), for each model spec ``name:batch[:HxW]
 
 No headroom factor: the cap is the budget less the bytes outside the arena (``runtime.arena_cap``). The
 CUDA in-place ops are measured first (``tools/arena_inplace_probe.py``) and used for the replay. Rows are
-written to ``--out`` (JSON) as they finish; ``--deadline`` seconds stops starting new work. ``--cudnn``
-sets cuDNN's algorithm search for every session (``runtime.CUDNN_CONV_ALGO_SEARCH``), ``--one-region``
-gives capped CUDA sessions one arena region of the cap (``runtime.CUDA_ONE_REGION``); ``--cudnn-probe``
-only measures each model's unmodified graph under HEURISTIC, DEFAULT and EXHAUSTIVE (bytes and time).
+written to ``--out`` (JSON) as they finish; ``--deadline`` seconds stops starting new work. Every session
+uses one ``runtime.DeviceSettings`` built from the options: ``--placement remc`` (default) runs capped
+sessions on remc's allocator (one buffer of the cap, every tensor at its layout offset; measured = the
+buffer's high-water mark plus the bytes outside it; each plan is also timed on ONNX Runtime's arena without
+a cap, to show what the allocator's callbacks cost) and the unmodified graph runs under the cap both ways
+(BFC ``gpu_mem_limit`` = cap, and remc's allocator with its own layout); ``--placement arena`` is the
+BFC arena throughout. ``--base`` says what the fractions are of: the checkpoint-all plan's replayed arena
+need (``arena``, the budgets of the earlier tables) or its layout height (``placement``). ``--cudnn`` sets
+cuDNN's algorithm search, ``--one-region`` gives capped arena sessions one region of the cap;
+``--cudnn-probe`` only measures each model's unmodified graph under HEURISTIC, DEFAULT and EXHAUSTIVE.
 
     tools/gpu_session.sh python3 $REPO/tools/gpu_arena_evidence.py --out $OUT/gpu_arena.json \\
         --models resnet50:32:224x224 --fractions 0.8,0.6,0.5 --strategies approx,checkmate,lin-greedy --jobs 16
-    python tools/gpu_arena_evidence.py --render results/gpu_arena.json
+    python tools/gpu_arena_evidence.py --render results/gpu_arena.json   # --placement arena files
+    python tools/gpu_arena_evidence.py --render-placement results/gpu_h200_place_resnet50.json
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import multiprocessing as mp
 import sys
@@ -70,21 +78,36 @@ def spec(s: str, small: bool = False) -> tuple[str, int, dict]:
     return parts[0], int(parts[1]), cfg
 
 
-def measure(model, device: str, budget: int | None, ref=None, iters: int = 5, cuda_graph: bool = True) -> dict:
+def measure(model, device: str, budget: int | None, settings: runtime.DeviceSettings, ref=None, iters: int = 5,
+            cuda_graph: bool = True, arena_time: bool = False) -> dict:
+    """Run ``model`` under a cap of ``budget`` (None: no cap): measured bytes (plus the bytes outside), median
+    time with and without CUDA graph; with ``arena_time`` also its time on ONNX Runtime's arena without a cap."""
     out = runtime.outside_bytes(model, device)
     try:
         cap = runtime.arena_cap(model, device, budget) if budget is not None else None
         feeds = runtime.random_inputs(model, 0)
-        res = runtime.measure(model, device, feeds=feeds, iters=iters, mem_limit=cap, mem_method="profiler")
+        placed = cap is not None and settings.placed(device)
+        res = runtime.measure(model, device, feeds=feeds, iters=iters, mem_limit=cap,
+                              mem_method="profiler", settings=settings)
         row = {"ran": True, "measured_held": res.held_peak + out, "measured_in_use": res.measured_peak + out,
-               "median_seconds": res.median_seconds}
+               "median_seconds": res.median_seconds, "placement": res.placement}
         if cuda_graph and device.startswith("cuda"):
             try:
                 cg = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
-                                     cuda_graph=True)
+                                     cuda_graph=True, settings=settings)
                 row["median_seconds_cuda_graph"] = cg.median_seconds
             except runtime.RuntimeFailure as e:
-                row["cuda_graph_error"] = str(e)[:200]
+                row["cuda_graph_error"] = str(e)[:1200]
+        if arena_time and placed:
+            arena = dataclasses.replace(settings, placement="arena")
+            free = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, settings=arena)
+            row["median_seconds_arena_no_cap"] = free.median_seconds
+            try:
+                cg = runtime.measure(model, device, feeds=feeds, iters=iters, mem_method=None, cuda_graph=True,
+                                     settings=arena)
+                row["median_seconds_arena_no_cap_cuda_graph"] = cg.median_seconds
+            except runtime.RuntimeFailure as e:
+                row["cuda_graph_error_arena"] = str(e)[:200]
         if ref is not None:
             ok, worst = runtime.compare_outputs(res.outputs, ref.outputs, rtol=runtime.default_rtol(device))
             row.update(outputs_match=ok, worst=worst, measured_overhead=res.median_seconds / ref.median_seconds)
@@ -101,9 +124,9 @@ def plan_overhead(state: State, costs: dict[str, float]) -> float:
     return spent / float(dag.total_cost)
 
 
-def _top_scratch(lowered: onnx.ModelProto, device: str, k: int = 5) -> list:
+def _top_scratch(lowered: onnx.ModelProto, device: str, settings: runtime.DeviceSettings, k: int = 5) -> list:
     from remc.backends.scratch import kernel_memory
-    km = kernel_memory(lowered, device)
+    km = kernel_memory(lowered, device, settings=settings)
     ops = {n.name: n.op_type for n in lowered.graph.node}
     top = sorted(km.items(), key=lambda kv: -kv[1].scratch)[:k]
     return [[name, ops.get(name, "?"), m.scratch] for name, m in top]
@@ -111,8 +134,7 @@ def _top_scratch(lowered: onnx.ModelProto, device: str, k: int = 5) -> list:
 
 def compile_job(job: dict) -> dict:
     """One strategy at one budget (in a child process): the row, and the lowered graph written to a file."""
-    runtime.CUDNN_CONV_ALGO_SEARCH = job["cudnn"]
-    runtime.CUDA_ONE_REGION = job["one_region"]
+    settings = runtime.DeviceSettings(**job["settings"])
     arena.IN_PLACE[job["device"].split(":")[0]] = frozenset(job["in_place"])
     device, strat, budget = job["device"], job["strategy"], job["budget"]
     train = onnx.load(job["train"])
@@ -125,23 +147,27 @@ def compile_job(job: dict) -> dict:
     st = run(stages(passes, last="units"), State(model=train))
     st.budget = budget
     try:
-        fit = compile_fit(stages(passes, first="schedule"), st, device=device, verify=True,
-                          max_rounds=job["max_rounds"])
+        fit = compile_fit(stages(passes, first="schedule"), st, device=device, verify=job["verify"],
+                          max_rounds=job["max_rounds"], settings=settings)
     except RemcError as e:
-        row.update(compiled=False, why=str(e)[:400], compile_seconds=time.perf_counter() - t)
+        row.update(compiled=False, why=str(e)[:1200], compile_seconds=time.perf_counter() - t)
+        rep = getattr(e, "fit_report", None)
+        if rep is not None:
+            row["fit_history"] = rep.history
         if st.lowered is not None:  # the last round's plan: where its replayed need went
-            p = predict(st.lowered, device)
+            p = predict(st.lowered, device, settings=settings)
             row.update(last_predicted=p.total, last_live_peak=int(st.sim.peak),
-                       last_predicted_no_kernel_memory=predict(st.lowered, device, measure_kernels=False).total,
-                       top_scratch=_top_scratch(st.lowered, device), peak_node=p.peak_node)
+                       last_predicted_no_kernel_memory=predict(st.lowered, device, measure_kernels=False,
+                                                               settings=settings).total,
+                       top_scratch=_top_scratch(st.lowered, device, settings), peak_node=p.peak_node)
         return row
     p = fit.prediction
     flops = compile_pipeline(cost="flops")[1]
-    prof = profile_costs(shaped_model(st.graph), device=device)
+    prof = profile_costs(shaped_model(st.graph), device=device, settings=settings)
     fl_state = State(graph=st.graph)
     flops.apply(fl_state)
     row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget, live_peak=int(st.sim.peak),
-               predicted=p.total, predicted_in_use=p.in_use_total, peak_node=p.peak_node,
+               predicted=p.total, predicted_in_use=p.in_use_total, peak_node=p.peak_node, placement=p.placement,
                predicted_overhead=plan_overhead(st, fl_state.costs), predicted_overhead_profile=plan_overhead(st, prof),
                status=st.schedule.report.get("status"), gap=st.schedule.report.get("gap"),
                compile_seconds=time.perf_counter() - t, lowered=job["lowered"])
@@ -154,12 +180,10 @@ def cudnn_probe(name: str, batch: int, cfg: dict, device: str) -> list[dict]:
     train = zoo.export(name, batch, train=True, **cfg)
     rows = []
     for setting in CUDNN_SETTINGS:
-        runtime.CUDNN_CONV_ALGO_SEARCH = setting
-        r = measure(train, device, None, cuda_graph=False)
+        r = measure(train, device, None, runtime.DeviceSettings(cudnn_conv_algo_search=setting), cuda_graph=False)
         r.pop("_result", None)
         rows.append({"model": name, "batch": batch, "cudnn": setting, **r})
         print(json.dumps(rows[-1]), flush=True)
-    runtime.CUDNN_CONV_ALGO_SEARCH = "HEURISTIC"
     return rows
 
 
@@ -238,6 +262,53 @@ def render(files: list[str]) -> str:
     return "\n".join(out)
 
 
+def render_placement(files: list[str]) -> str:
+    """The BENCHMARKS.md table of result files made with ``--placement remc``."""
+    out = ["| model | budget (fraction) | strategy | fit rounds | predicted: layout height + outside (live lower bound) "
+           "| measured: high-water + outside | measured / budget | measured / predicted | ran under cap = budget "
+           "| requests at their planned address | overhead predicted FLOPs / profile / measured "
+           "| ms remc allocator (cap) | ms ORT arena, no cap (CUDA graph) | outputs |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in files:
+        for m in _load(f)["models"]:
+            cg = m.get("unmodified_median_seconds_cuda_graph")
+            out.append(f"| {m['model']} b{m['batch']} | no cap | unmodified | | {m['checkpoint_all_layout']} "
+                       f"({m['checkpoint_all_live']}) | | | | | | | | {1e3 * m['unmodified_median_seconds']:.1f} "
+                       f"({_f(cg and 1e3 * cg, '{:.1f}')}) | |")
+            for r in m["rows"]:
+                head = f"| {m['model']} b{m['batch']} | {r['budget']} ({r['fraction']}) | {r['strategy']} "
+                blank = "| | | | | | | | | | |"
+                if r["strategy"].startswith("unmodified"):
+                    how = "ONNX Runtime's arena, gpu_mem_limit = cap" if r["strategy"] == "unmodified" else \
+                        "remc's allocator, its own layout"
+                    res = "ran" if r.get("ran") else f"out of memory ({how})"
+                    out.append(head + f"| | | | | | {res} | | | | | |")
+                elif not r.get("compiled"):
+                    why = r.get("why", "").replace("|", "/")
+                    i = why.find("the run under the cap failed:")
+                    short = why[i:i + 230] if i >= 0 else why[:230]
+                    out.append(head + f"| no plan fits: {short} " + blank)
+                elif "ran" not in r:
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | not timed "
+                               f"({r.get('skipped', 'killed')}); ran 8 times under the cap in compile_fit(verify) | | "
+                               f"| yes (verify) | | {_f(r['predicted_overhead'])} / "
+                               f"{_f(r.get('predicted_overhead_profile'))} / | | | |")
+                elif not r.get("ran"):
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} | | | | no: {r['oom'][:120]} | | | | | |")
+                else:
+                    pl = r.get("placement") if isinstance(r.get("placement"), dict) else {}
+                    acg = r.get("median_seconds_arena_no_cap_cuda_graph")
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | "
+                               f"{r['measured_in_use']} | {r['measured_in_use'] / r['budget']:.3f} | "
+                               f"{r['measured_in_use'] / r['predicted']:.3f} | yes | "
+                               f"{pl.get('planned', '?')} of {pl.get('calls', '?')} | "
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / "
+                               f"{r['measured_overhead']:.3f} | {1e3 * r['median_seconds']:.1f} | "
+                               f"{_f(r.get('median_seconds_arena_no_cap') and 1e3 * r['median_seconds_arena_no_cap'], '{:.1f}')} "
+                               f"({_f(acg and 1e3 * acg, '{:.1f}')}) | {'match' if r['outputs_match'] else 'DIFFER'} |")
+    return "\n".join(out)
+
+
 def _probe_in_place(device: str) -> list[str]:
     sys.path.insert(0, str(Path(__file__).parent))
     from arena_inplace_probe import BINARY, TERNARY, UNARY, probe
@@ -248,6 +319,9 @@ def _probe_in_place(device: str) -> list[str]:
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--render":
         print(render(sys.argv[2:]))
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--render-placement":
+        print(render_placement(sys.argv[2:]))
         return
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
@@ -262,14 +336,19 @@ def main() -> None:
     ap.add_argument("--deadline", type=float, default=540.0)
     ap.add_argument("--cudnn", default="HEURISTIC", choices=CUDNN_SETTINGS)
     ap.add_argument("--cudnn-probe", action="store_true")
-    ap.add_argument("--one-region", action="store_true", help="runtime.CUDA_ONE_REGION: the cap as one region")
+    ap.add_argument("--one-region", action="store_true", help="DeviceSettings.one_region: the cap as one arena region")
+    ap.add_argument("--placement", default="remc", choices=runtime.PLACEMENTS)
+    ap.add_argument("--base", default="arena", choices=("arena", "placement"),
+                    help="budgets are fractions of checkpoint-all's replayed arena need or of its layout height")
+    ap.add_argument("--no-verify", action="store_true", help="compile without running each plan under the cap")
+    ap.add_argument("--budgets", help="absolute budgets in bytes (comma-separated) instead of --fractions")
     ap.add_argument("--no-probe", action="store_true")
     ap.add_argument("--small", action="store_true", help="the zoo's test-size models")
     a = ap.parse_args()
-    runtime.CUDNN_CONV_ALGO_SEARCH = a.cudnn
-    runtime.CUDA_ONE_REGION = a.one_region
+    settings = runtime.DeviceSettings(cudnn_conv_algo_search=a.cudnn, placement=a.placement, one_region=a.one_region)
+    arena_settings = dataclasses.replace(settings, placement="arena")
     data: dict = {"onnxruntime": runtime.ort.__version__, "device": a.device, "cudnn": a.cudnn,
-                  "one_region": a.one_region, "models": []}
+                  "one_region": a.one_region, "placement": a.placement, "base": a.base, "models": []}
     out = Path(a.out)
 
     def save() -> None:
@@ -298,11 +377,14 @@ def main() -> None:
         data["models"].append(m)
         full_state = run(compile_pipeline(strategy="checkpoint-all", device=a.device),
                          State(model=train, budget=1 << 60))
-        full = predict(full_state.lowered, a.device)
-        profile_costs(shaped_model(full_state.graph), device=a.device)  # time every signature once, cached
-        ref = measure(train, a.device, None)
+        full = predict(full_state.lowered, a.device, settings=arena_settings)
+        placed_full = predict(full_state.lowered, a.device, settings=settings)
+        base = placed_full.total if a.base == "placement" else full.total
+        profile_costs(shaped_model(full_state.graph), device=a.device, settings=settings)  # every signature, cached
+        ref = measure(train, a.device, None, settings)
         refres = ref.pop("_result", None)
         m.update(checkpoint_all_predicted=full.total, checkpoint_all_predicted_in_use=full.in_use_total,
+                 checkpoint_all_layout=placed_full.total, checkpoint_all_live=placed_full.in_use_total,
                  unmodified_measured_held=ref.get("measured_held"), unmodified_measured_in_use=ref.get("measured_in_use"),
                  unmodified_median_seconds=ref.get("median_seconds"),
                  unmodified_median_seconds_cuda_graph=ref.get("median_seconds_cuda_graph"),
@@ -310,16 +392,22 @@ def main() -> None:
         print(json.dumps({k: v for k, v in m.items() if k != "rows"}), flush=True)
         save()
         jobs = []
-        for f in map(float, a.fractions.split(",")):
-            budget = int(f * full.total)
-            under = measure(train, a.device, budget, iters=1, cuda_graph=False)
+        budgets = [(round(b / base, 3), b) for b in map(int, a.budgets.split(","))] if a.budgets else \
+            [(f, int(f * base)) for f in map(float, a.fractions.split(","))]
+        for f, budget in budgets:
+            under = measure(train, a.device, budget, arena_settings, iters=1, cuda_graph=False)
             under.pop("_result", None)
             m["rows"].append({"fraction": f, "budget": budget, "strategy": "unmodified", **under})
+            if settings.placed(a.device):
+                under = measure(train, a.device, budget, settings, iters=1, cuda_graph=False)
+                under.pop("_result", None)
+                m["rows"].append({"fraction": f, "budget": budget, "strategy": "unmodified (remc placement)",
+                                  **under})
             for strat in a.strategies.split(","):
                 jobs.append({"train": str(train_path), "strategy": strat, "budget": budget, "fraction": f,
-                             "time_limit": a.time_limit, "device": a.device, "cudnn": a.cudnn,
-                             "one_region": a.one_region, "in_place": data["in_place"], "max_rounds": a.max_rounds, "threads": a.threads,
-                             "lowered": str(tmp / f"{name}_{strat}_{f}.onnx")})
+                             "time_limit": a.time_limit, "device": a.device, "settings": dataclasses.asdict(settings),
+                             "verify": not a.no_verify, "in_place": data["in_place"], "max_rounds": a.max_rounds,
+                             "threads": a.threads, "lowered": str(tmp / f"{name}_{strat}_{f}.onnx")})
         save()
         futures = [pool.submit(compile_job, j) for j in jobs]
         for fut in as_completed(futures):  # every compile's row is saved at once, measured below
@@ -337,12 +425,12 @@ def main() -> None:
             if time.perf_counter() - T0 > a.deadline:
                 row["skipped"] = "deadline"
                 continue
-            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], ref=refres)
+            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], settings, ref=refres, arena_time=True)
             r.pop("_result", None)
             row.update(r)
             print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
             save()
-        m["rows"].sort(key=lambda r: (-r["fraction"], r["strategy"] != "unmodified",
+        m["rows"].sort(key=lambda r: (-r["fraction"], not r["strategy"].startswith("unmodified"),
                                       order.get((r["fraction"], r["strategy"]), -1)))
         save()
     pool.shutdown(cancel_futures=True)

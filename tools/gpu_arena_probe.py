@@ -6,7 +6,7 @@ slack is under ``max_dead_bytes_per_chunk`` (128 MiB by default) and under the r
 the plans of ``tools/gpu_evidence.py --stage plan`` under each setting, each in its own process (a crash
 in one must not hide the others), and records what ran and the measured peak:
 
-- ``provider``: the provider's ``gpu_mem_limit`` with remc's default growth (``runtime.CUDA_ARENA_EXTEND``,
+- ``provider``: the provider's ``gpu_mem_limit`` with remc's default growth (``DeviceSettings.arena_extend``,
   ``kNextPowerOfTwo`` now; results/gpu_h100_c_arena_probe.json and the first part of
   results/gpu_h100_e_arena_probe.json were made when it was ``kSameAsRequested``);
 - ``provider-same`` / ``provider-pow2``: the same with ``kSameAsRequested`` / ``kNextPowerOfTwo``;
@@ -39,8 +39,10 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
     runtime.require_cuda()
     planned = json.loads(sorted(plans.glob(f"{model}@*.json"))[-1].read_text())
     limit = planned["gpu_mem_limit"]
+    settings = runtime.DeviceSettings(placement="arena")  # this probe is about ONNX Runtime's arena
     if setting in ("provider-same", "provider-pow2"):
-        runtime.CUDA_ARENA_EXTEND = "kSameAsRequested" if setting == "provider-same" else "kNextPowerOfTwo"
+        settings = runtime.DeviceSettings(placement="arena", arena_extend="kSameAsRequested"
+                                          if setting == "provider-same" else "kNextPowerOfTwo")
     train = ge.build(model)
     feeds = runtime.random_inputs(train, 0)
     rows = []
@@ -51,7 +53,7 @@ def probe(setting: str, plans: Path, model: str, strategies: list[str]) -> list[
                "gpu_mem_limit": limit}
         try:
             lowered, _ = ge.lower_plan(train, row["plan"])
-            res = runtime.measure(lowered, "cuda", feeds=feeds, iters=2,
+            res = runtime.measure(lowered, "cuda", feeds=feeds, iters=2, settings=settings,
                                   mem_limit=None if setting == "unlimited" else limit)
             out.update(ran=True, measured_peak=res.peak_with_constants, arena_peak=res.measured_peak,
                        ratio=res.peak_with_constants / row["predicted_peak"])

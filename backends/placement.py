@@ -1,0 +1,355 @@
+"""remc's device allocator: ONNX Runtime's CUDA tensors at the addresses of a static layout.
+
+The CUDA execution provider takes an external allocator as provider options ``gpu_external_alloc`` and
+``gpu_external_free`` (and ``gpu_external_empty_cache``), each the address of a C function as a decimal
+string (``void* alloc(size_t)``, ``void free(void*)``, ``void empty_cache()``). With both set,
+``CUDAExecutionProvider::CreateCudaAllocator`` makes a ``CUDAExternalAllocator`` with no BFC arena: every
+allocation of the session's default CUDA allocator calls ``alloc`` with the exact bytes requested —
+initializers at session creation (``Reserve``, which calls ``Alloc``), node outputs, and kernel scratch
+(cuDNN workspaces through ``GetScratchBuffer``) — and ``free`` when the tensor dies. A NULL from ``alloc``
+fails ``ORT_ENFORCE(p != nullptr)``, so the node fails and the run returns an error. ``run_with_iobinding``
+releases the GIL while it runs; a ``ctypes`` callback takes it back. Fed inputs (OrtValues made by
+``Runner``) come from the Python binding's own allocator, outside this buffer. There is no such hook for
+the CPU provider from Python, so CPU sessions keep the BFC arena (and its exact replay).
+
+``PlacedAllocator`` owns one buffer (``DeviceBuffer``: ``cudaMalloc`` of exactly the cap, on the CUDA runtime
+ONNX Runtime loaded) and hands out addresses in it: the k-th request of a phase (session creation, or a run:
+``begin_run``) gets the layout's k-th offset (``passes.placement.Layout.sequence``) when the size matches
+and that range is free; a request the layout does not have (or whose place is taken) falls back to the
+best-fitting free gap. A checked interval set guarantees that no two live allocations overlap whatever
+the layout says; when nothing fits, ``alloc`` returns NULL and records the failure. It records the
+high-water mark (highest end offset: the bytes of the buffer the run really needed) and how many requests
+followed the layout.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+ALIGN = 256
+LOOKAHEAD = 16
+LOOKBACK = 8
+"""How far back a request the layout lacks may look for the scratch region of its kernel."""
+"""How many planned requests a request may skip to find its own (size-matched), so that one request the
+layout lacks (or one ONNX Runtime does not make) does not throw the rest of the run off the plan."""
+
+ALLOC_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t)
+FREE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+EMPTY_FN = ctypes.CFUNCTYPE(None)
+
+_ALIVE: list = []
+"""Every allocator whose callbacks were handed to ONNX Runtime: they must outlive every session that holds
+their addresses (ONNX Runtime frees initializers when a session is destroyed, whenever Python does that)."""
+
+
+def _round(n: int) -> int:
+    return -(-int(n) // ALIGN) * ALIGN
+
+
+@dataclass
+class AllocStats:
+    """What a ``PlacedAllocator`` saw."""
+
+    high_water: int = 0
+    """Highest end offset of any allocation: the bytes of the buffer in use at its fullest."""
+    peak_in_use: int = 0
+    """Largest sum of live (256-rounded) allocations."""
+    planned: int = 0
+    fallback: int = 0
+    rejected: int = 0
+    """Planned offsets refused because that range was in use (a wrong layout), served by fallback."""
+    in_scratch: int = 0
+    """Requests the layout lacks placed inside a nearby kernel's scratch region."""
+    failures: list[tuple[int, int]] = field(default_factory=list)
+    """(requested bytes, largest free gap) of each request that got NULL."""
+    calls: int = 0
+
+
+class PlacedAllocator:
+    """Addresses in ``[base, base + capacity)`` per a layout (module docstring). ``base`` is the buffer's
+    address (a device pointer, or a host buffer's address in tests)."""
+
+    def __init__(self, base: int, capacity: int, sequences: dict[str, Sequence[tuple[int, int]]] | None = None,
+                 later_run: Sequence[tuple[int, int]] | None = None,
+                 scratch: dict[str, Sequence[bool]] | None = None) -> None:
+        self.base, self.capacity = int(base), int(capacity)
+        self.plans = {k: list(v) for k, v in (sequences or {}).items()}
+        self.pool: dict[int, list[int]] = {}
+        """Session creation's planned offsets by size: initializers are matched by size, in any order (ONNX
+        Runtime copies them in the order of its own maps, not the model's)."""
+        for size, off in self.plans.get("create", []):
+            self.pool.setdefault(size, []).append(off)
+        self.later_run = list(later_run) if later_run is not None else None
+        self.scratch = {k: list(v) for k, v in (scratch or {}).items()}
+        """Per phase ('run', 'later'): which planned entries are kernel scratch regions."""
+        self.starts: list[int] = []  # sorted offsets of live allocations
+        self.size_at: dict[int, int] = {}  # offset -> rounded size
+        self.in_use = 0
+        self.stats = AllocStats()
+        self.phase = "create"
+        self.k = 0
+        self.runs = 0
+        self._callbacks: tuple | None = None
+        self.buffer: DeviceBuffer | None = None
+        self._closing = False
+        self.trace: list[tuple[str, int, int, int | None, str]] | None = None
+        """When a list: (phase, request index, bytes, offset or None, 'planned'/'fallback'/'null') per request."""
+
+    # -- phases
+    def begin_run(self) -> None:
+        """The next requests are a run's: its k-th request gets the run's k-th planned offset."""
+        self.phase, self.k = "run", 0
+        self.runs += 1
+
+    def _later(self) -> bool:
+        return self.phase == "run" and self.runs > 1 and self.later_run is not None
+
+    def _plan(self) -> list[tuple[int, int]]:
+        if self._later():
+            return self.later_run  # type: ignore[return-value]
+        return self.plans.get(self.phase, [])
+
+    def _in_scratch(self, size: int, plan: list[tuple[int, int]]) -> int | None:
+        """A place for a request the layout lacks inside a nearby kernel scratch region (a kernel's several
+        temporaries share the one region its measured peak reserved), best fit there."""
+        flags = self.scratch.get("later" if self._later() else self.phase, [])
+        for j in range(max(0, self.k - LOOKBACK), min(self.k + LOOKAHEAD, len(plan), len(flags))):
+            if not flags[j] or plan[j][0] < size:
+                continue
+            lo, hi = plan[j][1], plan[j][1] + plan[j][0]
+            i = max(bisect.bisect_right(self.starts, lo) - 1, 0)
+            prev, best = lo, None
+            while i < len(self.starts) and self.starts[i] < hi:
+                s = self.starts[i]
+                e = s + self.size_at[s]
+                if e > prev:
+                    if s - prev >= size and (best is None or s - prev < best[0]):
+                        best = (s - prev, prev)
+                    prev = max(prev, e)
+                i += 1
+            if hi - prev >= size and (best is None or hi - prev < best[0]):
+                best = (hi - prev, prev)
+            if best is not None:
+                return best[1]
+        return None
+
+    # -- the interval set
+    def is_free(self, off: int, size: int) -> bool:
+        """Whether [off, off + size) lies in the buffer and overlaps no live allocation."""
+        if off < 0 or off + size > self.capacity:
+            return False
+        i = bisect.bisect_right(self.starts, off)
+        if i > 0 and self.starts[i - 1] + self.size_at[self.starts[i - 1]] > off:
+            return False
+        return not (i < len(self.starts) and self.starts[i] < off + size)
+
+    def largest_gap(self) -> int:
+        prev, best = 0, 0
+        for s in self.starts:
+            best = max(best, s - prev)
+            prev = max(prev, s + self.size_at[s])
+        return max(best, self.capacity - prev)
+
+    def _best_fit(self, size: int) -> int | None:
+        prev, best = 0, None
+        for s in self.starts:
+            gap = s - prev
+            if gap >= size and (best is None or gap < best[0]):
+                best = (gap, prev)
+            prev = max(prev, s + self.size_at[s])
+        gap = self.capacity - prev
+        if gap >= size and (best is None or gap < best[0]):
+            best = (gap, prev)
+        return None if best is None else best[1]
+
+    def _take(self, off: int, size: int) -> int:
+        bisect.insort(self.starts, off)
+        self.size_at[off] = size
+        self.in_use += size
+        st = self.stats
+        st.peak_in_use = max(st.peak_in_use, self.in_use)
+        st.high_water = max(st.high_water, off + size)
+        return self.base + off
+
+    # -- the two operations
+    def alloc(self, nbytes: int) -> int | None:
+        """An address for ``nbytes`` (None: nothing fits)."""
+        st = self.stats
+        st.calls += 1
+        if nbytes <= 0:
+            return None
+        size = _round(nbytes)
+        idx = self.k
+        if self.phase == "create":
+            offs = self.pool.get(size, [])
+            for i, off in enumerate(offs):
+                if self.is_free(off, size):
+                    del offs[i]
+                    self.k += 1
+                    st.planned += 1
+                    self._note(idx, nbytes, off, "planned")
+                    return self._take(off, size)
+        plan = [] if self.phase == "create" else self._plan()
+        for j in range(self.k, min(self.k + LOOKAHEAD, len(plan))):
+            psize, poff = plan[j]
+            if psize != size:
+                continue
+            self.k = j + 1
+            if self.is_free(poff, size):
+                st.planned += 1
+                self._note(idx, nbytes, poff, "planned")
+                return self._take(poff, size)
+            st.rejected += 1
+            break
+        off = self._in_scratch(size, plan) if plan else None
+        if off is not None and self.is_free(off, size):
+            st.in_scratch += 1
+            self._note(idx, nbytes, off, "scratch")
+            return self._take(off, size)
+        off = self._best_fit(size)
+        if off is None:
+            st.failures.append((int(nbytes), self.largest_gap()))
+            self._note(idx, nbytes, None, "null")
+            return None
+        st.fallback += 1
+        self._note(idx, nbytes, off, "fallback")
+        return self._take(off, size)
+
+    def _note(self, idx: int, nbytes: int, off: int | None, how: str) -> None:
+        if self.trace is not None:
+            self.trace.append((self.phase, idx, int(nbytes), off, how))
+
+    def free(self, ptr: int | None) -> None:
+        if not ptr:
+            return
+        off = int(ptr) - self.base
+        size = self.size_at.pop(off, None)
+        if size is None:
+            return  # not ours (never happens with ONNX Runtime; a double free is ignored, not fatal)
+        del self.starts[bisect.bisect_left(self.starts, off)]
+        self.in_use -= size
+        if self._closing and not self.starts:
+            self._release()
+
+    def close(self) -> None:
+        """The session is gone: release the buffer once its last allocation is freed (now, if none is live)."""
+        self._closing = True
+        if not self.starts:
+            self._release()
+
+    def _release(self) -> None:
+        if self.buffer is not None:
+            self.buffer.release()
+            self.buffer = None
+
+    # -- C callbacks
+    def provider_options(self) -> dict[str, str]:
+        """The CUDA provider options that make a session allocate through this allocator."""
+        if self._callbacks is None:
+            def _alloc(n: int) -> int | None:
+                try:
+                    return self.alloc(n)
+                except Exception:  # noqa: BLE001 - an exception must not cross into C: NULL is out of memory
+                    self.stats.failures.append((int(n), -1))
+                    return None
+
+            def _free(p: int | None) -> None:
+                try:
+                    self.free(p)
+                except Exception:  # noqa: BLE001
+                    pass
+
+            self._callbacks = (ALLOC_FN(_alloc), FREE_FN(_free), EMPTY_FN(lambda: None))
+            _ALIVE.append(self)
+        a, f, e = self._callbacks
+        return {"gpu_external_alloc": str(ctypes.cast(a, ctypes.c_void_p).value),
+                "gpu_external_free": str(ctypes.cast(f, ctypes.c_void_p).value),
+                "gpu_external_empty_cache": str(ctypes.cast(e, ctypes.c_void_p).value)}
+
+
+def from_layout(base: int, capacity: int, lay) -> PlacedAllocator:
+    """A ``PlacedAllocator`` following ``lay`` (a ``passes.placement.Layout``; None: best fit only)."""
+    if lay is None:
+        return PlacedAllocator(base, capacity)
+    return PlacedAllocator(base, capacity, {"create": lay.sequence("create"), "run": lay.sequence("run")},
+                           lay.sequence("run", first_run=False),
+                           {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)})
+
+
+def on_device(capacity: int, lay, device_id: int = 0) -> PlacedAllocator:
+    """A ``PlacedAllocator`` over a fresh ``DeviceBuffer`` of ``capacity`` bytes (MemoryError if the device
+    cannot give that much)."""
+    buf = DeviceBuffer(capacity, device_id)
+    a = from_layout(buf.ptr, capacity, lay)
+    a.buffer = buf
+    return a
+
+
+# ---------------------------------------------------------------------------------------------------
+# The device buffer
+# ---------------------------------------------------------------------------------------------------
+
+def _cudart() -> ctypes.CDLL:
+    """The CUDA runtime ONNX Runtime loaded (``onnxruntime.preload_dlls`` or the system's), found in this
+    process' memory map."""
+    path = None
+    try:
+        with open("/proc/self/maps") as f:
+            for line in f:
+                p = line.split()[-1] if line.strip() else ""
+                if os.path.basename(p).startswith("libcudart.so"):
+                    path = p
+                    break
+    except OSError:
+        pass
+    for cand in ([path] if path else []) + ["libcudart.so.13", "libcudart.so.12", "libcudart.so"]:
+        try:
+            return ctypes.CDLL(cand)
+        except OSError:
+            continue
+    raise OSError("no CUDA runtime (libcudart) is loaded or loadable: cannot allocate remc's device buffer")
+
+
+class DeviceBuffer:
+    """``nbytes`` of device memory from ``cudaMalloc`` (exactly that: no arena rounds it up)."""
+
+    def __init__(self, nbytes: int, device_id: int = 0) -> None:
+        self.lib = _cudart()
+        self.nbytes = int(nbytes)
+        if self.lib.cudaSetDevice(ctypes.c_int(device_id)) != 0:
+            raise MemoryError(f"cudaSetDevice({device_id}) failed")
+        ptr = ctypes.c_void_p()
+        rc = self.lib.cudaMalloc(ctypes.byref(ptr), ctypes.c_size_t(max(self.nbytes, ALIGN)))
+        if rc != 0 or not ptr.value:
+            self.lib.cudaGetLastError()
+            raise MemoryError(f"cudaMalloc of {self.nbytes} bytes failed (error {rc})")
+        self.ptr = int(ptr.value)
+
+    def release(self) -> None:
+        if self.ptr:
+            self.lib.cudaFree(ctypes.c_void_p(self.ptr))
+            self.ptr = 0
+
+
+# ---------------------------------------------------------------------------------------------------
+# The layout of a model
+# ---------------------------------------------------------------------------------------------------
+
+def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None,
+                 bound_outputs: bool = False):
+    """remc's layout (``passes.placement.layout``) of ``model``'s allocations on ``device``: the events
+    ``passes.arena.graph_events`` predicts, with kernel memory measured per op signature on the device
+    (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available);
+    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout)."""
+    from ..passes.arena import graph_events
+    from ..passes.placement import layout
+    from . import runtime
+    from .scratch import kernel_memory
+    settings = settings or runtime.DEFAULT_SETTINGS
+    if measure_kernels is None:
+        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
+    km = kernel_memory(model, device, settings=settings) if measure_kernels else None
+    return layout(graph_events(model, device, km, bound_outputs=bound_outputs))

@@ -1,0 +1,213 @@
+"""Static tensor placement: an address for every allocation of a lowered graph in one buffer.
+
+ONNX Runtime's BFC arena decides where each tensor lives as the run goes, and recomputation fragments it:
+plans whose live bytes fit a budget replayed at up to 1.6x it on the CUDA arena (issue 11). remc can
+instead decide the addresses itself, as OLLA and Coop do: the allocation and free sequence a lowered
+graph makes on a device is known in advance (``passes.arena.graph_events``), so every allocation gets
+an offset in one buffer such that no two tensors whose lifetimes overlap overlap in address. The buffer
+needs the layout's ``height`` (bytes from its start to the highest end), never less than ``lower_bound``,
+the largest sum of live bytes at any moment.
+
+The layout is dynamic storage allocation (NP-hard in general). ``layout`` uses the greedy heuristic of
+TFLite's and OLLA's planners: blocks in decreasing order of size (then of lifetime length, and in order
+of time, keeping the lowest), each at the best-fitting gap among the already placed blocks whose lifetimes
+overlap its own (the smallest gap that holds it, else on top of them). Sizes are rounded up to 256 bytes,
+so every offset is 256-byte aligned.
+
+The sequence (``Layout.sequence``): session creation (initializers, alive to the end), then one run: per
+node its temporaries (CPU ``Where``), outputs, first-run-only kept buffers, scratch (allocated and freed
+inside the node), then frees; the run's remaining outputs are freed when it ends. Later runs make the same
+requests less the kept buffers, so one layout serves every run. Pure: imports nothing of ONNX Runtime.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .arena import GraphEvents, rounded
+
+CREATE, RUN = "create", "run"
+
+
+@dataclass(frozen=True)
+class Block:
+    """One allocation: ``size`` bytes (256-rounded) alive over event times [start, end)."""
+
+    size: int
+    start: int
+    end: int
+    phase: str
+    """``CREATE`` (session creation) or ``RUN``."""
+    first_run_only: bool = False
+    """Kept by a kernel from its first run (not requested again by later runs)."""
+    what: str = ""
+    request: int = -1
+    """When it is requested (event time; -1: ``start``). A buffer kept from the first run is requested at its
+    node but occupies its place from the run's start on: a later run reuses the offsets from its start."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """An offset per block, and what the buffer must hold."""
+
+    blocks: tuple[Block, ...]
+    offsets: tuple[int, ...]
+    height: int
+    """Bytes from the buffer's start to the highest block end."""
+    lower_bound: int
+    """Largest sum of live bytes at one time: no layout is lower."""
+    peak_what: str = ""
+    order: str = ""
+    """Which greedy order gave this layout."""
+
+    def sequence(self, phase: str, first_run: bool = True) -> list[tuple[int, int]]:
+        """(size, offset) of the allocations of ``phase`` in request order (later runs: no kept buffers)."""
+        return [(b.size, o) for b, o in sorted(zip(self.blocks, self.offsets), key=lambda bo: _when(bo[0]))
+                if b.phase == phase and (first_run or not b.first_run_only)]
+
+
+    def scratch_flags(self, phase: str, first_run: bool = True) -> list[bool]:
+        """Per entry of ``sequence(phase, first_run)``: whether it is a kernel's scratch (its bytes are the
+        kernel's measured peak of temporaries, which it may request as several buffers)."""
+        return [b.what.startswith("scratch of ") for b, _ in sorted(zip(self.blocks, self.offsets),
+                                                                    key=lambda bo: _when(bo[0]))
+                if b.phase == phase and (first_run or not b.first_run_only)]
+
+
+def _when(b: Block) -> int:
+    return b.start if b.request < 0 else b.request
+
+
+def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Block]:
+    """The allocations of session creation and one run of ``events``, in request order, with lifetimes."""
+    t = 0
+    out: list[Block] = []
+    open_: dict[int, tuple[int, int, str, str, bool]] = {}  # id -> (size, start, phase, what, first_only)
+    forever: list[tuple[int, int, str, str, bool]] = []
+    nid = 0
+
+    def alloc(size: int, phase: str, what: str, first_only: bool = False, keep: bool = False) -> int | None:
+        nonlocal t, nid
+        if size <= 0:
+            return None
+        rec = (rounded(size), t, phase, what, first_only)
+        t += 1
+        if keep:
+            forever.append(rec)
+            return None
+        nid += 1
+        open_[nid] = rec
+        return nid
+
+    def free(i: int | None) -> None:
+        nonlocal t
+        if i is None:
+            return
+        size, start, phase, what, first_only = open_.pop(i)
+        out.append(Block(size, start, t, phase, first_only, what))
+        t += 1
+
+    if include_initializers:
+        for s in events.initializer_sizes:
+            alloc(s, CREATE, "initializer", keep=True)
+    run_start = t
+    live: dict[str, int | None] = {}
+    for ne in events.nodes:
+        pre = [alloc(b, RUN, f"temporary of {ne.node}") for b in ne.before]
+        for key, size in ne.allocs:
+            live[key] = alloc(size, RUN, key)
+        if ne.persistent:
+            alloc(ne.persistent, RUN, f"kept by {ne.node}", first_only=True, keep=True)
+        for s in ne.scratch:
+            free(alloc(s, RUN, f"scratch of {ne.node}"))
+        for p in reversed(pre):
+            free(p)
+        for key in ne.frees:
+            free(live.pop(key, None))
+    for i in list(open_):
+        free(i)
+    end = t + 1
+    out += [Block(s, run_start if fo else st, end, ph, fo, w, st) for s, st, ph, w, fo in forever]
+    out.sort(key=_when)  # request order
+    return out
+
+
+def live_peak(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, str]:
+    """Largest sum of live block sizes at one time, and the block allocated when it was reached."""
+    if not blocks:
+        return 0, ""
+    ev = sorted([(b.start, 1, b.size, b.what) for b in blocks] + [(b.end, 0, -b.size, "") for b in blocks])
+    cur, best, what = 0, 0, ""
+    for _, _, d, w in ev:  # at equal times frees (0) come before allocations (1)
+        cur += d
+        if cur > best:
+            best, what = cur, w
+    return best, what
+
+
+ORDERS = ("size", "area", "time")
+
+
+def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Greedy best-fit placement of the blocks in ``order``; their offsets."""
+    n = len(size)
+    off = np.zeros(n, dtype=np.int64)
+    placed = np.zeros(n, dtype=bool)
+    for i in order:
+        s, e, sz = start[i], end[i], size[i]
+        idx = np.flatnonzero(placed & (start < e) & (end > s))
+        if len(idx):
+            o = off[idx]
+            k = np.argsort(o, kind="stable")
+            o, tops = o[k], o[k] + size[idx][k]
+            reach = np.maximum.accumulate(tops)
+            prev = np.concatenate(([0], reach[:-1]))
+            gaps = o - prev
+            fits = np.flatnonzero(gaps >= sz)
+            if len(fits):
+                j = fits[np.argmin(gaps[fits])]
+                off[i] = prev[j]
+            else:
+                off[i] = reach[-1]
+        placed[i] = True
+    return off
+
+
+def layout(events: GraphEvents | list[Block], orders: tuple[str, ...] = ORDERS) -> Layout:
+    """A layout of ``events`` (or of given blocks): the lowest of the greedy ``orders`` (module docstring)."""
+    blocks = tuple(events if isinstance(events, list) else blocks_of(events))
+    lb, what = live_peak(blocks)
+    if not blocks:
+        return Layout((), (), 0, 0, "", "")
+    size = np.array([b.size for b in blocks], dtype=np.int64)
+    start = np.array([b.start for b in blocks], dtype=np.int64)
+    end = np.array([b.end for b in blocks], dtype=np.int64)
+    keys = {"size": (start, -(end - start), -size), "area": (start, -size, -(end - start) * size),
+            "time": (-size, start)}
+    best: tuple[int, np.ndarray, str] | None = None
+    for name in orders:
+        order = np.lexsort(keys[name])
+        off = _place(size, start, end, order)
+        h = int((off + size).max())
+        if best is None or h < best[0]:
+            best = (h, off, name)
+        if h == lb:
+            break
+    assert best is not None
+    return Layout(blocks, tuple(int(x) for x in best[1]), best[0], lb, what, best[2])
+
+
+def overlaps(lay: Layout) -> list[tuple[int, int]]:
+    """Pairs of blocks (indices) that are alive at the same time and overlap in address: none for a valid layout."""
+    b, o = lay.blocks, lay.offsets
+    order = sorted(range(len(b)), key=lambda i: b[i].start)
+    bad = []
+    active: list[int] = []
+    for i in order:
+        active = [j for j in active if b[j].end > b[i].start]
+        for j in active:
+            if o[i] < o[j] + b[j].size and o[j] < o[i] + b[i].size:
+                bad.append((j, i))
+        active.append(i)
+    return bad
