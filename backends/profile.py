@@ -3,12 +3,19 @@ domain, attributes, input and output shapes and dtypes, which inputs are constan
 device through ONNX Runtime and returns seconds (median of ``repeats`` runs after a warm-up, per
 signature capped by ``time_cap`` seconds). Results are cached on disk as JSON, keyed by a hash of the
 signature, the device (with the host CPU or GPU name) and the onnxruntime version.
+
+With a ``deadline`` (``remc compile --time-limit`` covers profiling too: remc/timebudget.py) the signatures
+not in the cache are timed smallest FLOPs first, each only when two runs at the most seconds per FLOP seen
+so far fit before the deadline; those left are priced by FLOPs times the measured seconds per FLOP of their
+op type
+(``ProfileSummary`` counts them; the compile report says so). Only timed signatures enter the cache.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
 import json
+import math
 import os
 import platform
 import shutil
@@ -25,6 +32,7 @@ from onnx import helper, numpy_helper
 from ..ir.device import parse_device
 from ..ir.errors import ModelError, RuntimeFailure, UnsupportedOpError
 from ..ir.onnx_types import TensorType, node_keys, static_types
+from ..passes.costs import flop_costs
 from . import runtime
 
 MIN_SECONDS = 1e-9
@@ -220,6 +228,31 @@ def _needs_original(t: TensorType) -> bool:
     return np.dtype(helper.tensor_dtype_to_np_dtype(t.elem_type)).kind not in "fb"
 
 
+def _work(p: _Probe, fl: dict[str, float], types: dict[str, TensorType]) -> float:
+    """What timing ``p`` scales with: its FLOPs or the elements of its inputs and outputs (random data drawn,
+    bytes moved), whichever is larger."""
+    elems = sum(math.prod(types[x].shape) for x in list(p.node.input) + list(p.node.output) if x and x in types)
+    return max(fl[p.name], float(elems), 1.0)
+
+
+def run_groups(model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
+               consts: dict) -> list[list[_Probe]]:
+    """``probes`` in two groups, order kept: those whose one-node models need no value the graph computes
+    (random data and graph inputs do), then those that do (``_original_values`` runs the path to them: at
+    batch 256 a ResNet50 forward to its MaxPool, 20 s on a loaded machine), so that a deadline spends its
+    time on timing first."""
+    first = [p for p in probes if not needs_run(model, p, types, consts)]
+    return [g for g in (first, [p for p in probes if needs_run(model, p, types, consts)]) if g]
+
+
+def needs_run(model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict) -> bool:
+    """Whether the one-node model of ``p`` needs a value the graph computes (an integer input that is neither
+    a constant nor a graph input)."""
+    graph_inputs = {i.name for i in model.graph.input}
+    return any(i and i not in consts and i not in graph_inputs and i in types and _needs_original(types[i])
+               for i in p.node.input)
+
+
 @dataclass
 class _Probe:
     """One signature to time: its first node and what is needed to build its one-node model."""
@@ -234,37 +267,74 @@ class ProfileCosts:
 
     def __init__(self, device: str = "cpu", *, cache_dir: str | Path | None = None, repeats: int = 10,
                  warmup: int = 2, time_cap: float = 1.0, seed: int = 0, base_dir: str | None = None,
-                 settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> None:
+                 settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS, deadline: float | None = None) -> None:
         self.device, self.repeats, self.warmup, self.time_cap = device, repeats, warmup, time_cap
         self.settings = settings
         self.seed, self.base_dir = seed, base_dir
+        self.deadline = deadline
+        """``time.perf_counter()`` value after which no signature is timed (None: time them all)."""
         self.cache = CostCache(cache_dir)
         self.sessions_built = 0
+        self.summary = ProfileSummary()
 
     def apply(self, model: onnx.ModelProto) -> dict[str, float]:
-        """Seconds per node, keyed like ``node_keys``."""
+        """Seconds per node, keyed like ``node_keys``. Signatures are timed smallest first while they fit
+        before ``deadline``; the rest are priced by ``_estimate`` (``summary``)."""
         types = static_types(model)
         keys = node_keys(model)
         consts = _constant_values(model, self.base_dir)
+        fl = flop_costs(model)
         node_key: dict[str, str] = {}
         probes: dict[str, _Probe] = {}
+        weight: dict[str, float] = {}
         for name, node in zip(keys, model.graph.node):
             for o in node.output:
                 if o and o not in types:
                     raise ModelError(f"value {o!r} (output of node {name!r}) has no static shape")
             k = _cache_key(signature(model, node, types, set(consts)), self.device, self.settings)
             node_key[name] = k
+            weight[k] = weight.get(k, 0.0) + fl[name]
             if self.cache.get(k) is None and k not in probes:
                 probes[k] = _Probe(k, node, name)
+        # smallest first, so that a deadline never waits on one huge kernel (GPT-2's LM head at batch 8: 70 s
+        # a run on a loaded machine); each is started only when its predicted time fits what is left
+        order = sorted(probes.values(), key=lambda p: fl[p.name])
+        timed, rate = 0, 0.0  # rate: the most seconds per FLOP measured so far
         try:
-            if probes:
-                values = self._original_values(model, list(probes.values()), types, consts)
-                for p in probes.values():
+            total = sum(fl.values())
+            for gi, group in enumerate(run_groups(model, order, types, consts)):
+                # the second group needs a run of the graph up to its inputs: at most the whole graph's FLOPs
+                if self._out_of_time() or (gi and needs_run(model, group[0], types, consts)
+                                           and not self._fits(0.5 * total * rate)):
+                    break
+                values = self._original_values(model, group, types, consts)
+                for p in group:
+                    work = _work(p, fl, types)
+                    if self._out_of_time() or not self._fits(work * rate):
+                        continue
+                    t0 = time.perf_counter()
                     secs, runs = self._time(model, p, types, consts, values)
                     self.cache.put(p.key, secs, p.node.op_type, runs)
+                    rate = max(rate, (time.perf_counter() - t0) / work)  # the whole timing: data, session, runs
+                    timed += 1
         finally:
             self.cache.save()
-        return {name: max(self.cache.get(k), MIN_SECONDS) for name, k in node_key.items()}
+        missing = {k for k in probes if self.cache.get(k) is None}
+        signatures = set(node_key.values())
+        self.summary = ProfileSummary(len(signatures), len(signatures) - len(probes), timed, len(missing),
+                                      sum(weight[k] for k in missing) / max(sum(weight.values()), 1.0))
+        measured = {name: max(self.cache.get(k), MIN_SECONDS) for name, k in node_key.items() if k not in missing}
+        if not missing:
+            return measured
+        return {**measured, **_estimate(model, fl, measured, {n for n, k in node_key.items() if k in missing})}
+
+    def _out_of_time(self) -> bool:
+        return self.deadline is not None and time.perf_counter() >= self.deadline
+
+    def _fits(self, seconds: float) -> bool:
+        """Whether a timing predicted to take ``seconds`` (all of it: input data, session, runs) ends before
+        the deadline."""
+        return self.deadline is None or time.perf_counter() + seconds <= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
                          consts: dict) -> dict[str, np.ndarray]:
@@ -273,13 +343,14 @@ class ProfileCosts:
         Runs only the path to those values (``_path_to``, and ``only_execute_path_to_fetches``) on the
         profiling device; initializers without data (shape-only) get random values first.
         """
-        feeds = runtime.random_inputs(model, self.seed)
         graph_inputs = {i.name for i in model.graph.input}
         wanted = sorted({i for p in probes for i in p.node.input
                          if i and i not in consts and i not in graph_inputs and i in types
                          and _needs_original(types[i])})
-        if not wanted:
-            return feeds
+        if not wanted:  # the one-node models draw their own floats and masks: only integer inputs (labels)
+            skip = {i: None for i in graph_inputs if i in types and not _needs_original(types[i])}
+            return {k: v for k, v in runtime.random_inputs(model, self.seed, feeds=skip).items() if v is not None}
+        feeds = runtime.random_inputs(model, self.seed)
         probe_model = self._with_data(_path_to(model, wanted), consts)
         have = {o.name for o in probe_model.graph.output}
         probe_model.graph.output.extend(
@@ -369,14 +440,53 @@ class ProfileCosts:
 
 def profile_costs(model: onnx.ModelProto, *, device: str = "cpu",
                cache_dir: str | Path | None = None, repeats: int = 10, time_cap: float = 1.0,
-               base_dir: str | None = None,
-               settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> dict[str, float]:
+               base_dir: str | None = None, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+               deadline: float | None = None) -> dict[str, float]:
     """Seconds of every node measured alone on ``device``, keyed by node name (``node_keys``), every one
     > 0. See the module docstring.
 
     ``repeats``: timed runs per signature (median), stopped early once ``time_cap`` seconds are spent;
     ``cache_dir``: where the profile table lives (default ``~/.cache/remc/costs``); ``base_dir``: where
-    external-data initializers live, for the real values of small constants.
+    external-data initializers live, for the real values of small constants; ``deadline``: a
+    ``time.perf_counter()`` value after which signatures are priced by FLOPs (``ProfileCosts.apply``).
     """
     return ProfileCosts(device, cache_dir=cache_dir, repeats=repeats, time_cap=time_cap,
-                        base_dir=base_dir, settings=settings).apply(model)
+                        base_dir=base_dir, settings=settings, deadline=deadline).apply(model)
+
+
+@dataclass(frozen=True)
+class ProfileSummary:
+    """What ``ProfileCosts.apply`` did: signatures in the model, found in the cache, timed now, and priced
+    by FLOPs because the deadline came first (with their share of the model's FLOPs)."""
+
+    signatures: int = 0
+    cached: int = 0
+    timed: int = 0
+    estimated: int = 0
+    estimated_flop_share: float = 0.0
+
+    def note(self) -> str:
+        """One sentence for the report (empty when every signature was measured)."""
+        if not self.estimated:
+            return ""
+        return (f"costs: {self.signatures - self.estimated} of {self.signatures} op signatures measured "
+                f"({self.cached} cached, {self.timed} timed now, smallest first); the time limit "
+                f"left {self.estimated} unprofiled ({100 * self.estimated_flop_share:.1f}% of the FLOPs), "
+                "priced by FLOPs x the measured seconds per FLOP of their op type (of all ops where none "
+                "was timed); the profile is cached, so a later compile times more")
+
+
+def _estimate(model: onnx.ModelProto, fl: dict[str, float], measured: dict[str, float],
+              names: set[str]) -> dict[str, float]:
+    """Seconds for the nodes ``names`` not profiled: their FLOPs times the median seconds per FLOP of the
+    measured nodes of the same op type, else of all measured nodes; their FLOPs alone (every cost in
+    FLOPs, a consistent scale) when nothing was measured."""
+    if not measured:
+        return dict(fl)
+    op = {k: n.op_type for k, n in zip(node_keys(model), model.graph.node)}
+    ratios: dict[str, list[float]] = {}
+    for n, secs in measured.items():
+        ratios.setdefault(op[n], []).append(secs / fl[n])
+    overall = float(np.median([r for rs in ratios.values() for r in rs]))
+    per_op = {o: float(np.median(rs)) for o, rs in ratios.items()}
+    return {n: max(fl[n] * per_op.get(op[n], overall), MIN_SECONDS) for n in names}

@@ -21,6 +21,7 @@ changes MLAS' buffers, so it is part of the device tag.
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
-from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, signature
+from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, needs_run, run_groups, signature
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,27 @@ NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 
 
 def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
-                  seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> dict[str, KernelMemory]:
+                  seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+                  deadline: float | None = None) -> dict[str, KernelMemory]:
     """``KernelMemory`` of every node of ``model`` measured on ``device`` (cached), keyed like ``node_keys``;
-    ``settings`` (cuDNN's algorithm search) decide the workspaces and are part of the cache key."""
+    ``settings`` (cuDNN's algorithm search) decide the workspaces and are part of the cache key.
+
+    ``deadline`` (a ``time.perf_counter()`` value): signatures are measured smallest tensors first, each when
+    its predicted time fits, and those left get no entry (``unmeasured_kernels`` counts them; the arena
+    replay then models no kernel memory for them)."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline)[0]
+
+
+def unmeasured_kernels(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
+                       seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+                       deadline: float | None = None) -> tuple[dict[str, KernelMemory], int, int]:
+    """(``kernel_memory``'s table, signatures left unmeasured at ``deadline``, signatures in all)."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline)
+
+
+def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path | None, seed: int,
+                   settings: runtime.DeviceSettings, deadline: float | None
+                   ) -> tuple[dict[str, KernelMemory], int, int]:
     prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed, settings=settings)
     cache = _Cache(cache_dir)
     types = static_types(model)
@@ -76,6 +95,7 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
     keys = node_keys(model)
     node_key: dict[str, str] = {}
     probes: dict[str, _Probe] = {}
+    size: dict[str, int] = {}
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
@@ -83,14 +103,35 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
+            size[k] = sum(types[x].nbytes for x in list(node.input) + list(node.output) if x and x in types)
+    # with a deadline, smallest tensors first, each started only when its predicted time (its bytes times the
+    # most seconds per byte seen so far) fits: one batch-256 convolution takes 15 s on a loaded machine
+    order = sorted(probes.values(), key=lambda p: size[p.key] if deadline is not None else -size[p.key])
+    left, rate = len(order), 0.0
+
+    def out_of_time(p: _Probe | None = None) -> bool:
+        ahead = 0.0 if p is None else rate * max(size[p.key], 1)
+        return deadline is not None and time.perf_counter() + ahead >= deadline
+
+    start = time.perf_counter()
     try:
-        if probes:
-            values = prof._original_values(model, list(probes.values()), types, consts)
-            for p in probes.values():
+        for gi, group in enumerate(run_groups(model, order, types, consts)):
+            # the second group needs a run of the graph up to its integer inputs (at batch 256 a ResNet50
+            # forward to its MaxPool, ~20 s loaded): under a deadline only with the time used so far left
+            if out_of_time() or (gi and deadline is not None and needs_run(model, group[0], types, consts)
+                                 and 2 * time.perf_counter() - start >= deadline):
+                break
+            values = prof._original_values(model, group, types, consts)
+            for p in group:
+                if out_of_time(p):
+                    continue
+                t0 = time.perf_counter()
                 cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+                rate = max(rate, (time.perf_counter() - t0) / max(size[p.key], 1))
+                left -= 1
     finally:
         cache.save()
-    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}
+    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
 
 
 def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
@@ -126,4 +167,4 @@ def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str
     return kernel_memory(model, device, **kw)
 
 
-__all__ = ["KernelMemory", "kernel_memory", "scratch_table", "ModelError"]
+__all__ = ["KernelMemory", "kernel_memory", "unmeasured_kernels", "scratch_table", "ModelError"]

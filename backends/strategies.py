@@ -24,11 +24,12 @@ from ..ir.errors import InfeasibleError, RemcError, SolverError
 from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
-from ..passes.bounds import gap_bound, raise_bound
+from ..passes.bounds import bound_deadline, gap_bound, raise_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, SolverBackend
+from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
@@ -44,6 +45,8 @@ class Strategy:
     fn: StrategyFn
     options: type
     needs_budget: bool = False
+    warm: bool = False
+    """``fn`` takes ``start=`` (a schedule to repair and start from)."""
 
 
 def backend(name: str) -> SolverBackend:
@@ -67,10 +70,28 @@ def _baseline_deadline(clock: Clock) -> float | None:
     return None if clock.time_limit is None else clock.start + BASELINE_SHARE * clock.time_limit
 
 
-def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None) -> Schedule:
+WARM_SHARE = 0.7
+"""Share of the time limit a warm start's repair (``start``: e.g. a previous fit round's schedule) may use."""
+
+
+def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> Schedule | None:
+    """``start`` repaired to fit (passes/stagesearch.py ``repair_start``, within WARM_SHARE of the limit), else
+    the best baseline (a repaired schedule of a previous solve is far cheaper than any baseline: ResNet50
+    fine at 0.995 of its peak +1.3%, the best baseline +14%, and the baselines take seconds there)."""
+    if start is not None:
+        at = None if clock.time_limit is None else clock.start + WARM_SHARE * clock.time_limit
+        warm = repair_start(dag, budget, start.S, deadline=at)
+        if warm is not None:
+            return warm
+    return best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+
+
+def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,
+               start: Schedule | None = None) -> Schedule:
     """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
 
-    1. the baselines (quickest first) and the retention-gap bound;
+    1. the baselines (quickest first; ``start``, e.g. a previous fit round's schedule, repaired instead when
+       that succeeds: ``_incumbent``) and the retention-gap bound;
     2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
        search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
        and its LP bound;
@@ -85,8 +106,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     not make up for it (tools/bench_portfolio.py measures how often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
-    gb = gap_bound(dag, budget, iterations=2000, deadline=clock.deadline).bound  # passes/bounds.py
+    incumbent = _incumbent(dag, budget, clock, start)
+    gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
@@ -212,10 +233,11 @@ def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarr
     return best, f"cost {best.cost(dag):g}" + (", stopped by time" if stopped else "")
 
 
-def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None) -> Schedule:
+def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None,
+               start: Schedule | None = None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
-    incumbent = best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    incumbent = _incumbent(dag, budget, clock, start)
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
                                 clock=clock)
 
@@ -227,8 +249,8 @@ def _baseline(name: str) -> StrategyFn:
 
 
 REGISTRY: dict[str, Strategy] = {
-    "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True),
-    "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True),
+    "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True, warm=True),
+    "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True, warm=True),
     "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),  # OR-Tools: the cpsat extra
     **{name: Strategy(_baseline(name), BaselineOptions) for name in BASELINE_NAMES},
 }
@@ -262,9 +284,10 @@ def _lookup(name: str) -> Strategy:
 
 
 def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
-          progress: Progress | None = None) -> Schedule:
+          progress: Progress | None = None, start: Schedule | None = None) -> Schedule:
     """Run strategy ``name`` with ``options`` (its options dataclass; None: defaults); InfeasibleError when
-    no schedule of it fits ``budget``."""
+    no schedule of it fits ``budget``. ``start``: a schedule (e.g. a previous fit round's, over ``budget``)
+    that approx and checkmate repair and start from; other strategies ignore it."""
     strat = _lookup(name)
     if options is None:
         options = strat.options()
@@ -272,6 +295,8 @@ def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
         raise RemcError(f"strategy {name!r} takes {strat.options.__name__}, not {type(options).__name__}")
     if strat.needs_budget and budget is None:
         raise RemcError(f"the {name} strategy needs a budget")
+    if strat.warm and start is not None:
+        return strat.fn(dag, budget, options, progress, start=start)
     return strat.fn(dag, budget, options, progress)
 
 

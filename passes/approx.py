@@ -27,17 +27,18 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
-from .bounds import gap_bound
+from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
 
-MAX_LP_COLUMNS = 500_000
+MAX_LP_COLUMNS = 250_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
-the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB), and
-approx relies on the stage search, with the sum of costs as its proven bound."""
+the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB; n=500,
+450k columns: 1.8 GB RSS and unsolved in 120 s on 2 cores, its schedules the repair's +12-15%; n=250: 110k),
+and approx relies on the eviction pass and stage search, with the retention-gap bound as its proven bound."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
@@ -114,9 +115,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
     note = _report_progress(progress, clock, given)
-    # the retention-gap bound (passes/bounds.py) first, inside the clock: a second or two at 2277 units
+    # the retention-gap bound (passes/bounds.py) first, within BOUND_SHARE of the time left
     gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
-                   deadline=clock.deadline).bound
+                   deadline=bound_deadline(clock)).bound
     cols = model_columns(dag)
     staged = None
     if given is None or dag.n > STAGE_SEARCH_UNITS:
@@ -209,10 +210,11 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
                   share: float) -> _Candidate | None:
     """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
-    (30 s without a limit), cleaned and checked; None when it finds none."""
+    (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
+    warm start or the best baseline) competes as a start of the local search."""
     left = clock.left()
     end = time.perf_counter() + (30.0 if left is None else share * left)
-    found = evict_search(dag, budget, deadline=end)
+    found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S)
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])

@@ -165,13 +165,18 @@ wins varies by graph (random layered n=1000 at 0.8: 5.6-9.5%, or no schedule; Re
 0.05-8%), and each takes about a second."""
 
 
-def evict_search(dag: DAG, budget: int, *, deadline: float | None = None,
-                 improve_share: float = 1.0) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
+                 start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
-    ``VARIANTS`` and of the stage search's repair from checkpoint-all (a third of the time left), improved
-    by the stage search's ``improve`` until ``deadline``. None when neither finds one in time."""
+    ``VARIANTS``, of the stage search's repair from checkpoint-all (a third of the time left) and of ``start``
+    (an S within budget, e.g. a warm start), improved by the stage search's ``improve`` until ``deadline``.
+    None when none finds one in time."""
     from .stagesearch import improve, repair
     best, how = None, ""
+    if start is not None:
+        st0 = StageState(dag, budget, start)
+        if st0.peak.max() <= budget:
+            best, how = st0, "the given schedule"
     for w, c, net in VARIANTS:
         if deadline is not None and time.perf_counter() >= deadline:
             break

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.schedule import checkpoint_all
+from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
 
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
@@ -286,3 +286,16 @@ def stage_search(dag: DAG, budget: int, *, deadline: float | None = None,
         return None
     improve(st, deadline)
     return st.R.copy(), st.S.copy(), st.evals
+
+
+def repair_start(dag: DAG, budget: int, S: np.ndarray, *, deadline: float | None = None) -> Schedule | None:
+    """A warm start: the schedule ``S`` (e.g. a previous fit round's, solved at a larger budget) repaired to fit
+    ``budget`` by ``repair`` until ``deadline``, cleaned and checked; None when repair fails in time."""
+    from .milp_model import clean
+    st = StageState(dag, budget, S)
+    if not repair(st, deadline):
+        return None
+    R, S2 = clean(dag, st.R, st.S)
+    if check(dag, R, S2) or stage_peaks(dag, R, S2).max() > budget:
+        return None
+    return Schedule(R, S2, strategy="warm start (previous schedule, repaired)")

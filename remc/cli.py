@@ -326,7 +326,8 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
 
 def _solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=_seconds, default=600.0,
-                   help="checkmate/approx: wall-clock seconds for the whole solve (every phase)")
+                   help="wall-clock seconds: solve: the whole solve (every phase); compile: the whole compile "
+                        "(profiling, kernel-memory measurement, every fit round's solve, writing)")
     p.add_argument("--threads", type=_count, help="solver threads")
     p.add_argument("--gap", type=_gap, help="checkmate: stop at this relative gap on the recomputation overhead "
                    "(cost minus computing every unit once); default 1e-4")
@@ -378,12 +379,14 @@ def resolve_cost(cost: str, device: str) -> str:
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from .fit import compile_fit
+    from .fit import compile_fit, run_round
     from .ir.onnx_io import save_model
     from .ir.plan import print_plan
     from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run, stages
     from .progress import solver_progress
+    from .timebudget import ONLY_ROUND_SHARE, CompileClock
+    clock = CompileClock(args.time_limit)  # --time-limit covers the whole compile (remc/timebudget.py)
     options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
@@ -391,27 +394,34 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                       granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
-            state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget),
+            state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
                         on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
             rest = stages(passes, first="schedule")
             if args.no_fit:
-                run(rest, state)
+                run_round(rest, state, clock, share=ONLY_ROUND_SHARE)
                 fit = None
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
                 from .progress import fit_round_note
                 fit = compile_fit(rest, state, device=args.device, verify=args.verify,
                                   on_round=fit_round_note(progress), settings=device_settings(args))
+        t0 = clock.elapsed()
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:
             out.staged(args.plan).write_text(print_plan(state.plan))
         out.commit()
-    rep = _report(state.schedule, state.dag, state.sim, args.budget, state.timings.get("schedule"))
-    rep["output"] = args.output
+        clock.record("write", t0)
+    solves = [p.seconds for p in clock.phases if p.name == "schedule"]
+    rep = _report(state.schedule, state.dag, state.sim, args.budget)
+    # "seconds": the whole compile, every phase; "solve_seconds": the solves of every fit round
+    summary = clock.summary()
+    rep.update(seconds=summary["seconds"], solve_seconds=sum(solves), time=summary, time_text=clock.text(),
+               output=args.output)
     if fit is not None:
         p = fit.prediction
         rep.update(solver_budget=fit.solver_budget, fit_rounds=fit.rounds, verified=fit.verified,
                    arena_predicted=p.total if p else None, kernel_memory_measured=p.kernel_measured if p else None,
+                   kernels_unmeasured=p.kernels_unmeasured if p else None,
                    device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
@@ -456,6 +466,10 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
                   "on the device (or run with --verify there) to fit its cap")
     if rep.get("output"):
         print(f"wrote {rep['output']} ({rep['units']} units, {rep['recomputes']} recomputations)")
+    if rep.get("time_text"):
+        print(rep["time_text"])
+        for note in rep["time"]["notes"]:
+            print(f"note: {note}")
 
 
 def cmd_solve(args: argparse.Namespace) -> int:

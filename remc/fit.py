@@ -24,6 +24,7 @@ import onnx
 
 from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
 from .pipeline import Pass, State, run
+from .timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, CompileClock
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,8 @@ class ArenaPrediction:
     itself (None: no budget given). Under a one-region arena that is not implied by ``total`` <= budget."""
     steps: int | None = None
     """The training steps replayed (None: one graph run, as ``remc run``)."""
+    kernels_unmeasured: int = 0
+    """Op signatures whose kernel memory the time limit left unmeasured (not modeled; 0: all measured)."""
 
     @property
     def total(self) -> int:
@@ -104,25 +107,29 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
-            cap: int | None = None, settings: Any = None) -> ArenaPrediction:
+            cap: int | None = None, settings: Any = None, deadline: float | None = None) -> ArenaPrediction:
     """What ``lowered`` needs on ``device``: with remc's placement (CUDA, ``settings.placed``) the height of its
     layout; else ONNX Runtime's arena replayed. Kernel memory is measured on the device
     when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
     use are replayed under the arena limit ``cap`` when given (on CPU the one region is the cap, and which
-    chunks are handed out whole depends on its size), else under the least limit."""
+    chunks are handed out whole depends on its size), else under the least limit. Kernel memory of
+    signatures not in the cache is measured until ``deadline`` (a ``time.perf_counter()`` value; the rest
+    are counted in ``kernels_unmeasured``)."""
     from .backends import runtime
-    from .backends.scratch import kernel_memory
+    from .backends.scratch import unmeasured_kernels
     from .passes.arena import graph_events, least_limit, replay
     from .passes.placement import layout
     settings = settings or runtime.DEFAULT_SETTINGS
     if measure_kernels is None:
-        measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
-    km = kernel_memory(lowered, device, settings=settings) if measure_kernels else None
+        measure_kernels = kernels_measurable(device)
+    km, unmeasured = None, 0
+    if measure_kernels:
+        km, unmeasured, _ = unmeasured_kernels(lowered, device, settings=settings, deadline=deadline)
     ev = graph_events(lowered, device, km)
     if settings.placed(device):
         lay = layout(ev)
         return ArenaPrediction(lay.height, lay.lower_bound, runtime.outside_bytes(lowered, device), lay.peak_what,
-                               measure_kernels, "remc")
+                               measure_kernels, "remc", kernels_unmeasured=unmeasured)
     cfg = runtime.arena_config(device, settings=settings)
     configs = [cfg]
     if not cfg.one_region:
@@ -138,7 +145,13 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
             best = (need, rp)
     assert best is not None
     return ArenaPrediction(best[0], best[1].peak_in_use, runtime.outside_bytes(lowered, device),
-                           best[1].peak_node, measure_kernels)
+                           best[1].peak_node, measure_kernels, kernels_unmeasured=unmeasured)
+
+
+def kernels_measurable(device: str) -> bool:
+    """Whether kernel memory can be measured here for ``device`` (CPU always; CUDA with its provider)."""
+    from .backends import runtime
+    return not device.startswith("cuda") or runtime.cuda_available()
 
 
 @dataclass
@@ -161,7 +174,8 @@ class FitReport:
 def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify: bool = False,
                 max_rounds: int = 12, on_pass: Callable | None = None,
                 on_round: Callable[[dict[str, Any]], None] | None = None, settings: Any = None,
-                steps: int | None = None, fixed_buffers: bool | None = None) -> FitReport:
+                steps: int | None = None, fixed_buffers: bool | None = None,
+                clock: CompileClock | None = None) -> FitReport:
     """Run the compile ``passes`` (the last three: schedule, plan, lower) at ``state.budget``; while the
     replayed arena (``predict``) plus the bytes outside it exceed the budget, or with ``verify`` a run under
     the cap runs out of memory, re-solve at a lower solver budget: the plan's live peak less the excess (at
@@ -173,16 +187,32 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     graph is a step graph that ``remc train`` runs ``steps`` times; the replay is of that loop (``predict_loop``,
     with ``fixed_buffers`` or not; None: both, and the loop that fits is chosen, fixed buffers first:
     ``FitReport.fixed_buffers``) and a plan fits when the loop's replay fits under the cap of the budget itself
-    and one run alone (``remc run`` of the step graph) fits the budget too."""
+    and one run alone (``remc run`` of the step graph) fits the budget too.
+
+    ``clock`` (remc/timebudget.py; default: the state's, else none): the compile's one clock. Kernel memory
+    is measured first, on the input graph (its signatures are the lowered graph's), until the clock's
+    KERNEL_SHARE; the first solve runs at the budget less the input graph's arena excess (``_anticipate``)
+    with FIRST_ROUND_SHARE of the time left, each re-solve with LATER_ROUND_SHARE of what is left then,
+    warm from the previous round's schedule; each phase is recorded on the clock."""
+    clock = clock if clock is not None else state.clock
     budget = int(state.budget)
     report = FitReport(budget, budget, 1)
-    raised_from, first_error = _solve_raising(passes, state, report, on_pass, on_round)
+    kernel_deadline = _measure_kernels(state, device, clock, settings)
+    if clock is not None and steps is None:
+        state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
+    # keep back what plan, lower and the arena check will take: about two arena replays' time
+    reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+    raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=FIRST_ROUND_SHARE,
+                                                           reserve=reserve), state, report, on_pass, on_round)
     # solver budgets: plan too big at; strategy infeasible at
     too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     for rnd in range(1, max_rounds + 1):
         report.rounds = rnd
-        pred = predict(state.lowered, device, settings=settings) if steps is None else \
+        t0 = None if clock is None else clock.elapsed()
+        pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline) if steps is None else \
             _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
+        if clock is not None and t0 is not None:
+            clock.record("arena check", t0)
         report.prediction = pred
         excess = pred.total - budget
         if pred.fits_budget is False:  # the loop's fit is not monotone in the cap: it must fit at the budget
@@ -193,7 +223,10 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
                                  "live_peak": int(state.sim.peak) if state.sim is not None else None}
         if excess <= 0 and verify:
+            t0 = None if clock is None else clock.elapsed()
             short, why = _verify(state.lowered, device, budget, settings=settings)
+            if clock is not None and t0 is not None:
+                clock.record("verify", t0)
             entry["verified"] = short is None
             if why:
                 entry["verify_error"] = why
@@ -232,7 +265,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if on_round is not None:
                 on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
-                run(passes[-3:], state, on_pass=on_pass)
+                run(timed_passes(passes[-3:], state, clock, share=LATER_ROUND_SHARE, warm=True,
+                                 reserve=_after_solve(clock)), state, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
                 infeasible = new
@@ -240,6 +274,87 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline: float | None,
+                report: FitReport, settings: Any = None) -> int:
+    """The first round's solver budget in a time-limited compile: the budget less what ONNX Runtime needs
+    beyond the live bytes on the input graph in its own order (a re-solve round costs a solve, a plan, a
+    lowering and an arena check: ResNet50 fine at batch 256, 16 GiB: the input graph's excess is 1.27 GB,
+    the first plan's 1.00 GB, and the plan at the budget less 1.27 GB fits). Recorded on the report."""
+    from .ir.schedule import checkpoint_all
+    from .pipeline import shaped_model
+    assert state.dag is not None and state.budget is not None
+    t0 = clock.elapsed()
+    budget = int(state.budget)
+    try:
+        pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline)
+    finally:
+        clock.record("arena estimate", t0)
+    excess = pred.total - int(checkpoint_all(state.dag).peak(state.dag))
+    first = budget - excess if excess > 0 and budget - excess > int(state.dag.constant) else budget
+    report.history.append({"round": 0, "input_graph_excess": int(excess), "solver_budget": int(first)})
+    return first
+
+
+def _measure_kernels(state: State, device: str, clock: CompileClock | None, settings: Any = None) -> float | None:
+    """Measure kernel memory on the input graph until the clock's KERNEL_SHARE (cached, so ``predict`` on
+    the lowered graph finds it); the ``time.perf_counter()`` deadline ``predict`` keeps to afterwards
+    (None: no clock). A note on the clock when the limit left signatures unmeasured."""
+    if clock is None or state.graph is None or not kernels_measurable(device):
+        return None
+    from .backends import runtime
+    from .backends.scratch import unmeasured_kernels
+    from .pipeline import shaped_model
+    at = clock.until(KERNEL_SHARE)
+    deadline = clock.perf_deadline(at)
+    t0 = clock.elapsed()
+    _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,
+                                        settings=settings or runtime.DEFAULT_SETTINGS)
+    clock.record("kernel memory", t0, at)
+    if left:
+        clock.notes.append(f"kernel memory: the time limit left {left} of {total} op signatures unmeasured (the "
+                           "largest tensors; measured smallest first): the arena prediction has no kernel scratch "
+                           "for them, so the plan may need more than predicted; the measurement is cached, so a "
+                           "later compile measures more")
+    return deadline
+
+
+def _after_solve(clock: CompileClock | None) -> float:
+    """Seconds the steps after the last solve took (plan, lower, arena check, verify): what a later round
+    keeps back from its solve's share."""
+    if clock is None:
+        return 0.0
+    last = max((k for k, p in enumerate(clock.phases) if p.name == "schedule"), default=None)
+    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
+
+
+def timed_passes(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
+                 warm: bool = False, reserve: float = 0.0) -> list[Pass]:
+    """``passes`` with the schedule pass's time limit cut to ``share`` of the clock's time left less
+    ``reserve`` (when its strategy has a time limit), and, ``warm``, starting from the schedule the state
+    holds."""
+    from .pipeline import SchedulePass
+    passes = list(passes)
+    i = next((k for k, p in enumerate(passes) if isinstance(p, SchedulePass)), None)
+    if i is None:
+        return passes
+    sp = passes[i]
+    assert isinstance(sp, SchedulePass)
+    opts = sp.options
+    secs, at = (None, None) if clock is None else clock.solve_limit(share, reserve)
+    if secs is not None and opts is not None and any(f.name == "time_limit" for f in dataclasses.fields(opts)):
+        opts = dataclasses.replace(opts, time_limit=secs)
+    else:
+        at = None
+    passes[i] = dataclasses.replace(sp, options=opts, start=state.schedule if warm else None, deadline_at=at)
+    return passes
+
+
+def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
+              warm: bool = False, on_pass: Callable | None = None, reserve: float = 0.0) -> None:
+    """Run ``passes`` (from schedule on) as ``timed_passes`` sets them up."""
+    run(timed_passes(passes, state, clock, share=share, warm=warm, reserve=reserve), state, on_pass=on_pass)
 
 
 def _with_report(err: PlanError, report: FitReport) -> PlanError:

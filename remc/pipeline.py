@@ -22,6 +22,7 @@ from .ir.errors import PlanError, RemcError
 from .ir.graph import Graph
 from .ir.plan import Plan
 from .ir.schedule import Schedule, check
+from .timebudget import PROFILE_SHARE, CompileClock
 
 
 @dataclass
@@ -40,6 +41,8 @@ class State:
     sim: Any = None
     lowered: onnx.ModelProto | None = None
     timings: dict[str, float] = field(default_factory=dict)
+    clock: CompileClock | None = None
+    """The compile's one clock (remc/timebudget.py): phases get deadlines from it and are recorded on it."""
 
 
 class Pass:
@@ -49,6 +52,10 @@ class Pass:
 
     def apply(self, state: State) -> None:
         raise NotImplementedError
+
+    def deadline(self, state: State) -> float | None:
+        """The pass's deadline in seconds on ``state.clock`` (None: none; the default)."""
+        return None
 
     def spec(self) -> str:
         opts = [f"{f.name}={getattr(self, f.name)}" for f in dataclasses.fields(self)
@@ -75,10 +82,20 @@ class CostsPass(Pass):
     device: str = "cpu"
     """Device to profile on."""
 
+    def deadline(self, state: State) -> float | None:
+        """Profiling keeps to PROFILE_SHARE of the compile's time limit (the rest priced by FLOPs, noted)."""
+        if self.method != "profile" or state.clock is None:
+            return None
+        return state.clock.until(PROFILE_SHARE)
+
     def apply(self, state: State) -> None:
         if self.method == "profile":
-            from .backends.profile import profile_costs
-            state.costs = profile_costs(shaped_model(state.graph), device=self.device)
+            from .backends.profile import ProfileCosts
+            clock = state.clock
+            prof = ProfileCosts(self.device, deadline=None if clock is None else clock.perf_deadline(self.deadline(state)))
+            state.costs = prof.apply(shaped_model(state.graph))
+            if clock is not None and prof.summary.note():
+                clock.notes.append(prof.summary.note())
         else:
             from .passes.costs import node_costs
             state.costs = node_costs(shaped_model(state.graph), self.method)
@@ -114,12 +131,20 @@ class SchedulePass(Pass):
     """The strategy's typed options (CheckmateOptions, ApproxOptions, ...; None: its defaults)."""
     progress: Callable[[Any], None] | None = field(default=None, compare=False, repr=False)
     """Called with ProgressEvents while a solver strategy runs (the CLI's live display)."""
+    start: Schedule | None = field(default=None, compare=False, repr=False)
+    """A schedule to start from (a previous fit round's, over this budget): approx and checkmate repair it."""
+    deadline_at: float | None = field(default=None, compare=False, repr=False)
+    """The deadline its time limit was cut to, seconds on the compile's clock (recorded; None: none)."""
+
+    def deadline(self, state: State) -> float | None:
+        return self.deadline_at
 
     def apply(self, state: State) -> None:
         from .backends.strategies import solve
         from .ir.errors import InfeasibleError
         try:
-            state.schedule = solve(self.strategy, state.dag, state.budget, self.options, progress=self.progress)
+            state.schedule = solve(self.strategy, state.dag, state.budget, self.options, progress=self.progress,
+                                   start=self.start)
         except InfeasibleError as err:
             if state.graph is None:
                 raise
@@ -292,12 +317,18 @@ def verify(state: State, before: State) -> None:
 
 
 def run(passes: list[Pass], state: State, *, on_pass: Callable[[Pass, State], None] | None = None) -> State:
-    """Run passes in order, verifying after each; record each pass's wall time in ``state.timings``."""
+    """Run passes in order, verifying after each; record each pass's wall time in ``state.timings`` and, with
+    a clock, each pass as a phase on ``state.clock``."""
     for p in passes:
         before = dataclasses.replace(state)
         t0 = time.perf_counter()
-        p.apply(state)
-        verify(state, before)
+        c0 = None if state.clock is None else state.clock.elapsed()
+        try:
+            p.apply(state)
+            verify(state, before)
+        finally:  # a pass that failed (e.g. a fit round's infeasible solve) spent its time too
+            if state.clock is not None:
+                state.clock.record(p.name, c0, p.deadline(state))
         state.timings[p.name] = time.perf_counter() - t0
         if on_pass is not None:
             on_pass(p, state)

@@ -1,0 +1,117 @@
+"""One wall clock for a whole ``remc compile``: ``--time-limit`` covers every phase, not each solve.
+
+The clock starts when the compile starts. Each phase asks it for a deadline, computed from that one
+start, so the phases share the limit instead of each getting all of it:
+
+- ``costs`` (profiling op signatures on the device, a first compile only: later ones read the cache) may
+  run until ``PROFILE_SHARE`` of the limit; signatures not timed by then are priced by FLOPs scaled by
+  the measured seconds per FLOP (``backends.profile``), and the report says how many;
+- ``kernel memory`` (measured per op signature for the arena fit, also cached) until ``KERNEL_SHARE``;
+  signatures not measured by then are not in the arena prediction, and the report says so;
+- the first solve gets ``FIRST_ROUND_SHARE`` of what is left (less an estimate of the steps after it);
+  each later fit round (a re-solve at a
+  tighter solver budget, warm from the previous schedule) ``LATER_ROUND_SHARE`` of what is left then; the
+  rest is for plan, lower, the arena check and the write (``--no-fit``: the one solve gets
+  ``ONLY_ROUND_SHARE``). A strategy without a time limit (the baselines) is not cut.
+
+Every phase is recorded with its seconds and the deadline it was given, both on this clock, so the
+report can show where the time went and a test can check the accounting without timing anything.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+PROFILE_SHARE = 0.25
+"""Profiling may run until this share of the limit (at b256 a cold ResNet50 profile takes ~390 s alone)."""
+KERNEL_SHARE = 0.40
+"""Kernel-memory measurement may run until this share of the limit (from the compile's start)."""
+FIRST_ROUND_SHARE = 0.85
+"""Share of the time left, less twice what the arena estimate of the input graph took (plan, lower and the
+arena check after the solve take about that), that the first solve gets; the rest is for later rounds
+(rare: the first round solves at the budget less the input graph's arena excess, remc/fit.py)."""
+LATER_ROUND_SHARE = 0.5
+"""Share of the time left that each later fit round's solve gets."""
+ONLY_ROUND_SHARE = 0.95
+"""Share of the time left that the solve gets when no fit round follows (``--no-fit``)."""
+MIN_SOLVE_SECONDS = 0.05
+"""Least time limit a solve is given (a strategy with no time returns its incumbent at once)."""
+
+
+@dataclass(frozen=True)
+class PhaseTime:
+    """One phase of the compile: its name, when it started and ended and its deadline, as seconds on the
+    compile's clock (None: no deadline)."""
+
+    name: str
+    start: float
+    end: float
+    deadline: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+@dataclass
+class CompileClock:
+    """The compile's clock (module docstring). ``now`` is injectable so that tests check the accounting
+    without timing anything."""
+
+    time_limit: float | None
+    now: Callable[[], float] = field(default=time.perf_counter, repr=False)
+    phases: list[PhaseTime] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    """What a phase did differently because of the limit (said in the report, never silent)."""
+
+    def __post_init__(self) -> None:
+        self.start = self.now()
+
+    def elapsed(self) -> float:
+        return self.now() - self.start
+
+    def left(self) -> float | None:
+        """Seconds left of the limit (None: no limit; never negative)."""
+        return None if self.time_limit is None else max(self.time_limit - self.elapsed(), 0.0)
+
+    def until(self, share: float) -> float | None:
+        """The deadline at ``share`` of the limit, in seconds on this clock (None: no limit)."""
+        return None if self.time_limit is None else share * self.time_limit
+
+    def perf_deadline(self, at: float | None) -> float | None:
+        """``at`` (seconds on this clock) as a ``time.perf_counter()`` value, what the passes take."""
+        return None if at is None else self.start + at
+
+    def solve_limit(self, share: float, reserve: float = 0.0) -> tuple[float | None, float | None]:
+        """(time limit in seconds, deadline on this clock) for a solve starting now that gets ``share`` of
+        the time left (FIRST_ROUND_SHARE, LATER_ROUND_SHARE or ONLY_ROUND_SHARE) less ``reserve`` seconds
+        (what the steps after the solve took last round: plan, lower, arena check)."""
+        if self.time_limit is None:
+            return None, None
+        now = self.elapsed()
+        secs = max(share * max(self.time_limit - now - reserve, 0.0), MIN_SOLVE_SECONDS)
+        return secs, now + secs
+
+    def record(self, name: str, start: float, deadline: float | None = None) -> PhaseTime:
+        """Record phase ``name`` as having run from ``start`` (seconds on this clock) to now."""
+        ph = PhaseTime(name, start, self.elapsed(), deadline)
+        self.phases.append(ph)
+        return ph
+
+    def text(self) -> str:
+        """One line: the whole compile's seconds against the limit, then each phase's seconds (phases of the
+        same name, e.g. the fit rounds' solves, joined by +)."""
+        parts: dict[str, list[float]] = {}
+        for p in self.phases:
+            parts.setdefault(p.name, []).append(p.seconds)
+        limit = "" if self.time_limit is None else f" of the {self.time_limit:g} s limit"
+        return (f"time: {self.elapsed():.1f} s{limit}: "
+                + ", ".join(f"{k} " + " + ".join(f"{x:.1f}" for x in v) for k, v in parts.items()))
+
+    def summary(self) -> dict:
+        """The report's ``time``: the limit, the seconds of the whole compile so far, and each phase."""
+        return {"time_limit": self.time_limit, "seconds": self.elapsed(),
+                "phases": [{"phase": p.name, "seconds": p.seconds, "start": p.start, "deadline": p.deadline}
+                           for p in self.phases],
+                "notes": list(self.notes)}

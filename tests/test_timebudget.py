@@ -1,0 +1,182 @@
+"""`remc compile --time-limit` covers the whole compile (remc/timebudget.py): every phase gets its deadline
+from one clock, the solves share what is left, profiling and kernel-memory measurement keep to their share
+(the rest priced by FLOPs / left unmeasured, and said), a later fit round starts warm. No wall-clock
+assertions: a fake clock or the report's own accounting."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnx.parser
+import pytest
+
+from remc.timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, PROFILE_SHARE, CompileClock
+
+GRAPHS = Path(__file__).parent / "graphs"
+
+
+class FakeTime:
+    """A clock that moves one second per reading: deterministic accounting."""
+
+    def __init__(self) -> None:
+        self.t = 100.0
+
+    def __call__(self) -> float:
+        self.t += 1.0
+        return self.t
+
+
+def test_every_deadline_comes_from_one_clock() -> None:
+    c = CompileClock(100.0, now=FakeTime())
+    assert c.until(PROFILE_SHARE) == PROFILE_SHARE * 100 and c.until(KERNEL_SHARE) == KERNEL_SHARE * 100
+    secs, at = c.solve_limit(FIRST_ROUND_SHARE)  # the clock reads 1 s elapsed
+    assert secs == pytest.approx(FIRST_ROUND_SHARE * 99) and at == pytest.approx(1 + secs)
+    secs2, at2 = c.solve_limit(LATER_ROUND_SHARE)
+    assert secs2 == pytest.approx(LATER_ROUND_SHARE * (100 - 2)) and at2 <= 100
+    p = c.record("schedule", 1.0, at)
+    assert p.seconds == p.end - 1.0 and c.summary()["phases"][0]["deadline"] == at
+    assert "of the 100 s limit" in c.text() and "schedule" in c.text()
+    assert CompileClock(None).solve_limit(0.5) == (None, None) and CompileClock(None).until(0.3) is None
+
+
+def _chain(tmp_path: Path) -> Path:
+    src = tmp_path / "chain.onnx"
+    onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), src)
+    return src
+
+
+def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path) -> None:
+    """The report's seconds are the whole compile's; the phases (import ... write) are in order on one clock,
+    none starts before the previous ended, their seconds add up to at most the total, and every deadline
+    (profile share, kernel share, each solve's) lies within the limit."""
+    res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(_chain(tmp_path)), "--budget", "1900",
+                          "-o", str(tmp_path / "o.onnx"), "--strategy", "approx", "--granularity", "fine",
+                          "--time-limit", "40", "--json"], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    t = rep["time"]
+    names = [p["phase"] for p in t["phases"]]
+    assert names[:3] == ["import", "costs", "units"] and names[-1] == "write"
+    assert {"kernel memory", "schedule", "plan", "lower", "arena check"} <= set(names)
+    assert t["time_limit"] == 40.0 and rep["seconds"] == t["seconds"]
+    ends = [p["start"] + p["seconds"] for p in t["phases"]]
+    assert all(b["start"] >= e - 1e-9 for b, e in zip(t["phases"][1:], ends))
+    assert sum(p["seconds"] for p in t["phases"]) <= rep["seconds"] + 1e-9
+    deadlines = {p["phase"]: p["deadline"] for p in t["phases"] if p["deadline"] is not None}
+    assert deadlines["costs"] == PROFILE_SHARE * 40 and deadlines["kernel memory"] == KERNEL_SHARE * 40
+    solves = [p for p in t["phases"] if p["phase"] == "schedule"]
+    assert solves and all(p["start"] < p["deadline"] <= 40 for p in solves)
+    assert rep["solve_seconds"] == pytest.approx(sum(p["seconds"] for p in solves))
+    assert rep["time_text"].startswith("time: ")
+
+
+def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
+    """On a fake clock, compile_fit gives the first solve FIRST_ROUND_SHARE of the time left and each re-solve
+    LATER_ROUND_SHARE of what is left then, warm from the previous schedule; every solve's limit ends by
+    the compile's limit."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.pipeline import SchedulePass, State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    clock = CompileClock(60.0, now=FakeTime())
+    st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=clock))
+    preds = iter([0, 2010, 1])  # the input graph (no excess: round 1 at the budget), too big, then fits
+
+    def fake_predict(lowered, device, **kw):
+        return ArenaPrediction(next(preds), 0, 0)
+
+    seen: list[SchedulePass] = []
+    monkeypatch.setattr(fit_mod, "predict", fake_predict)
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9",
+                         on_pass=lambda p, s: seen.append(p) if isinstance(p, SchedulePass) else None)
+    assert report.rounds == 2 and len(seen) == 2
+    at = [k for k, p in enumerate(clock.phases) if p.name == "schedule"]
+    for k, (sp, i) in enumerate(zip(seen, at)):
+        ph = clock.phases[i]
+        share = FIRST_ROUND_SHARE if k == 0 else LATER_ROUND_SHARE
+        # a later round keeps back what plan, lower and the arena check took after the previous solve
+        est = sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+        reserve = 2 * est if k == 0 else sum(p.seconds for p in clock.phases[at[k - 1] + 1:i])
+        left = 60.0 - (ph.deadline - sp.options.time_limit)  # the time left when the limit was set
+        assert sp.options.time_limit == pytest.approx(share * (left - reserve))
+        assert ph.deadline <= 60.0 and ph.start < ph.deadline
+        assert (sp.start is None) == (k == 0)  # later rounds start from the previous round's schedule
+
+
+def test_profile_deadline_prices_the_rest_by_flops_and_says_so(tmp_path: Path) -> None:
+    from remc.backends.profile import ProfileCosts, _estimate
+    from remc.backends.runtime import import_model
+    from remc.passes.costs import flop_costs
+    from remc.pipeline import shaped_model
+
+    model = shaped_model(import_model(_chain(tmp_path)))
+    none = ProfileCosts("cpu", cache_dir=tmp_path / "c0", deadline=0.0)  # past: nothing is timed
+    costs = none.apply(model)
+    assert none.summary.timed == 0 and none.summary.estimated == none.summary.signatures > 0
+    assert costs == flop_costs(model) and "priced by FLOPs" in none.summary.note()
+    full = ProfileCosts("cpu", cache_dir=tmp_path / "c1", repeats=1, time_cap=0.01)
+    full.apply(model)
+    assert full.summary.estimated == 0 and full.summary.note() == ""
+    fl = flop_costs(model)
+    names = list(fl)
+    measured = {n: 2e-9 * fl[n] for n in names[: len(names) // 2]}
+    est = _estimate(model, fl, measured, set(names[len(names) // 2:]))
+    assert all(est[n] == pytest.approx(max(2e-9 * fl[n], 1e-9)) for n in est)  # seconds per FLOP carried over
+
+
+def test_kernel_memory_deadline_leaves_signatures_unmeasured(tmp_path: Path) -> None:
+    from remc.backends.runtime import import_model
+    from remc.backends.scratch import KernelMemory, unmeasured_kernels
+    from remc.pipeline import shaped_model
+
+    model = shaped_model(import_model(_chain(tmp_path)))
+    km, left, total = unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=0.0)
+    assert left == total > 0 and all(v == KernelMemory() for v in km.values())
+    _, left2, total2 = unmeasured_kernels(model, "cpu", cache_dir=tmp_path)
+    assert left2 == 0 and total2 == total
+
+
+def test_warm_start_repairs_a_schedule_over_the_budget() -> None:
+    from _milp_dags import training_graph
+
+    from remc.backends.strategies import make_options, solve
+    from remc.ir.schedule import check, checkpoint_all, stage_peaks
+    from remc.passes.stagesearch import repair_start
+
+    dag = training_graph(12, np.random.default_rng(3))
+    full = checkpoint_all(dag)
+    budget = int(0.8 * full.peak(dag))
+    warm = repair_start(dag, budget, full.S)
+    assert warm is not None and not check(dag, warm.R, warm.S) and stage_peaks(dag, warm.R, warm.S).max() <= budget
+    s = solve("approx", dag, budget, make_options("approx", time_limit=30.0), start=full)
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+    assert np.isfinite(s.cost(dag))
+
+
+def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(monkeypatch) -> None:
+    """A time-limited compile solves its first round at the budget less what the arena needs beyond the live
+    bytes on the input graph, so that one round usually fits; the report keeps the user's budget."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.ir.schedule import checkpoint_all
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=CompileClock(60.0, now=FakeTime())))
+    live = int(checkpoint_all(st.dag).peak(st.dag))
+    preds = iter([live + 40, 1])
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds), 0, 0))
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
+    assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
+    assert report.rounds == 1 and report.solver_budget == 1960 and st.plan.budget == 2000
