@@ -198,7 +198,11 @@ def test_signal_that_surfaces_as_another_exception(monkeypatch: pytest.MonkeyPat
         return 0
 
     monkeypatch.setattr(cli, "cmd_zoo_list", interrupted_import)
-    assert cli.main(["zoo", "list"]) == 128 + signal.SIGHUP
+    old = signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as in a terminal (under nohup it is ignored, and stays so)
+    try:
+        assert cli.main(["zoo", "list"]) == 128 + signal.SIGHUP
+    finally:
+        signal.signal(signal.SIGHUP, old)
     assert capsys.readouterr().err.strip() == "remc: interrupted by SIGHUP"
 
 
@@ -251,6 +255,7 @@ def test_a_signal_while_the_cli_loads_is_one_line(tmp_path: Path) -> None:
     before that import. The signal is sent from inside the import, as a Ctrl-C at that moment would be."""
     code = (
         "import os, signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal (a background job ignores it)\n"
         "class Finder:\n"
         "    def find_spec(self, name, path, target=None):\n"
         "        if name == 'remc.cli':\n"

@@ -59,11 +59,18 @@ def _gone_within(pid: int, seconds: float) -> bool:
     return not _alive(pid)
 
 
+def _default_signals() -> None:
+    """The parent as a terminal starts it: SIGHUP/SIGINT not ignored (they are under nohup or in a background job)."""
+    for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM):
+        signal.signal(s, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc and PR_SET_PDEATHSIG")
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGHUP])
 def test_solver_process_dies_with_its_parent(sig: signal.Signals) -> None:
     code = _PARENT.format(tests=str(Path(__file__).parent))
-    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    parent = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True,
+                              preexec_fn=_default_signals)
     child = 0
     try:
         line = parent.stdout.readline()
