@@ -97,7 +97,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
                         settings=settings)
     training = run_training(state.lowered, opts)
     training["reference"] = reference_run(step, opts)
-    training["predicted_in_use"] = fit.prediction.in_use_total if fit.prediction is not None else None
+    training["predicted_in_use"] = fit.prediction.peak_total if fit.prediction is not None else None
     training["predicted_least_cap"] = fit.prediction.total if fit.prediction is not None else None
     rep.update(zoo_model=model, batch=b, loop_need=loop_need, single_need=single_need, budget=budget,
                strategy=strategy, solver_status=state.schedule.report.status, optimizer="sgd lr=0.01 momentum=0.9",

@@ -60,6 +60,12 @@ class ArenaPrediction:
     def in_use_total(self) -> int:
         return self.in_use_peak + self.outside
 
+    @property
+    def peak_total(self) -> int:
+        """The predicted peak to compare with a measured one: on remc's placement the layout's height (its
+        buffer's high-water mark), on an arena the bytes in use; plus the bytes outside either."""
+        return self.total if self.placement == "remc" else self.in_use_total
+
 
 def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int | None = None,
                  measure_kernels: bool | None = None, fixed_buffers: bool = True,

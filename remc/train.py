@@ -197,7 +197,7 @@ def train_command(args: argparse.Namespace) -> int:
                    device_model="remc's layout" if fit.prediction is not None and fit.prediction.placement == "remc"
                    else "replayed arena",
                    predicted_fits_budget=fit.prediction.fits_budget if fit.prediction is not None else None,
-                   predicted_in_use=(fit.prediction.in_use_total if fit.prediction is not None else None),
+                   predicted_in_use=(fit.prediction.peak_total if fit.prediction is not None else None),
                    predicted_single_run=fit.single.total if fit.single is not None else None)
         if args.output:
             save_model(compiled, args.output)
