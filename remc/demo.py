@@ -109,10 +109,11 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
 
 def print_demo(rep: dict[str, Any]) -> None:
     """The demo's report, as the README shows it."""
+    need = "the height of remc's layout" if rep.get("placement") == "remc" else "least caps"
     print(f"{rep['zoo_model']} (batch {rep['batch']}, {rep['units']} scheduling units), one training step = "
           f"forward, loss, backward and {rep['optimizer']}: the unmodified step needs "
           f"{format_size(rep['loop_need'])} on onnxruntime {rep['device']} for {rep['steps']} steps "
-          f"({format_size(rep['single_need'])} for one run; least caps, data included); budget "
+          f"({format_size(rep['single_need'])} for one run; {need}, data included); budget "
           f"{format_size(rep['budget'])} ({rep['budget']} bytes)")
     g = rep.get("solver_gap")
     gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"
