@@ -180,32 +180,51 @@ def raise_bound(dag: DAG, sched, bound: float, *, gap: float) -> None:
         rep.status = "optimal"
 
 
+class _Steps:
+    """The step-size rule both subgradient ascents share: remember the best value (and its multipliers), halve
+    the step after 20 iterations without improvement, and take Polyak's step toward ``target`` (else 5% above
+    the best value) along the subgradient ``g`` restricted to ``rows``."""
+
+    def __init__(self, lam: np.ndarray, target: float | None, base: float) -> None:
+        self.best, self.best_lam, self.step, self.since = -np.inf, lam.copy(), 2.0, 0
+        self.target, self.base = target, base
+
+    def record(self, val: float, lam: np.ndarray) -> None:
+        if val > self.best:
+            self.best, self.best_lam, self.since = val, lam.copy(), 0
+        else:
+            self.since += 1
+            if self.since >= 20:
+                self.step, self.since = self.step / 2, 0
+
+    def move(self, lam: np.ndarray, g: np.ndarray, rows: np.ndarray, val: float) -> np.ndarray | None:
+        """The next multipliers (None: the subgradient is zero, the ascent is done); ``g`` is overwritten."""
+        g[~rows] = 0.0
+        gg = float(g @ g)
+        if gg == 0.0:
+            return None
+        goal = self.target if self.target is not None and self.target > self.best else abs(self.best) * 1.05 + 1.0
+        return np.maximum(lam + self.step * max(goal - val, 1e-12 * self.base) / gg * g, 0.0)
+
+
 def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, lam: np.ndarray,
             iterations: int, target: float | None, base: float,
             deadline: float | None) -> tuple[float, np.ndarray, int]:
     """Subgradient ascent on L(lambda) = lambda . e + sum_g min(0, c_g - price_g(lambda)): (the best value,
     its multipliers, iterations run). Every value is a proven bound on the covering optimum."""
-    best, best_lam, step, since, done = -np.inf, lam.copy(), 2.0, 0, 0
+    steps, done = _Steps(lam, target, base), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
         p = price(lam)
         drop = c < p
         val = float(lam @ excess + (c - p)[drop].sum())
-        if val > best:
-            best, best_lam, since = val, lam.copy(), 0
-        else:
-            since += 1
-            if since >= 20:
-                step, since = step / 2, 0
-        g = excess - freed(drop)
-        g[~rows] = 0.0
-        gg = float(g @ g)
-        if gg == 0.0:
+        steps.record(val, lam)
+        nxt = steps.move(lam, excess - freed(drop), rows, val)
+        if nxt is None:
             break
-        goal = target if target is not None and target > best else abs(best) * 1.05 + 1.0
-        lam = np.maximum(lam + step * max(goal - val, 1e-12 * base) / gg * g, 0.0)
-    return best, best_lam, done
+        lam = nxt
+    return steps.best, steps.best_lam, done
 
 
 class _Parents:
@@ -262,8 +281,7 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     lens = np.diff(np.r_[seg, npair])
     seg_of = np.repeat(np.arange(len(seg)), lens)
     pos = np.arange(npair) - np.repeat(seg, lens)
-    best, step, since, done = -np.inf, 2.0, 0, 0
-    lam = lam.copy()
+    steps, done = _Steps(lam, target, base), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -278,12 +296,7 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
         vmin = np.minimum.reduceat(v, seg) if npair else v
         drop = vmin < 0
         val = float(lam @ excess + vmin[drop].sum())
-        if val > best:
-            best, since = val, 0
-        else:
-            since += 1
-            if since >= 20:
-                step, since = step / 2, 0
+        steps.record(val, lam)
         # the chosen option per dropped gap: its first pair of least value
         hit = np.flatnonzero((v == np.repeat(vmin, lens)) & np.repeat(drop, lens))
         first_hit = np.full(len(seg), npair, dtype=np.int64)
@@ -295,11 +308,8 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
         added = np.zeros(n + 1)
         np.add.at(added, par.last[on] + 1, par.mem[on] * par.share[on])
         np.add.at(added, T[par.pair[on]] + 1, -par.mem[on] * par.share[on])
-        g = excess - freed + np.cumsum(added)[:n]
-        g[~rows] = 0.0
-        gg = float(g @ g)
-        if gg == 0.0:
+        nxt = steps.move(lam, excess - freed + np.cumsum(added)[:n], rows, val)
+        if nxt is None:
             break
-        goal = target if target is not None and target > best else abs(best) * 1.05 + 1.0
-        lam = np.maximum(lam + step * max(goal - val, 1e-12 * base) / gg * g, 0.0)
-    return best, done
+        lam = nxt
+    return steps.best, done

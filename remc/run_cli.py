@@ -170,15 +170,13 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"buffer's high-water mark plus {format_size(rep['outside_arena'])} outside it) vs predicted "
                      f"{format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes: its layout's height); "
                      f"{st.get('planned', 0)} allocations at their planned address, {st.get('fallback', 0)} by best fit")
-        lim = [f"budget {format_size(budget)}" if budget is not None else "",
-               f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
-        lines.append("  " + ", ".join(x for x in lim if x))
     elif rep["measured_peak"] is not None:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
                      f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "
                      f"{format_size(rep['outside_arena'])} of it outside the arena ({rep['peak_method']}); the "
                      f"replayed arena needs a cap of {format_size(rep['predicted_held'])} ({rep['predicted_held']} "
                      f"bytes)")
+    if rep["measured_peak"] is not None:
         lim = [f"budget {format_size(budget)}" if budget is not None else "",
                f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
         lines.append("  " + ", ".join(x for x in lim if x))
