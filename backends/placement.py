@@ -97,6 +97,11 @@ class PlacedAllocator:
         self._closing = False
         self.trace: list[tuple[str, int, int, int | None, str]] | None = None
         """When a list: (phase, request index, bytes, offset or None, 'planned'/'fallback'/'null') per request."""
+        self.record: list[tuple[int, str, int, int]] | None = None
+        """When a list: every allocation and free as (run number (0: session creation), 'a' or 'f', offset,
+        requested bytes (of the allocation freed, for 'f')): what ``backends.scratch`` reads a kernel's
+        requests from."""
+        self.requested: dict[int, int] = {}  # offset -> bytes requested (with ``record``)
 
     # -- phases
     def begin_run(self) -> None:
@@ -165,7 +170,10 @@ class PlacedAllocator:
             best = (gap, prev)
         return None if best is None else best[1]
 
-    def _take(self, off: int, size: int) -> int:
+    def _take(self, off: int, size: int, nbytes: int | None = None) -> int:
+        if self.record is not None:
+            self.record.append((self.runs if self.phase == "run" else 0, "a", off, int(nbytes or size)))
+            self.requested[off] = int(nbytes or size)
         bisect.insort(self.starts, off)
         self.size_at[off] = size
         self.in_use += size
@@ -191,7 +199,7 @@ class PlacedAllocator:
                     self.k += 1
                     st.planned += 1
                     self._note(idx, nbytes, off, "planned")
-                    return self._take(off, size)
+                    return self._take(off, size, nbytes)
         plan = [] if self.phase == "create" else self._plan()
         for j in range(self.k, min(self.k + LOOKAHEAD, len(plan))):
             psize, poff = plan[j]
@@ -201,14 +209,14 @@ class PlacedAllocator:
             if self.is_free(poff, size):
                 st.planned += 1
                 self._note(idx, nbytes, poff, "planned")
-                return self._take(poff, size)
+                return self._take(poff, size, nbytes)
             st.rejected += 1
             break
         off = self._in_scratch(size, plan) if plan else None
         if off is not None and self.is_free(off, size):
             st.in_scratch += 1
             self._note(idx, nbytes, off, "scratch")
-            return self._take(off, size)
+            return self._take(off, size, nbytes)
         off = self._best_fit(size)
         if off is None:
             st.failures.append((int(nbytes), self.largest_gap()))
@@ -216,7 +224,7 @@ class PlacedAllocator:
             return None
         st.fallback += 1
         self._note(idx, nbytes, off, "fallback")
-        return self._take(off, size)
+        return self._take(off, size, nbytes)
 
     def _note(self, idx: int, nbytes: int, off: int | None, how: str) -> None:
         if self.trace is not None:
@@ -231,6 +239,8 @@ class PlacedAllocator:
             return  # not ours (never happens with ONNX Runtime; a double free is ignored, not fatal)
         del self.starts[bisect.bisect_left(self.starts, off)]
         self.in_use -= size
+        if self.record is not None:
+            self.record.append((self.runs if self.phase == "run" else 0, "f", off, self.requested.pop(off, size)))
         if self._closing and not self.starts:
             self._release()
 
@@ -311,6 +321,18 @@ def _cudart() -> ctypes.CDLL:
         except OSError:
             continue
     raise OSError("no CUDA runtime (libcudart) is loaded or loadable: cannot allocate remc's device buffer")
+
+
+def device_free_bytes(device_id: int = 0) -> int:
+    """Free bytes on the device (``cudaMemGetInfo``)."""
+    lib = _cudart()
+    if lib.cudaSetDevice(ctypes.c_int(device_id)) != 0:
+        raise MemoryError(f"cudaSetDevice({device_id}) failed")
+    free, total = ctypes.c_size_t(), ctypes.c_size_t()
+    if lib.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total)) != 0:
+        lib.cudaGetLastError()
+        raise MemoryError("cudaMemGetInfo failed")
+    return int(free.value)
 
 
 class DeviceBuffer:

@@ -15,6 +15,14 @@ From the node's arena stats:
 - ``scratch``: ``mem_in_use_peak`` above what is in use after the node: the kernel's temporary buffers
   (MLAS' convolution working buffer, per thread; cuDNN workspaces), freed before the node ends.
 
+On CUDA with remc's placement (``DeviceSettings.placed``) the one-node model runs twice on remc's allocator
+in record mode instead (``backends.placement.PlacedAllocator.record``, over one device buffer shared by all
+probes), and the kernel's requests are kept one by one (``requests``, see ``requests_of_run``): the order of
+its outputs, temporaries (with the point each is freed) and kept buffers, and which temporaries only the
+first run makes. ``passes.placement`` then lays out each request with its real lifetime instead of one
+scratch block of the peak: a kernel that requests 194 MB, frees it and then requests 259 MB (U-Net's
+ConvTranspose gradient) gets exactly those two blocks. ``scratch``/``persistent`` are derived from them.
+
 Results are cached on disk like profiled costs (``~/.cache/remc/costs/scratch.json``), keyed by
 signature, device (CPU model and core count, or GPU name) and onnxruntime version. Thread count
 changes MLAS' buffers, so it is part of the device tag.
@@ -44,6 +52,13 @@ class KernelMemory:
     prepack: int = 0
     raw: tuple[int, int, int] = (0, 0, 0)
     """The one-node run's arena bytes in use before and after the node, and its peak."""
+    requests: tuple[tuple, ...] = ()
+    """The kernel's requests in order (measured on remc's allocator; empty: only the peaks are known):
+    ``("o", i)`` output i allocated, ``("a", bytes, first_only)`` a temporary allocated (the n-th ``"a"`` is
+    temporary n; ``first_only``: 1 if later runs do not request it), ``("f", n)`` temporary n freed,
+    ``("k", bytes)`` a buffer the kernel keeps from its first run on."""
+    later_extra: int = 0
+    """Temporaries a later run requested that the first run did not (not representable: 0 when exact)."""
 
 
 class _Cache(JsonCache):
@@ -55,11 +70,16 @@ class _Cache(JsonCache):
     def get(self, key: str) -> KernelMemory | None:
         e = self.entry(key)
         return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
-                                                   tuple(e.get("raw", (0, 0, 0))))
+                                                   tuple(e.get("raw", (0, 0, 0))),
+                                                   tuple(tuple(r) for r in e.get("requests", ())),
+                                                   int(e.get("later_extra", 0)))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
                          "raw": list(km.raw)}
+        if km.requests or km.later_extra:
+            self.new[key]["requests"] = [list(r) for r in km.requests]
+            self.new[key]["later_extra"] = km.later_extra
 
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
@@ -96,10 +116,11 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     node_key: dict[str, str] = {}
     probes: dict[str, _Probe] = {}
     size: dict[str, int] = {}
+    traced = settings.placed(device)  # each request on remc's allocator, not the arena's peaks
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device, settings)
+        k = ("req:" if traced else "mem:") + _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
@@ -114,6 +135,7 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
+    buf: _ProbeBuffer | None = _ProbeBuffer(device) if traced and order else None
     try:
         for gi, group in enumerate(run_groups(model, order, types, consts)):
             # the second group needs a run of the graph up to its integer inputs (at batch 256 a ResNet50
@@ -126,11 +148,15 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 if out_of_time(p):
                     continue
                 t0 = time.perf_counter()
-                cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+                km = (_measure_requests(prof, model, p, types, consts, values, device, buf) if buf is not None
+                      else _measure(prof, model, p, types, consts, values, device))
+                cache.put(p.key, km, p.node.op_type)
                 rate = max(rate, (time.perf_counter() - t0) / max(size[p.key], 1))
                 left -= 1
     finally:
         cache.save()
+        if buf is not None:
+            buf.release()
     return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
 
 
@@ -160,6 +186,143 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
                         persistent=max(0, after - before - outs), prepack=0 if cuda else max(0, before - copied),
                         raw=(before, after, int(a["mem_in_use_peak"])))
+
+
+class _ProbeBuffer:
+    """One device buffer that every traced one-node session of a ``kernel_memory`` call allocates from (made
+    when first needed: half the device's free memory, at most ``PROBE_BUFFER_MAX``)."""
+
+    def __init__(self, device: str) -> None:
+        self.device = device
+        self.buffer = None
+
+    def get(self):  # noqa: ANN201 - a backends.placement.DeviceBuffer
+        if self.buffer is None:
+            from .placement import DeviceBuffer, device_free_bytes
+            device_id = runtime.parse_device(self.device)[1]
+            runtime._binding_cuda_allocator(device_id)  # the feeds' allocator is ONNX Runtime's, not this buffer
+            size = min(device_free_bytes(device_id) // 2, PROBE_BUFFER_MAX) // 256 * 256
+            self.buffer = DeviceBuffer(size, device_id)
+        return self.buffer
+
+    def release(self) -> None:
+        if self.buffer is not None:
+            import gc
+            gc.collect()  # the probe sessions (and the initializers they hold in the buffer) are gone first
+            self.buffer.release()
+            self.buffer = None
+
+
+PROBE_BUFFER_MAX = 32 << 30
+
+
+def _measure_requests(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType],
+                      consts: dict, values: dict[str, np.ndarray], device: str, buf: _ProbeBuffer) -> KernelMemory:
+    """The node's requests, one by one: its one-node model run twice on remc's allocator in record mode."""
+    from .placement import PlacedAllocator
+    rng = np.random.default_rng(prof.seed)
+    one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
+    dev = buf.get()
+    alloc = PlacedAllocator(dev.ptr, dev.nbytes)
+    alloc.record = []
+    try:
+        sess = runtime.make_session(one, device, settings=prof.settings, allocator=alloc)
+        runner = runtime.Runner(sess, feeds, device, allocator=alloc)
+        runner()
+        first = len(alloc.record)
+        runner()
+        second = len(alloc.record)
+    except RuntimeFailure as exc:
+        raise RuntimeFailure(f"measuring the kernel requests of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"{exc}") from exc
+    finally:
+        runner = sess = None  # noqa: F841 - the session's tensors go back to the buffer
+    rec = alloc.record
+    runs = [[(k, o, n) for r, k, o, n in rec[:first] if r == 1],
+            [(k, o, n) for r, k, o, n in rec[first:second] if r == 2]]
+    outs = [types[o].nbytes if o and o in types else 0 for o in p.node.output]
+    return kernel_memory_of(merge_runs(requests_of_run(runs[0], outs), requests_of_run(runs[1], outs)))
+
+
+def requests_of_run(events: list[tuple[str, int, int]], output_bytes: list[int]) -> tuple[tuple, ...]:
+    """A kernel's requests (``KernelMemory.requests``, all ``first_only`` 0) from one run's allocator events
+    ``('a' or 'f', offset, bytes)`` in order. What the run frees is a temporary; of what it does not, the
+    first allocation of each output's (256-rounded) size in the order of the outputs is that output, and
+    the rest is kept by the kernel."""
+    alloc_of: list[int] = []  # per event: its allocation's index (-1: a free of something not allocated here)
+    sizes: list[int] = []
+    freed: set[int] = set()
+    at: dict[int, int] = {}
+    for kind, off, nbytes in events:
+        if kind == "a":
+            at[off] = len(sizes)
+            alloc_of.append(len(sizes))
+            sizes.append(int(nbytes))
+        else:
+            i = at.pop(off, -1)
+            alloc_of.append(i)
+            if i >= 0:
+                freed.add(i)
+    role: dict[int, tuple] = {}
+    for j, ob in enumerate(output_bytes):
+        if ob <= 0:
+            continue
+        for i in range(len(sizes)):
+            if i not in freed and i not in role and rounded(sizes[i]) == rounded(ob):
+                role[i] = ("o", j)
+                break
+    ordinal: dict[int, int] = {}
+    out: list[tuple] = []
+    for (kind, _, _), i in zip(events, alloc_of):
+        if i < 0:
+            continue
+        if kind == "f":
+            out.append(("f", ordinal[i]))
+        elif i in role:
+            out.append(role[i])
+        elif i in freed:
+            ordinal[i] = len(ordinal)
+            out.append(("a", rounded(sizes[i]), 0))
+        else:
+            out.append(("k", rounded(sizes[i])))
+    return tuple(out)
+
+
+def merge_runs(first: tuple[tuple, ...], later: tuple[tuple, ...]) -> tuple[tuple[tuple, ...], int]:
+    """The first run's requests with ``first_only`` set on the temporaries a later run does not make (later's
+    temporaries matched by size, in order, as a subsequence of the first's), and how many of later's
+    temporaries the first run lacks."""
+    want = [r[1] for r in later if r[0] == "a"]
+    j = 0
+    out: list[tuple] = []
+    for r in first:
+        if r[0] == "a":
+            if j < len(want) and want[j] == r[1]:
+                j += 1
+                out.append(r)
+            else:
+                out.append(("a", r[1], 1))
+        else:
+            out.append(r)
+    return tuple(out), len(want) - j
+
+
+def kernel_memory_of(merged: tuple[tuple[tuple, ...], int]) -> KernelMemory:
+    """``KernelMemory`` of a kernel's requests (``merge_runs``' result): the peak of its live temporaries
+    (first run), and the bytes it keeps."""
+    reqs, extra = merged
+    live = peak = kept = 0
+    temp: list[int] = []
+    for r in reqs:
+        if r[0] == "a":
+            temp.append(r[1])
+            live += r[1]
+            peak = max(peak, live)
+        elif r[0] == "f":
+            live -= temp[r[1]]
+        elif r[0] == "k":
+            kept += r[1]
+    return KernelMemory(scratch=peak, persistent=kept, prepack=0, raw=(0, 0, peak), requests=reqs, later_extra=extra)
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:

@@ -330,6 +330,11 @@ class NodeEvents:
     before: tuple[int, ...] = ()
     """Temporaries the kernel allocates before its outputs and frees when it ends (CPU Where's two
     selections), in allocation order."""
+    requests: tuple[tuple, ...] = ()
+    """The kernel's requests one by one, as measured on remc's allocator (empty: not measured; then
+    ``allocs``, ``persistent`` and one ``scratch`` block of the peak stand for them): ``("o", key)`` an output
+    of ``allocs``, ``("a", bytes, first_only)`` a temporary, ``("f", n)`` the n-th temporary freed,
+    ``("k", bytes)`` kept from the first run on. Only ``passes.placement`` reads them."""
 
 
 @dataclass(frozen=True)
@@ -436,7 +441,8 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 prepack += int(km.prepack)
             if key[1] != name:
                 packed.add(key[1])
-        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before))
+        reqs = _node_requests(n, allocs, getattr(km, "requests", ()) if km is not None else ())
+        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, reqs))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
     if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk
@@ -451,6 +457,28 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                       and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
     return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
+
+
+def _node_requests(n: onnx.NodeProto, allocs: list[tuple[str, int]], measured: Iterable[tuple]) -> tuple[tuple, ...]:
+    """A node's requests in this graph (``NodeEvents.requests``) from its kernel's measured ones
+    (``backends.scratch.KernelMemory.requests``, outputs by index): outputs this graph does not allocate
+    (aliased, in place, bound, in CPU memory) are dropped; outputs the measurement lacks come first."""
+    measured = tuple(measured)
+    if not measured:
+        return ()
+    keys = {k for k, _ in allocs}
+    seen: set[str] = set()
+    seq: list[tuple] = []
+    for r in measured:
+        if r[0] == "o":
+            i = int(r[1])
+            o = n.output[i] if i < len(n.output) else ""
+            if o in keys and o not in seen:
+                seen.add(o)
+                seq.append(("o", o))
+        else:
+            seq.append(tuple(r))
+    return tuple([("o", k) for k, _ in allocs if k not in seen] + seq)
 
 
 def _temporaries_before_outputs(n: onnx.NodeProto, types: Mapping[str, TensorType], kind: str) -> tuple[int, ...]:

@@ -114,6 +114,24 @@ def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Bl
     run_start = t
     live: dict[str, int | None] = {}
     for ne in events.nodes:
+        if ne.requests:  # the kernel's measured requests, each with its own lifetime
+            sizes = dict(ne.allocs)
+            temps: list[int | None] = []
+            for r in ne.requests:
+                if r[0] == "o":
+                    live[r[1]] = alloc(sizes[r[1]], RUN, r[1])
+                elif r[0] == "a":
+                    temps.append(alloc(r[1], RUN, f"temporary of {ne.node}", first_only=bool(r[2])))
+                elif r[0] == "f":
+                    free(temps[r[1]])
+                    temps[r[1]] = None
+                elif r[0] == "k":
+                    alloc(r[1], RUN, f"kept by {ne.node}", first_only=True, keep=True)
+            for tmp in temps:
+                free(tmp)
+            for key in ne.frees:
+                free(live.pop(key, None))
+            continue
         pre = [alloc(b, RUN, f"temporary of {ne.node}") for b in ne.before]
         for key, size in ne.allocs:
             live[key] = alloc(size, RUN, key)
