@@ -190,7 +190,7 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
 
 class _ProbeBuffer:
     """One device buffer that every traced one-node session of a ``kernel_memory`` call allocates from (made
-    when first needed: half the device's free memory, at most ``PROBE_BUFFER_MAX``)."""
+    when first needed: a quarter of the device's free memory, at most ``PROBE_BUFFER_MAX``)."""
 
     def __init__(self, device: str) -> None:
         self.device = device
@@ -201,7 +201,7 @@ class _ProbeBuffer:
             from .placement import DeviceBuffer, device_free_bytes
             device_id = runtime.parse_device(self.device)[1]
             runtime._binding_cuda_allocator(device_id)  # the feeds' allocator is ONNX Runtime's, not this buffer
-            size = min(device_free_bytes(device_id) // 2, PROBE_BUFFER_MAX) // 256 * 256
+            size = min(device_free_bytes(device_id) // 4, PROBE_BUFFER_MAX) // 256 * 256
             self.buffer = DeviceBuffer(size, device_id)
         return self.buffer
 
@@ -213,7 +213,7 @@ class _ProbeBuffer:
             self.buffer = None
 
 
-PROBE_BUFFER_MAX = 32 << 30
+PROBE_BUFFER_MAX = 16 << 30
 
 
 def _measure_requests(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType],
