@@ -15,10 +15,10 @@ E="python3 $REPO/tools/gpu_arena_evidence.py --no-probe"
 ( timeout 540 $E --out $OUT/ev_gpt2.json --models gpt2:8 --fractions 0.6 --strategies checkmate --time-limit 60 \
     --threads 4 --max-rounds 3 --jobs 1 --deadline 480 > $OUT/ev_gpt2.log 2>&1 ) &
 (
-  cd /tmp && remc zoo export gpt2 --train --batch 8 -o /tmp/gpt2_b8_train.onnx > $OUT/train_gpt2.log 2>&1
+  cd /tmp && python3 -m remc zoo export gpt2 --train --batch 8 -o /tmp/gpt2_b8_train.onnx > $OUT/train_gpt2.log 2>&1
   for s in approx lin-greedy checkmate; do
     echo "== $s $(date +%T)" >> $OUT/train_gpt2.log
-    timeout 170 remc train /tmp/gpt2_b8_train.onnx --device cuda --budget 15000000000 --strategy $s \
+    timeout 170 python3 -m remc train /tmp/gpt2_b8_train.onnx --device cuda --budget 15000000000 --strategy $s \
       --time-limit 40 --steps 3 --reference --json > $OUT/train_gpt2_$s.json 2>> $OUT/train_gpt2.log
     echo "rc $?" >> $OUT/train_gpt2.log
   done
