@@ -16,7 +16,7 @@ loss (a scalar graph output, preferably named 'loss'). Units holding a random op
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -81,9 +81,11 @@ def fine_units(graph: Graph) -> list[list[Node]]:
 
 
 def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
-              granularity: str = "fine", device: str = "cpu") -> DAG:
+              granularity: str = "fine", device: str = "cpu", scratch: Mapping[str, int] | None = None) -> DAG:
     """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node), for running on
-    ``device`` (its kernel scratch is part of W_v).
+    ``device`` (its kernel scratch is part of W_v). ``scratch``: bytes of kernel scratch measured on the device
+    per node name (``backends.scratch.KernelMemory.scratch``); a node's scratch is then the larger of that and
+    ``kernel_scratch`` (which a plan check without the device repeats, so a plan valid here stays valid there).
 
     ``units`` must list every node once, each unit in execution order, the units in a topological order.
     """
@@ -106,7 +108,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
                     edges.add((j, k))
         # M_v + W_v is the unit's peak; an output not yet produced takes no memory, so W_v is not the
         # internal peak on top of all of M_v
-        peak, mem[k] = unit_peak(unit, kept, device)
+        peak, mem[k] = unit_peak(unit, kept, device, scratch)
         work[k] = max(0, peak - mem[k])
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
@@ -125,11 +127,13 @@ def _unit_name(unit: Sequence[Node]) -> str:
     return unit[0].name if len(unit) == 1 else f"{unit[0].name}(+{len(unit) - 1})"
 
 
-def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu") -> tuple[int, int]:
+def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu",
+              scratch: Mapping[str, int] | None = None) -> tuple[int, int]:
     """(peak, outputs): the most bytes the unit's own values hold at once while its nodes run in order
     (internal and dead values until their last use, outputs read outside the unit from when they are
-    produced) plus the running node's kernel scratch; and the bytes of those outputs (M_v). Kept values
-    are constant overhead and not counted."""
+    produced) plus the running node's kernel scratch (``kernel_scratch``, or the larger ``scratch`` measured
+    for it); and the bytes of those outputs (M_v). Kept values are constant overhead and not counted."""
+    scratch = scratch or {}
     inside = set(unit)
     position = {n: i for i, n in enumerate(unit)}
     live = produced = peak = 0
@@ -144,6 +148,6 @@ def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu") -> tu
             live += v.nbytes
             last = max((position[u.node] for u in v.uses), default=i)
             ends[last] = ends.get(last, 0) + v.nbytes
-        peak = max(peak, produced + live + kernel_scratch(n, device))
+        peak = max(peak, produced + live + max(kernel_scratch(n, device), int(scratch.get(n.name, 0))))
         live -= ends.pop(i, 0)
     return peak, produced

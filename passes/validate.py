@@ -45,8 +45,11 @@ class SimResult:
     """Registers never deallocated (the plans remc generates free everything)."""
 
 
-def check_against(plan: Plan, dag: DAG) -> None:
-    """PlanError unless the plan's unit table and constant are those of the DAG."""
+def check_against(plan: Plan, dag: DAG, *, measured_workspace: bool = False) -> None:
+    """PlanError unless the plan's unit table and constant are those of the DAG. ``measured_workspace``: the
+    DAG was built without the device the plan was made for, whose measured kernel scratch may have made a unit's
+    workspace larger than the DAG's rule (``remc.fit.dag_with_measured_scratch``): a larger workspace in the
+    plan is accepted (never a smaller one)."""
     def mismatch(why: str) -> PlanError:
         return PlanError(f"the plan does not belong to this graph: {why}")
 
@@ -57,9 +60,11 @@ def check_against(plan: Plan, dag: DAG) -> None:
     for v, u in enumerate(plan.units):
         if u.name != dag.names[v]:
             raise mismatch(f"unit {v} is {quote(u.name)} in the plan but {quote(dag.names[v])} in the graph")
-        for what, mine, theirs in (("mem", u.mem, int(dag.mem[v])), ("ws", u.workspace, int(dag.workspace[v]))):
-            if mine != theirs:
-                raise mismatch(f"unit {quote(u.name)}: {what} {mine} in the plan, {theirs} in the graph")
+        if u.mem != int(dag.mem[v]):
+            raise mismatch(f"unit {quote(u.name)}: mem {u.mem} in the plan, {int(dag.mem[v])} in the graph")
+        ws = int(dag.workspace[v])
+        if u.workspace < ws or (u.workspace != ws and not measured_workspace):
+            raise mismatch(f"unit {quote(u.name)}: ws {u.workspace} in the plan, {int(dag.workspace[v])} in the graph")
         if not math.isclose(u.cost, float(dag.cost[v]), rel_tol=1e-9, abs_tol=0.0):
             raise mismatch(f"unit {quote(u.name)}: cost {u.cost!r} in the plan, {float(dag.cost[v])!r} "
                            f"in the graph")
@@ -171,7 +176,8 @@ class _Replay:
                          deallocations=self.deallocations, live_at_end=self._live())
 
 
-def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -> SimResult:
+def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None,
+             measured_workspace: bool = False) -> SimResult:
     """Replay a plan. With a DAG, its unit table must match the DAG's and every compute's parents must be
     resident; without one only registers and memory are checked. Memory over ``budget`` or the plan's own
     budget (each checked when not None) is an error."""
@@ -180,7 +186,7 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
         dup = next(n for n in names if names.count(n) > 1)
         raise PlanError(f"the unit table lists {quote(dup)} twice")
     if dag is not None:
-        check_against(plan, dag)
+        check_against(plan, dag, measured_workspace=measured_workspace)
     budgets = [(b, name) for b, name in ((budget, "the budget"), (plan.budget, "the plan's budget"))
                if b is not None]
     sim = _Replay(plan, dag, budgets)
@@ -194,9 +200,10 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None) -
     return sim.finish()
 
 
-def validate(plan: Plan, dag: DAG, budget: int | None = None) -> SimResult:
-    """Check a plan against its graph (and a budget): the SimResult, or PlanError saying what is wrong."""
-    return simulate(plan, dag, budget=budget)
+def validate(plan: Plan, dag: DAG, budget: int | None = None, *, measured_workspace: bool = False) -> SimResult:
+    """Check a plan against its graph (and a budget): the SimResult, or PlanError saying what is wrong
+    (``measured_workspace``: see ``check_against``)."""
+    return simulate(plan, dag, budget=budget, measured_workspace=measured_workspace)
 
 
 def check_arena(events: GraphEvents, config: ArenaConfig, budget: int | None, *,

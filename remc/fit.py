@@ -204,6 +204,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     budget = int(state.budget)
     report = FitReport(budget, budget, 1)
     kernel_deadline = _measure_kernels(state, device, clock, settings)
+    if device.startswith("cuda") and kernels_measurable(device):
+        dag_with_measured_scratch(state, device, settings, kernel_deadline)
     if clock is not None and steps is None:
         state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
@@ -324,6 +326,29 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None, sett
                            "for them, so the plan may need more than predicted; the measurement is cached, so a "
                            "later compile measures more")
     return deadline
+
+
+def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
+                              deadline: float | None = None) -> int:
+    """Rebuild ``state.dag`` with each node's kernel scratch measured on ``device`` (``backends.scratch``,
+    cached; until ``deadline``) in its unit's workspace W_v, where it exceeds ``passes.dagbuild.kernel_scratch``'s
+    rule: cuDNN's workspace of a forward convolution (518 MB for U-Net b4 416x608's block1/conv2), which the
+    rule puts at 0, is then seen by the solver and not only by the layout. How many nodes got more than the rule."""
+    if state.graph is None or state.units is None:
+        return 0
+    from .backends import runtime
+    from .backends.scratch import unmeasured_kernels
+    from .passes.dagbuild import build_dag, kernel_scratch
+    from .pipeline import shaped_model
+    km, _, _ = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,
+                                  settings=settings or runtime.DEFAULT_SETTINGS)
+    by_name = {n.name: n for n in state.graph.nodes}
+    scratch = {name: int(k.scratch) for name, k in km.items()
+               if name in by_name and k.scratch > kernel_scratch(by_name[name], device)}
+    if scratch:
+        state.dag = build_dag(state.graph, state.costs or {}, state.units, granularity=state.granularity,
+                              device=device, scratch=scratch)
+    return len(scratch)
 
 
 def _after_solve(clock: CompileClock | None) -> float:

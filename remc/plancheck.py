@@ -46,7 +46,15 @@ def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str
     from .passes.validate import validate
     check_readable(Path(graph_path))
     dag = dag_for_plan(plan, graph_path, batch, device)
-    return validate(plan, dag, budget=budget if budget is not None else plan.budget)
+    return validate(plan, dag, budget=budget if budget is not None else plan.budget,
+                    measured_workspace=on_own_device(plan, device))
+
+
+def on_own_device(plan: Any, device: str | None) -> bool:
+    """Whether a check of ``plan`` for ``device`` is for the CUDA device it was made for, whose measured kernel
+    scratch may be in its workspace (``passes.validate.check_against``)."""
+    own = str(getattr(plan, "device", "") or "")
+    return own.startswith("cuda") and (device is None or device == own)
 
 
 @dataclass(frozen=True)
@@ -76,7 +84,7 @@ def check_plan_on_device(plan: Any, graph_path: str, batch: int | None = None, d
     dev = device or plan.device
     budget = budget if budget is not None else plan.budget
     graph = import_model(load_model(graph_path, with_data=arena), batch=batch)
-    sim = validate(plan, dag_for_graph(plan, graph, dev), budget=budget)
+    sim = validate(plan, dag_for_graph(plan, graph, dev), budget=budget, measured_workspace=on_own_device(plan, device))
     if not arena or not budget:
         return PlanCheck(sim, budget, dev)
     from .fit import predict

@@ -342,3 +342,36 @@ def test_allocator_records_allocations_and_frees():
     dev.c_free(p)
     assert dev.alloc.record == [(1, "a", 0, 1000), (1, "a", 1024, 300), (1, "f", 0, 1000)]
     dev.c_free(q)
+
+
+# -- the solver sees measured kernel scratch (W_v) on CUDA
+
+
+def test_measured_scratch_enters_the_workspace_and_the_plan_check_still_passes(monkeypatch):
+    from remc import fit, zoo
+    from remc.backends import scratch as scratch_mod
+    from remc.backends.scratch import KernelMemory
+    from remc.ir.errors import PlanError
+    from remc.passes.dagbuild import kernel_scratch
+    from remc.passes.validate import validate
+    from remc.pipeline import State, compile_pipeline, run
+    from remc.plancheck import dag_for_graph
+    cfg = {k: v for k, v in zoo.small_config("unet").items() if k != "batch"}
+    passes = compile_pipeline(strategy="checkpoint-all", device="cuda", granularity="fine")
+    st = run(passes[:3], State(model=zoo.export("unet", 2, train=True, **cfg), budget=1 << 60))
+    before = st.dag.workspace.copy()
+    convs = [n for n in st.graph.nodes if n.op_type == "Conv" and kernel_scratch(n, "cuda") == 0]
+    fwd = convs[0]  # a forward convolution: the rule says 0, cuDNN's workspace is not
+    table = {n.name: KernelMemory() for n in st.graph.nodes}
+    table[fwd.name] = KernelMemory(scratch=1 << 20)
+    monkeypatch.setattr(scratch_mod, "unmeasured_kernels", lambda *a, **k: (table, 0, len(table)))
+    assert fit.dag_with_measured_scratch(st, "cuda") == 1
+    k = next(i for i, u in enumerate(st.units) if fwd in u)
+    assert st.dag.workspace[k] >= before[k] + (1 << 20) - st.dag.mem[k]
+    assert (st.dag.workspace >= before).all()
+    run(passes[3:], st)  # schedule, plan, lower with the measured workspace
+    # a plan check without the device (the rule only) finds the plan within its budget
+    rule = dag_for_graph(st.plan, st.graph, "cuda")
+    validate(st.plan, rule, budget=st.plan.budget, measured_workspace=True)
+    with pytest.raises(PlanError, match="ws"):  # a check that is not for the plan's own device stays exact
+        validate(st.plan, rule, budget=st.plan.budget)
