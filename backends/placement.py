@@ -360,18 +360,79 @@ class DeviceBuffer:
 # The layout of a model
 # ---------------------------------------------------------------------------------------------------
 
+EXACT_GAP = 0.02
+"""A greedy layout more than this fraction above the live lower bound is improved by CP-SAT (``best_layout``)."""
+EXACT_BLOCKS = 400
+EXACT_MIN_BYTES = 4 << 20
+"""CP-SAT places the largest blocks (at most EXACT_BLOCKS, each at least EXACT_MIN_BYTES); the greedy the rest."""
+EXACT_DETERMINISTIC_TIME = 2.0
+"""CP-SAT's limit in its deterministic time units, on one worker: the same layout in every process (a plan's
+prediction at compile time and its run must agree to the byte)."""
+
+
+def best_layout(events):  # noqa: ANN001, ANN201 - GraphEvents or blocks -> passes.placement.Layout
+    """``passes.placement.layout`` of ``events``; when its height is more than ``EXACT_GAP`` above the live
+    lower bound and OR-Tools is installed (the ``cpsat`` extra), the largest blocks are placed again by CP-SAT
+    (a rectangle per block: its lifetime by its bytes, ``AddNoOverlap2D``, the least height, started from the
+    greedy offsets) and the rest by the greedy around them; the lower of the two. Deterministic. With large
+    kernel temporaries the greedy orders leave gaps (U-Net b4 416x608 at 0.5: 15.6% above the bound; CP-SAT's
+    layout of the same blocks reaches the bound)."""
+    from ..passes.placement import layout
+    lay = layout(events)
+    if lay.height <= lay.lower_bound * (1 + EXACT_GAP):
+        return lay
+    try:
+        better = _cpsat_layout(lay)
+    except ImportError:
+        return lay
+    return better if better is not None and better.height < lay.height else lay
+
+
+def _cpsat_layout(lay):  # noqa: ANN001, ANN202
+    from ortools.sat.python import cp_model
+
+    from ..passes.placement import overlaps, place_around
+    blocks = lay.blocks
+    big = sorted((i for i, b in enumerate(blocks) if b.size >= EXACT_MIN_BYTES), key=lambda i: (-blocks[i].size, i))
+    big = sorted(big[:EXACT_BLOCKS])
+    if not big:
+        return None
+    top = lay.height // ALIGN
+    m = cp_model.CpModel()
+    height = m.NewIntVar(0, top, "height")
+    xs, ys, offs = [], [], []
+    for i in big:
+        b = blocks[i]
+        sz = b.size // ALIGN
+        o = m.NewIntVar(0, top - sz, f"o{i}")
+        m.Add(o + sz <= height)
+        m.AddHint(o, lay.offsets[i] // ALIGN)
+        offs.append(o)
+        ys.append(m.NewIntervalVar(o, sz, o + sz, f"y{i}"))
+        xs.append(m.NewFixedSizeIntervalVar(b.start, b.end - b.start, f"x{i}"))
+    m.AddNoOverlap2D(xs, ys)
+    m.Minimize(height)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = EXACT_DETERMINISTIC_TIME
+    if solver.Solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    out = place_around(lay, {i: solver.Value(o) * ALIGN for i, o in zip(big, offs)}, "cp-sat+size")
+    return None if overlaps(out) else out
+
+
 def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None,
                  bound_outputs: bool = False):
-    """remc's layout (``passes.placement.layout``) of ``model``'s allocations on ``device``: the events
+    """remc's layout (``best_layout``) of ``model``'s allocations on ``device``: the events
     ``passes.arena.graph_events`` predicts, with kernel memory measured per op signature on the device
     (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available);
     ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout)."""
     from ..passes.arena import graph_events
-    from ..passes.placement import layout
     from . import runtime
     from .scratch import kernel_memory
     settings = settings or runtime.DEFAULT_SETTINGS
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
     km = kernel_memory(model, device, settings=settings) if measure_kernels else None
-    return layout(graph_events(model, device, km, bound_outputs=bound_outputs))
+    return best_layout(graph_events(model, device, km, bound_outputs=bound_outputs))

@@ -21,6 +21,7 @@ requests less the kept buffers, so one layout serves every run. Pure: imports no
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -167,12 +168,18 @@ def live_peak(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, str]:
 ORDERS = ("size", "area", "time")
 
 
-def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray) -> np.ndarray:
-    """Greedy best-fit placement of the blocks in ``order``; their offsets."""
+def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray,
+           fixed: Mapping[int, int] | None = None) -> np.ndarray:
+    """Greedy best-fit placement of the blocks in ``order`` (around the blocks of ``fixed``, index -> offset,
+    already in place); their offsets."""
     n = len(size)
     off = np.zeros(n, dtype=np.int64)
     placed = np.zeros(n, dtype=bool)
+    for i, o in (fixed or {}).items():
+        off[i], placed[i] = o, True
     for i in order:
+        if placed[i]:
+            continue
         s, e, sz = start[i], end[i], size[i]
         idx = np.flatnonzero(placed & (start < e) & (end > s))
         if len(idx):
@@ -214,6 +221,17 @@ def layout(events: GraphEvents | list[Block], orders: tuple[str, ...] = ORDERS) 
             break
     assert best is not None
     return Layout(blocks, tuple(int(x) for x in best[1]), best[0], lb, what, best[2])
+
+
+def place_around(lay: Layout, fixed: Mapping[int, int], order: str) -> Layout:
+    """``lay``'s blocks with those of ``fixed`` (index -> 256-aligned offset, not overlapping each other) where
+    it says, the rest placed around them by the greedy best fit in the 'size' order; ``order`` names it."""
+    blocks = lay.blocks
+    size = np.array([b.size for b in blocks], dtype=np.int64)
+    start = np.array([b.start for b in blocks], dtype=np.int64)
+    end = np.array([b.end for b in blocks], dtype=np.int64)
+    off = _place(size, start, end, np.lexsort((start, -(end - start), -size)), fixed)
+    return Layout(blocks, tuple(int(x) for x in off), int((off + size).max()), lay.lower_bound, lay.peak_what, order)
 
 
 def overlaps(lay: Layout) -> list[tuple[int, int]]:

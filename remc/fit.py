@@ -78,9 +78,9 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
     itself, as ``remc train`` runs it. With remc's placement (CUDA, ``settings.placed``) the loop is the
     fixed-buffer one on remc's allocator and the need is its layout's height (every step the same)."""
     from .backends import runtime
+    from .backends.placement import best_layout as layout
     from .backends.trainer import train_events
     from .passes.arena import ArenaOutOfMemory, bisect_least, replay
-    from .passes.placement import layout
     settings = settings or runtime.DEFAULT_SETTINGS
     steps = max(int(steps), 2)
     if measure_kernels is None:
@@ -122,9 +122,9 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     signatures not in the cache is measured until ``deadline`` (a ``time.perf_counter()`` value; the rest
     are counted in ``kernels_unmeasured``)."""
     from .backends import runtime
+    from .backends.placement import best_layout as layout
     from .backends.scratch import unmeasured_kernels
     from .passes.arena import graph_events, least_limit, replay
-    from .passes.placement import layout
     settings = settings or runtime.DEFAULT_SETTINGS
     if measure_kernels is None:
         measure_kernels = kernels_measurable(device)
