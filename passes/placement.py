@@ -175,8 +175,8 @@ def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarr
     n = len(size)
     off = np.zeros(n, dtype=np.int64)
     placed = np.zeros(n, dtype=bool)
-    for i, o in (fixed or {}).items():
-        off[i], placed[i] = o, True
+    for i, at in (fixed or {}).items():
+        off[i], placed[i] = at, True
     for i in order:
         if placed[i]:
             continue
