@@ -363,9 +363,10 @@ class DeviceBuffer:
 EXACT_GAP = 0.02
 """A greedy layout more than this fraction above the live lower bound is improved by CP-SAT (``best_layout``)."""
 EXACT_BLOCKS = 400
-EXACT_MIN_BYTES = 4 << 20
-"""CP-SAT places the largest blocks (at most EXACT_BLOCKS, each at least EXACT_MIN_BYTES); the greedy the rest."""
-EXACT_DETERMINISTIC_TIME = 2.0
+EXACT_MIN_BYTES = (16 << 20, 4 << 20)
+"""CP-SAT places the largest blocks (at most EXACT_BLOCKS, each at least one of these sizes: one model per
+size), the greedy the rest around them."""
+EXACT_DETERMINISTIC_TIME = 1.0
 """CP-SAT's limit in its deterministic time units, on one worker: the same layout in every process (a plan's
 prediction at compile time and its run must agree to the byte)."""
 
@@ -381,19 +382,27 @@ def best_layout(events):  # noqa: ANN001, ANN201 - GraphEvents or blocks -> pass
     lay = layout(events)
     if lay.height <= lay.lower_bound * (1 + EXACT_GAP):
         return lay
-    try:
-        better = _cpsat_layout(lay)
-    except ImportError:
-        return lay
-    return better if better is not None and better.height < lay.height else lay
+    best = lay
+    for least in EXACT_MIN_BYTES:
+        try:
+            better = _cpsat_layout(lay, least)
+        except ImportError:
+            return lay
+        if better is not None and better.height < best.height:
+            best = better
+        if best.height <= best.lower_bound * (1 + EXACT_GAP):
+            break
+    return best
 
 
-def _cpsat_layout(lay):  # noqa: ANN001, ANN202
+def _cpsat_layout(lay, least: int):  # noqa: ANN001, ANN202
+    """The blocks of ``lay`` of at least ``least`` bytes (the EXACT_BLOCKS largest) placed by CP-SAT, the rest
+    by the greedy around them (None: no block that large, no solution, or an invalid layout)."""
     from ortools.sat.python import cp_model
 
     from ..passes.placement import overlaps, place_around
     blocks = lay.blocks
-    big = sorted((i for i, b in enumerate(blocks) if b.size >= EXACT_MIN_BYTES), key=lambda i: (-blocks[i].size, i))
+    big = sorted((i for i, b in enumerate(blocks) if b.size >= least), key=lambda i: (-blocks[i].size, i))
     big = sorted(big[:EXACT_BLOCKS])
     if not big:
         return None
@@ -411,6 +420,7 @@ def _cpsat_layout(lay):  # noqa: ANN001, ANN202
         ys.append(m.NewIntervalVar(o, sz, o + sz, f"y{i}"))
         xs.append(m.NewFixedSizeIntervalVar(b.start, b.end - b.start, f"x{i}"))
     m.AddNoOverlap2D(xs, ys)
+    m.AddCumulative(xs, [blocks[i].size // ALIGN for i in big], height)  # redundant: the live-bytes bound
     m.Minimize(height)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -418,7 +428,7 @@ def _cpsat_layout(lay):  # noqa: ANN001, ANN202
     solver.parameters.max_deterministic_time = EXACT_DETERMINISTIC_TIME
     if solver.Solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    out = place_around(lay, {i: solver.Value(o) * ALIGN for i, o in zip(big, offs)}, "cp-sat+size")
+    out = place_around(lay, {i: solver.Value(o) * ALIGN for i, o in zip(big, offs)}, f"cp-sat({least >> 20} MiB)+size")
     return None if overlaps(out) else out
 
 

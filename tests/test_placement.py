@@ -407,7 +407,7 @@ def test_best_layout_reaches_the_bound_where_the_greedy_does_not():
     assert best.height <= greedy.height and best.height >= best.lower_bound
     assert best_layout(ev).offsets == best.offsets  # deterministic: the prediction and the run agree
     assert greedy.height > 1.02 * greedy.lower_bound  # the case this test is about
-    assert best.height == best.lower_bound < greedy.height and best.order == "cp-sat+size"
+    assert best.height == best.lower_bound < greedy.height and best.order.startswith("cp-sat")
     dev = HostDevice(best.height, best)
     got = dev.replay(ev)
     assert got["fallback"] == 0 and got["failures"] == 0 and got["rejected"] == 0
