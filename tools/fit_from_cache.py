@@ -34,7 +34,8 @@ name, batch, budget, strategy, limit = sys.argv[1], int(sys.argv[2]), int(sys.ar
 cfg = {k: v for k, v in zoo.paper_config(name).items() if k != "batch"}
 if name == "unet":
     cfg.update(height=416, width=608)
-passes = compile_pipeline(strategy=strategy, device="cuda", options=make_options(strategy, time_limit=limit))
+opts = make_options(strategy, time_limit=limit) if strategy in ("approx", "checkmate", "cpsat") else None
+passes = compile_pipeline(strategy=strategy, device="cuda", options=opts)
 st = run(stages(passes, last="units"), State(model=zoo.export(name, batch, train=True, **cfg), budget=budget))
 try:
     fit = compile_fit(stages(passes, first="schedule"), st, device="cuda", max_rounds=3,
