@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Any zoo model (ARGV[3], batch ARGV[4], paper size; strategy ARGV[5]) compiled on CPU for CUDA with the kernel requests measured on the H200 (its cache,
-results/gpu_h200_s8/scratch_cache_h200.json, keyed as on the device: GPU name, onnxruntime 1.31.1): approx at
+results/gpu_h200_s8/scratch_cache_h200.json, keyed as on the device: GPU name, onnxruntime 1.31.1): the strategy at
 solver budget ARGV[1] with time limit ARGV[2] s, the measured workspace in the DAG, then remc's layout of the
 lowered graph (height vs the live lower bound); the events are pickled for tools/layout_orders.py.
 
