@@ -119,7 +119,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     try:
         from ortools.sat.python import cp_model
     except ImportError:
-        raise SolverError("the CP-SAT model needs OR-Tools: pip install 'remc[cpsat]'") from None
+        raise SolverError("the CP-SAT model needs OR-Tools (a dependency of remc): pip install 'ortools>=9.10'") from None
 
     t0 = time.perf_counter()
     n = dag.n

@@ -373,12 +373,12 @@ prediction at compile time and its run must agree to the byte)."""
 
 def best_layout(events):  # noqa: ANN001, ANN201 - GraphEvents or blocks -> passes.placement.Layout
     """``passes.placement.layout`` of ``events``; when its height is more than ``EXACT_GAP`` above the live
-    lower bound and OR-Tools is installed (the ``cpsat`` extra), the largest blocks are placed again by CP-SAT
+    lower bound, the largest blocks are placed again by CP-SAT
     (a rectangle per block: its lifetime by its bytes, ``AddNoOverlap2D``, the least height, started from the
     greedy offsets) and the rest by the greedy around them; the lower of the two. Deterministic. With large
     kernel temporaries the greedy orders leave gaps (U-Net b4 416x608 at 0.5: 15.6% above the bound; CP-SAT's
-    layout of the same blocks reaches the bound). A plan compiled where OR-Tools is installed must run where it
-    is too (and the same version): the run's allocator recomputes the layout, and the greedy one differs."""
+    layout of the same blocks reaches the bound). OR-Tools is a dependency of remc, so compile and run compute
+    the same layout (the run's allocator recomputes it; without OR-Tools it would be the greedy one)."""
     from ..passes.placement import layout
     lay = layout(events)
     if lay.height <= lay.lower_bound * (1 + EXACT_GAP):

@@ -251,7 +251,7 @@ def _baseline(name: str) -> StrategyFn:
 REGISTRY: dict[str, Strategy] = {
     "checkmate": Strategy(_checkmate, CheckmateOptions, needs_budget=True, warm=True),
     "approx": Strategy(_approx_fn, ApproxOptions, needs_budget=True, warm=True),
-    "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),  # OR-Tools: the cpsat extra
+    "cpsat": Strategy(cpsat_strategy, CpSatOptions, needs_budget=True),
     **{name: Strategy(_baseline(name), BaselineOptions) for name in BASELINE_NAMES},
 }
 

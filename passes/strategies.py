@@ -18,7 +18,7 @@ from .options import BaselineOptions
 BASELINE_NAMES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy",
                   "lin-sqrtn", "lin-greedy")
 SOLVER_NAMES = ("checkmate", "approx", "cpsat")
-"""Strategies with a solver (options with a time limit, a live display); cpsat needs the cpsat extra."""
+"""Strategies with a solver (options with a time limit, a live display)."""
 STRATEGIES = SOLVER_NAMES + BASELINE_NAMES
 _BY_SPEED = ("checkpoint-all", "chen-sqrtn", "ap-sqrtn", "lin-sqrtn", "griewank", "chen-greedy", "ap-greedy",
              "lin-greedy")
