@@ -220,7 +220,19 @@ class DeviceSettings:
             raise ValueError(f"placement must be one of {PLACEMENTS}, not {self.placement!r}")
 
     def placed(self, device: str) -> bool:
-        """Whether capped sessions on ``device`` use remc's allocator (CUDA with placement 'remc')."""
+        """Whether capped sessions on ``device`` use remc's allocator: placement 'remc' on CUDA, and on CPU
+        where ONNX Runtime's C library can be driven (``backends.capi``)."""
+        if self.placement != "remc":
+            return False
+        if parse_device(device)[0] == "cuda":
+            return True
+        from .capi import available
+        return available()
+
+    def placed_loop(self, device: str) -> bool:
+        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: CUDA with placement
+        'remc'. On CPU the loop keeps ONNX Runtime's arena (and its replay): the C-API runner has no IOBinding
+        to caller buffers yet."""
         return parse_device(device)[0] == "cuda" and self.placement == "remc"
 
 
@@ -350,6 +362,14 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
     import weakref
 
     from . import placement
+    if parse_device(device)[0] == "cpu":
+        from . import capi
+        if cuda_graph:
+            raise ValueError("cuda_graph needs device 'cuda'")
+        proto = load_model(model, with_data=True)
+        if layout is None:
+            layout = placement.model_layout(proto, device, settings)
+        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level)
     require_cuda()
     _binding_cuda_allocator(parse_device(device)[1])
     if layout is None:

@@ -44,6 +44,9 @@ class KernelMemory:
     prepack: int = 0
     raw: tuple[int, int, int] = (0, 0, 0)
     """The one-node run's arena bytes in use before and after the node, and its peak."""
+    parts: tuple[int, ...] = ()
+    """Measured on remc's allocator (CPU): the scratch requests one by one when each is freed before the next
+    (MLAS' im2col buffer: one), in order; empty when they overlap (then ``scratch``, their peak, is one region)."""
 
 
 class _Cache(JsonCache):
@@ -55,11 +58,11 @@ class _Cache(JsonCache):
     def get(self, key: str) -> KernelMemory | None:
         e = self.entry(key)
         return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
-                                                   tuple(e.get("raw", (0, 0, 0))))
+                                                   tuple(e.get("raw", (0, 0, 0))), tuple(e.get("parts", ())))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
-                         "raw": list(km.raw)}
+                         "raw": list(km.raw), "parts": list(km.parts)}
 
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
@@ -99,7 +102,8 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = "mem:" + _cache_key(signature(model, node, types, set(consts)), device, settings)
+        k = ("mem:remc:" if _on_remc_allocator(device, settings) else "mem:") + \
+            _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
@@ -134,10 +138,17 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
 
 
+def _on_remc_allocator(device: str, settings: runtime.DeviceSettings) -> bool:
+    """Whether kernel memory on ``device`` is measured on remc's allocator (CPU with remc's placement)."""
+    return device.startswith("cpu") and settings.placed(device)
+
+
 def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
              values: dict[str, np.ndarray], device: str) -> KernelMemory:
     rng = np.random.default_rng(prof.seed)
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
+    if _on_remc_allocator(device, prof.settings):
+        return _measure_placed(one, feeds, p, types, consts, device)
     try:
         # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
         events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested",
@@ -160,6 +171,56 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     return KernelMemory(scratch=max(0, int(a["mem_in_use_peak"]) - after),
                         persistent=max(0, after - before - outs), prepack=0 if cuda else max(0, before - copied),
                         raw=(before, after, int(a["mem_in_use_peak"])))
+
+
+def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Probe, types: dict[str, TensorType],
+                    consts: dict, device: str) -> KernelMemory:
+    """Kernel memory of a one-node model run on remc's allocator (``backends.capi``): every request is seen
+    with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
+    copies; ``persistent``: what the run left allocated beyond its outputs; ``scratch``: the peak during the
+    run above what it left; ``parts``: the temporaries one by one when none overlaps another."""
+    from . import capi
+    tensors = sum(types[x].nbytes for x in list(p.node.input) + list(p.node.output) if x and x in types)
+    cap = 4 * tensors + (256 << 20)
+    try:
+        sess, alloc = capi.placed_session(one, cap, None)
+        alloc.events = []
+        binding = sess.io_binding()
+        for inp in sess.get_inputs():
+            binding.bind_cpu_input(inp.name, feeds[inp.name])
+        before = alloc.in_use
+        start = len(alloc.events)
+        alloc.begin_run()
+        sess.run_with_iobinding(binding)
+    except RuntimeFailure as exc:
+        raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"{exc}") from exc
+    except RuntimeError as exc:
+        raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"ONNX Runtime failed: {exc}") from exc
+    after = alloc.in_use
+    cur = peak = before
+    opened: dict[int, tuple[int, int]] = {}  # offset -> (bytes, index of the allocation)
+    freed: list[tuple[int, int, int]] = []  # (allocated at, freed at, bytes) of temporaries
+    for i, (kind, off, size) in enumerate(alloc.events[start:]):
+        cur += size if kind == "a" else -size
+        peak = max(peak, cur)
+        if kind == "a":
+            opened[off] = (size, i)
+        elif off in opened:
+            sz, at = opened.pop(off)
+            freed.append((at, i, sz))
+    binding.clear_binding_outputs()
+    sess.close()
+    outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
+    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
+    copied = sum(rounded(types[i].nbytes) for i in dict.fromkeys(p.node.input)
+                 if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
+    freed.sort()
+    sequential = all(a[1] < b[0] for a, b in zip(freed, freed[1:]))
+    return KernelMemory(scratch=max(0, peak - after), persistent=max(0, after - before - outs),
+                        prepack=max(0, before - copied), raw=(before, after, peak),
+                        parts=tuple(f[2] for f in freed) if sequential and freed else ())
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:

@@ -344,6 +344,8 @@ class GraphEvents:
     """Bytes of the graph inputs the caller feeds (outside the arena)."""
     prepack: int = 0
     """Bytes session creation puts in the arena for the nodes' constant weights (pre-packing)."""
+    prepack_sizes: tuple[int, ...] = ()
+    """Those bytes per packed weight (one per distinct (op, attributes, weight)), in node order."""
 
 
 class KernelBytes(Protocol):
@@ -384,6 +386,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
              if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
     kernel = kernel or {}
     prepack = 0
+    prepack_sizes: list[int] = []
     packs: set[tuple] = set()
     packed: set[str] = set()  # initializers some kernel packs
     for name, n in zip(names, nodes):
@@ -421,7 +424,8 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if count[b] == 0:
                 frees.append(b)
         km = kernel.get(name)
-        sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
+        parts = tuple(getattr(km, "parts", ()) or ()) if km is not None else ()
+        sc = parts if parts else (int(km.scratch),) if km is not None and km.scratch > 0 else ()
         before = _temporaries_before_outputs(n, types, kind)
         if before and km is not None and km.scratch == sum(rounded(b) for b in before):
             sc = ()  # the measured scratch is these temporaries
@@ -434,6 +438,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if key not in packs:
                 packs.add(key)
                 prepack += int(km.prepack)
+                prepack_sizes.append(int(km.prepack))
             if key[1] != name:
                 packed.add(key[1])
         out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before))
@@ -450,7 +455,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         inits = tuple(types[nm].nbytes for nm in init_names if nm in types
                       and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
-    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
+    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack, tuple(prepack_sizes))
 
 
 def _temporaries_before_outputs(n: onnx.NodeProto, types: Mapping[str, TensorType], kind: str) -> tuple[int, ...]:

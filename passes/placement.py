@@ -111,6 +111,8 @@ def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Bl
     if include_initializers:
         for s in events.initializer_sizes:
             alloc(s, CREATE, "initializer", keep=True)
+        for s in events.prepack_sizes:
+            alloc(s, CREATE, "pre-packed weight", keep=True)
     run_start = t
     live: dict[str, int | None] = {}
     for ne in events.nodes:

@@ -45,6 +45,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .run_cli import run_graph
     from .train import TrainOptions, compile_step_graph, data_feeds, reference_run, run_training
     settings = settings or runtime.DEFAULT_SETTINGS
+    if not settings.placed_loop(device):  # the demo trains: on CPU the loop runs on ONNX Runtime's arena
+        settings = dataclasses.replace(settings, placement="arena")
 
     if model not in zoo.list_models():
         raise RemcError(f"unknown zoo model {model!r}; models: {', '.join(zoo.list_models())}")

@@ -85,7 +85,7 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
     steps = max(int(steps), 2)
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
-    if settings.placed(device):
+    if settings.placed_loop(device):
         ev, _, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=True,
                                       settings=settings)
         lay = layout(ev)
@@ -373,7 +373,7 @@ def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: 
     """The replayed training loop ``compile_fit`` judges: the one asked for, or (``fixed_buffers`` None) fixed
     buffers when they fit the budget, else fresh outputs when they do, else the one that needs less."""
     from .backends import runtime
-    placed = (settings or runtime.DEFAULT_SETTINGS).placed(device)  # remc's allocator: fixed buffers only
+    placed = (settings or runtime.DEFAULT_SETTINGS).placed_loop(device)  # remc's allocator: fixed buffers only
     loops = [True] if placed else [True, False] if fixed_buffers is None else [fixed_buffers]
     best: tuple[bool, ArenaPrediction] | None = None
     for fixed in loops:

@@ -143,7 +143,7 @@ def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
     if opts.mem_limit is not None:
         # under the same cap as remc's allocator places it, and (CUDA) as ONNX Runtime's arena does
         ways = [("", settings)] + ([("_arena", dataclasses.replace(settings, placement="arena"))]
-                                   if settings.placed(opts.device) else [])
+                                   if settings.placed_loop(opts.device) else [])
         for tag, st in ways:
             try:
                 train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit, settings=st,
