@@ -45,8 +45,9 @@ class KernelMemory:
     raw: tuple[int, int, int] = (0, 0, 0)
     """The one-node run's arena bytes in use before and after the node, and its peak."""
     parts: tuple[int, ...] = ()
-    """Measured on remc's allocator (CPU): the scratch requests one by one when each is freed before the next
-    (MLAS' im2col buffer: one), in order; empty when they overlap (then ``scratch``, their peak, is one region)."""
+    """Measured on remc's allocator (CPU): the kernel's temporaries request by request, in order: ``+bytes``
+    allocates the next one (256-rounded), ``-i`` frees the i-th (from 1). MLAS' im2col buffer: ``(b, -1)``;
+    LogSoftmax's two buffers: ``(b, b, -1, -2)``. Empty when not measured so."""
 
 
 class _Cache(JsonCache):
@@ -102,7 +103,7 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = ("mem:remc:" if _on_remc_allocator(device, settings) else "mem:") + \
+        k = ("mem:remc2:" if _on_remc_allocator(device, settings) else "mem:") + \
             _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
@@ -200,27 +201,32 @@ def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Prob
                              f"ONNX Runtime failed: {exc}") from exc
     after = alloc.in_use
     cur = peak = before
-    opened: dict[int, tuple[int, int]] = {}  # offset -> (bytes, index of the allocation)
-    freed: list[tuple[int, int, int]] = []  # (allocated at, freed at, bytes) of temporaries
-    for i, (kind, off, size) in enumerate(alloc.events[start:]):
+    events = alloc.events[start:]
+    opened: dict[int, int] = {}  # offset -> index of its allocation in events
+    temps: set[int] = set()  # allocations freed during the run
+    for i, (kind, off, size) in enumerate(events):
         cur += size if kind == "a" else -size
         peak = max(peak, cur)
         if kind == "a":
-            opened[off] = (size, i)
+            opened[off] = i
         elif off in opened:
-            sz, at = opened.pop(off)
-            freed.append((at, i, sz))
+            temps.add(opened.pop(off))
+    parts: list[int] = []
+    number: dict[int, int] = {}  # offset -> temporary's number (from 1)
+    for i, (kind, off, size) in enumerate(events):
+        if kind == "a" and i in temps:
+            number[off] = len(number) + 1
+            parts.append(size)
+        elif kind == "f" and off in number:
+            parts.append(-number.pop(off))
     binding.clear_binding_outputs()
     sess.close()
     outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
     packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
     copied = sum(rounded(types[i].nbytes) for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
-    freed.sort()
-    sequential = all(a[1] < b[0] for a, b in zip(freed, freed[1:]))
     return KernelMemory(scratch=max(0, peak - after), persistent=max(0, after - before - outs),
-                        prepack=max(0, before - copied), raw=(before, after, peak),
-                        parts=tuple(f[2] for f in freed) if sequential and freed else ())
+                        prepack=max(0, before - copied), raw=(before, after, peak), parts=tuple(parts))
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:

@@ -330,6 +330,9 @@ class NodeEvents:
     before: tuple[int, ...] = ()
     """Temporaries the kernel allocates before its outputs and frees when it ends (CPU Where's two
     selections), in allocation order."""
+    scratch_requests: tuple[int, ...] = ()
+    """The scratch request by request where measured so (``backends.scratch.KernelMemory.parts``: ``+bytes``
+    allocates, ``-i`` frees the i-th): remc's layout places each; the arena replay keeps ``scratch``."""
 
 
 @dataclass(frozen=True)
@@ -424,11 +427,11 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if count[b] == 0:
                 frees.append(b)
         km = kernel.get(name)
+        sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
         parts = tuple(getattr(km, "parts", ()) or ()) if km is not None else ()
-        sc = parts if parts else (int(km.scratch),) if km is not None and km.scratch > 0 else ()
         before = _temporaries_before_outputs(n, types, kind)
         if before and km is not None and km.scratch == sum(rounded(b) for b in before):
-            sc = ()  # the measured scratch is these temporaries
+            sc = parts = ()  # the measured scratch is these temporaries
         else:
             before = ()
         persistent = int(km.persistent) if km is not None else 0
@@ -441,7 +444,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 prepack_sizes.append(int(km.prepack))
             if key[1] != name:
                 packed.add(key[1])
-        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before))
+        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, parts if sc else ()))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
     if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk

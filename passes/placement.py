@@ -121,8 +121,16 @@ def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Bl
             live[key] = alloc(size, RUN, key)
         if ne.persistent:
             alloc(ne.persistent, RUN, f"kept by {ne.node}", first_only=True, keep=True)
-        for s in ne.scratch:
-            free(alloc(s, RUN, f"scratch of {ne.node}"))
+        if ne.scratch_requests:
+            temps: list[int | None] = []
+            for r in ne.scratch_requests:
+                if r > 0:
+                    temps.append(alloc(r, RUN, f"scratch of {ne.node}"))
+                else:
+                    free(temps[-r - 1])
+        else:
+            for s in ne.scratch:
+                free(alloc(s, RUN, f"scratch of {ne.node}"))
         for p in reversed(pre):
             free(p)
         for key in ne.frees:
