@@ -539,6 +539,10 @@ def placed_session(model: onnx.ModelProto, cap: int, layout, *, threads: int | N
     try:
         sess = Session(model, alloc, threads=threads, log_level=log_level, profile_prefix=profile_prefix,
                        layout=layout)
+    except RuntimeError as exc:  # ONNX Runtime's error, or a request that did not fit
+        from .runtime import _failure
+        alloc.close()
+        raise _failure(exc, "cpu", int(cap), "loading the model", alloc) from exc
     except BaseException:
         alloc.close()
         raise
