@@ -264,7 +264,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"({what} plus inputs and parameters; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})"
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}); least "
+                                f"feasible for {state.schedule.strategy} found: {best} bytes"
                                  + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new
             report.solver_budget = new

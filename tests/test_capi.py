@@ -71,8 +71,8 @@ def test_initializers_that_do_not_fit_fail_the_session(lowered):
 def test_uncapped_cpu_run_is_the_predicted_configuration(tmp_path, placement):
     """Without a cap, ``remc run`` on CPU runs the configuration it predicts, sized to the prediction: measured =
     predicted (was: ONNX Runtime's default arena, MobileNetV2 b2 measured 8964008 vs predicted 8250536)."""
-    from remc.run_cli import run_graph
     from remc.ir.onnx_io import save_model
+    from remc.run_cli import run_graph
     cfg = dict(zoo.small_config("mobilenet_v2"))
     cfg.pop("batch")
     path = tmp_path / "m.onnx"
