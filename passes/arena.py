@@ -348,7 +348,8 @@ class GraphEvents:
     prepack: int = 0
     """Bytes session creation puts in the arena for the nodes' constant weights (pre-packing)."""
     prepack_sizes: tuple[int, ...] = ()
-    """Those bytes per packed weight (one per distinct (op, attributes, weight)), in node order."""
+    """Pre-packed bytes per packing node, in node order (each kernel instance packs its own copy: what
+    remc's layout places)."""
 
 
 class KernelBytes(Protocol):
@@ -441,7 +442,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if key not in packs:
                 packs.add(key)
                 prepack += int(km.prepack)
-                prepack_sizes.append(int(km.prepack))
+            # every kernel instance packs its own copy (a recomputed Gemm too: seen on remc's CPU allocator,
+            # session creation requests one per node); the arena total above keeps its measured dedup
+            prepack_sizes.append(int(km.prepack))
             if key[1] != name:
                 packed.add(key[1])
         out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, parts if sc else ()))
