@@ -212,7 +212,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                                            reserve=reserve), state, report, on_pass, on_round)
     # solver budgets: plan too big at; strategy infeasible at
     too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
-    for rnd in range(1, max_rounds + 1):
+    upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
+    stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
+    for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
         pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline) if steps is None else \
@@ -244,13 +246,24 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             break
         live = int(state.sim.peak) if state.sim is not None else int(state.budget)
         too_big = min(too_big, live)
+        stride = stride * 2 if last_need is not None and pred.total >= last_need else 1
+        last_need = pred.total
         while True:
-            if infeasible is None:
-                new = too_big - max(excess, budget // 200)
+            new: int | None
+            if upward is not None:
+                new = upward.pop(0) if upward else None
+            elif infeasible is None:
+                new = too_big - stride * max(excess, budget // 200)
             else:
                 new = (infeasible + too_big) // 2
-            if rnd == max_rounds or new <= int(state.dag.constant) or \
-                    (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
+            if upward is None and first_error is None and (
+                    rnd >= max_rounds or new is None or new <= int(state.dag.constant)
+                    or (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256))):
+                upward = _upward_budgets(report, budget)  # the need is not monotone in the solver budget
+                new = upward.pop(0) if upward else None
+            if new is None or rnd >= max_rounds + UPWARD_ROUNDS or (upward is None and (
+                    rnd >= max_rounds or new <= int(state.dag.constant)
+                    or (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)))):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
                 if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
                     state.budget = budget
@@ -276,11 +289,34 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                  reserve=_after_solve(clock)), state, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
-                infeasible = new
+                if upward is None:
+                    infeasible = new
                 report.history.append({"round": rnd, "solver_budget": new, "infeasible": True})
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+UPWARD_ROUNDS = 3
+"""Rounds ``compile_fit`` may spend above the first round's solver budget once lowering it found no plan."""
+
+
+def _upward_budgets(report: FitReport, budget: int) -> list[int]:
+    """Solver budgets between the first round's and the user's budget, not tried yet: the device's need is
+    not monotone in the solver budget (a tighter live-bytes schedule may place its peak where the layout or
+    the arena needs more: VGG16 test size on remc's CPU placement, approx: 1045888 bytes at a solver budget
+    of 790 KiB, 1077888 at 700 KiB), so once lowering it fails, a few higher ones are tried."""
+    first = next((h["solver_budget"] for h in report.history if "predicted" in h), None)
+    if first is None or first >= budget:
+        return []
+    tried = [h["solver_budget"] for h in report.history]
+    step = (budget - first) / (UPWARD_ROUNDS + 1)
+    out = []
+    for k in range(1, UPWARD_ROUNDS + 1):
+        b = int(first + k * step)
+        if all(abs(b - t) > max(budget // 1000, 256) for t in tried):
+            out.append(b)
+    return out
 
 
 def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline: float | None,
