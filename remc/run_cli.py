@@ -68,7 +68,13 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     rep["arena_cap"] = cap
     rep["cap_from_prediction"] = sized
     feeds = runtime.random_inputs(proto, seed)
-    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
+    try:
+        res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
+    except runtime.OutOfMemory as e:  # say what the least cap is
+        what = "remc's layout's height" if placed else "the replayed arena's least cap"
+        raise runtime.OutOfMemory(f"{e}; this graph needs {pred.total} bytes ({what} plus {pred.outside} outside "
+                                  f"it): --mem-limit {pred.total} runs it", e.requested, e.available, e.limit,
+                                  e.node) from e
     if res.placement is not None:
         rep["placement_stats"] = res.placement
     out = res.outside_bytes
