@@ -171,10 +171,10 @@ def demo_command(args: argparse.Namespace) -> int:
     from .ir.errors import RuntimeFailure
     from .progress import solver_progress
     with solver_progress(args.strategy) as progress:
-        from .backends.runtime import DeviceSettings
+        from .cli import device_settings
         rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
                        device=args.device, workdir=args.workdir, batch=args.batch, steps=args.steps,
-                       progress=progress, settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
+                       progress=progress, settings=device_settings(args))
     print_demo(rep)
     if not rep["outputs_match"]:
         raise RuntimeFailure(rep.get("error", "outputs differ"))

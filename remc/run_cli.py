@@ -159,11 +159,11 @@ def run_command(args: argparse.Namespace) -> int:
     for path in (args.model, args.compare, args.plan):
         if path is not None:
             check_readable(Path(path))
-    from .backends.runtime import DeviceSettings
+    from .cli import device_settings
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
                     batch=getattr(args, "batch", None),
-                    settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
+                    settings=device_settings(args))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:

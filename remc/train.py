@@ -165,8 +165,8 @@ def train_command(args: argparse.Namespace) -> int:
         raise ModelError(f"--steps must be >= 1, got {args.steps}")
     if args.device.startswith("cuda"):
         require_cuda()
-    from .backends.runtime import DeviceSettings
-    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
+    from .cli import device_settings
+    settings = device_settings(args)
     opt = OptimizerOptions(kind=args.optimizer, lr=args.lr, momentum=args.momentum,
                            weight_decay=args.weight_decay)
     model = step_graph(load_model(args.model), opt)
