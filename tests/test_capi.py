@@ -81,3 +81,21 @@ def test_uncapped_cpu_run_is_the_predicted_configuration(tmp_path, placement):
     assert rep["cap_from_prediction"] and rep["mem_limit"] is None
     assert rep["placement"] == placement
     assert rep["measured_peak"] == rep["predicted_peak"]
+
+
+def test_unavailable_cpu_placement_is_said(monkeypatch, capsys):
+    """Where the C library cannot be driven, CPU runs use the arena and the CLI says why (no silent fallback)."""
+    import argparse
+
+    from remc.cli import device_settings
+    from remc.ir.errors import RuntimeFailure
+
+    def broken():
+        raise RuntimeFailure("the session options are not laid out as remc expects")
+
+    monkeypatch.setattr(capi, "available", lambda: False)
+    monkeypatch.setattr(capi, "api", broken)
+    s = device_settings(argparse.Namespace(placement="remc", device="cpu"))
+    assert not s.placed("cpu")
+    err = capsys.readouterr().err
+    assert err.startswith("remc: note: remc's CPU placement is not available (") and "not laid out" in err
