@@ -549,23 +549,5 @@ def placed_session(model: onnx.ModelProto, cap: int, layout, *, threads: int | N
     return sess, alloc
 
 
-def trace_requests(model: onnx.ModelProto, feeds: dict[str, np.ndarray], capacity: int, *, runs: int = 1,
-                   threads: int | None = None) -> tuple[list[tuple], object]:
-    """Run ``model`` ``runs`` times on remc's allocator without a layout (best fit in a buffer of
-    ``capacity``) and record every request: (phase, index, bytes, offset, how) per allocation, and the
-    allocator (its ``events``: ('a', offset, rounded bytes) / ('f', offset, bytes) in order)."""
-    sess, alloc = placed_session(model, capacity, None, threads=threads)
-    alloc.trace = []
-    alloc.events = []
-    names = [i.name for i in sess.get_inputs()]
-    b = sess.io_binding()
-    for n in names:
-        b.bind_cpu_input(n, feeds[n])
-    for _ in range(runs):
-        alloc.begin_run()
-        sess.run_with_iobinding(b)
-    return alloc.trace, alloc
-
-
 __all__: Sequence[str] = ["Session", "Binding", "HostBuffer", "api", "available", "library_path",
-                          "placed_session", "trace_requests"]
+                          "placed_session"]
