@@ -95,6 +95,8 @@ class PlacedAllocator:
         self._callbacks: tuple | None = None
         self.buffer: DeviceBuffer | None = None
         self._closing = False
+        self.events: list[tuple[str, int, int]] | None = None
+        """When a list: ('a', offset, rounded bytes) per allocation and ('f', offset, bytes) per free, in order."""
         self.trace: list[tuple[str, int, int, int | None, str]] | None = None
         """When a list: (phase, request index, bytes, offset or None, 'planned'/'fallback'/'null') per request."""
         self.record: list[tuple[int, str, int, int]] | None = None
@@ -180,6 +182,8 @@ class PlacedAllocator:
         st = self.stats
         st.peak_in_use = max(st.peak_in_use, self.in_use)
         st.high_water = max(st.high_water, off + size)
+        if self.events is not None:
+            self.events.append(("a", off, size))
         return self.base + off
 
     # -- the two operations
@@ -241,6 +245,8 @@ class PlacedAllocator:
         self.in_use -= size
         if self.record is not None:
             self.record.append((self.runs if self.phase == "run" else 0, "f", off, self.requested.pop(off, size)))
+        if self.events is not None:
+            self.events.append(("f", off, size))
         if self._closing and not self.starts:
             self._release()
 

@@ -220,7 +220,19 @@ class DeviceSettings:
             raise ValueError(f"placement must be one of {PLACEMENTS}, not {self.placement!r}")
 
     def placed(self, device: str) -> bool:
-        """Whether capped sessions on ``device`` use remc's allocator (CUDA with placement 'remc')."""
+        """Whether capped sessions on ``device`` use remc's allocator: placement 'remc' on CUDA, and on CPU
+        where ONNX Runtime's C library can be driven (``backends.capi``)."""
+        if self.placement != "remc":
+            return False
+        if parse_device(device)[0] == "cuda":
+            return True
+        from .capi import available
+        return available()
+
+    def placed_loop(self, device: str) -> bool:
+        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: CUDA with placement
+        'remc'. On CPU the loop keeps ONNX Runtime's arena (and its replay): the C-API runner has no IOBinding
+        to caller buffers yet."""
         return parse_device(device)[0] == "cuda" and self.placement == "remc"
 
 
@@ -350,6 +362,14 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
     import weakref
 
     from . import placement
+    if parse_device(device)[0] == "cpu":
+        from . import capi
+        if cuda_graph:
+            raise ValueError("cuda_graph needs device 'cuda'")
+        proto = load_model(model, with_data=True)
+        if layout is None:
+            layout = placement.model_layout(proto, device, settings)
+        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level)
     require_cuda()
     _binding_cuda_allocator(parse_device(device)[1])
     if layout is None:
@@ -820,10 +840,20 @@ def measure(model: ModelLike, device: str = "cpu", *, feeds: Mapping[str, np.nda
                     allocator=alloc)
     for _ in range(max(warmup, 2 if cuda_graph else 0)):
         runner()
+    timed = runner
+    if alloc is not None and parse_device(device)[0] == "cpu":
+        # remc's CPU allocator runs in Python callbacks (~20 us a request): time an arena session of the same
+        # graph instead, as the reference is timed. The placed session makes as many runs as the reference
+        # (seeded random nodes draw anew each run), which give memory and outputs.
+        for _ in range(max(iters, 1)):
+            runner()
+        timed = Runner(make_session(model, device, threads=threads, settings=settings), feeds, device)
+        for _ in range(warmup):
+            timed()
     times = []
     for _ in range(max(iters, 1)):
         t0 = time.perf_counter()
-        runner()
+        timed()
         times.append(time.perf_counter() - t0)
     if alloc is not None and mem_method is not None:
         st = alloc.stats

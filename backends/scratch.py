@@ -59,6 +59,10 @@ class KernelMemory:
     ``("k", bytes)`` a buffer the kernel keeps from its first run on."""
     later_extra: int = 0
     """Temporaries a later run requested that the first run did not (not representable: 0 when exact)."""
+    parts: tuple[int, ...] = ()
+    """Measured on remc's allocator (CPU): the kernel's temporaries request by request, in order: ``+bytes``
+    allocates the next one (256-rounded), ``-i`` frees the i-th (from 1). MLAS' im2col buffer: ``(b, -1)``;
+    LogSoftmax's two buffers: ``(b, b, -1, -2)``. Empty when not measured so."""
 
 
 class _Cache(JsonCache):
@@ -72,7 +76,7 @@ class _Cache(JsonCache):
         return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
                                                    tuple(e.get("raw", (0, 0, 0))),
                                                    tuple(tuple(r) for r in e.get("requests", ())),
-                                                   int(e.get("later_extra", 0)))
+                                                   int(e.get("later_extra", 0)), tuple(e.get("parts", ())))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
@@ -80,6 +84,8 @@ class _Cache(JsonCache):
         if km.requests or km.later_extra:
             self.new[key]["requests"] = [list(r) for r in km.requests]
             self.new[key]["later_extra"] = km.later_extra
+        if km.parts:
+            self.new[key]["parts"] = list(km.parts)
 
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
@@ -116,11 +122,13 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     node_key: dict[str, str] = {}
     probes: dict[str, _Probe] = {}
     size: dict[str, int] = {}
-    traced = settings.placed(device)  # each request on remc's allocator, not the arena's peaks
+    # on CUDA each request on remc's allocator, not the arena's peaks (on CPU: _measure_placed, below)
+    traced = settings.placed(device) and runtime.parse_device(device)[0] == "cuda"
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = ("req:" if traced else "mem:") + _cache_key(signature(model, node, types, set(consts)), device, settings)
+        k = ("req:" if traced else "mem:remc2:" if _on_remc_allocator(device, settings) else "mem:") + \
+            _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
@@ -160,10 +168,17 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
 
 
+def _on_remc_allocator(device: str, settings: runtime.DeviceSettings) -> bool:
+    """Whether kernel memory on ``device`` is measured on remc's allocator (CPU with remc's placement)."""
+    return device.startswith("cpu") and settings.placed(device)
+
+
 def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
              values: dict[str, np.ndarray], device: str) -> KernelMemory:
     rng = np.random.default_rng(prof.seed)
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
+    if _on_remc_allocator(device, prof.settings):
+        return _measure_placed(one, feeds, p, types, consts, device)
     try:
         # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
         events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested",
@@ -323,6 +338,61 @@ def kernel_memory_of(merged: tuple[tuple[tuple, ...], int]) -> KernelMemory:
         elif r[0] == "k":
             kept += r[1]
     return KernelMemory(scratch=peak, persistent=kept, prepack=0, raw=(0, 0, peak), requests=reqs, later_extra=extra)
+
+
+def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Probe, types: dict[str, TensorType],
+                    consts: dict, device: str) -> KernelMemory:
+    """Kernel memory of a one-node model run on remc's allocator (``backends.capi``): every request is seen
+    with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
+    copies; ``persistent``: what the run left allocated beyond its outputs; ``scratch``: the peak during the
+    run above what it left; ``parts``: the temporaries one by one when none overlaps another."""
+    from . import capi
+    tensors = sum(types[x].nbytes for x in list(p.node.input) + list(p.node.output) if x and x in types)
+    cap = 4 * tensors + (256 << 20)
+    try:
+        sess, alloc = capi.placed_session(one, cap, None)
+        alloc.events = []
+        binding = sess.io_binding()
+        for inp in sess.get_inputs():
+            binding.bind_cpu_input(inp.name, feeds[inp.name])
+        before = alloc.in_use
+        start = len(alloc.events)
+        alloc.begin_run()
+        sess.run_with_iobinding(binding)
+    except RuntimeFailure as exc:
+        raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"{exc}") from exc
+    except RuntimeError as exc:
+        raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
+                             f"ONNX Runtime failed: {exc}") from exc
+    after = alloc.in_use
+    cur = peak = before
+    events = alloc.events[start:]
+    opened: dict[int, int] = {}  # offset -> index of its allocation in events
+    temps: set[int] = set()  # allocations freed during the run
+    for i, (kind, off, size) in enumerate(events):
+        cur += size if kind == "a" else -size
+        peak = max(peak, cur)
+        if kind == "a":
+            opened[off] = i
+        elif off in opened:
+            temps.add(opened.pop(off))
+    parts: list[int] = []
+    number: dict[int, int] = {}  # offset -> temporary's number (from 1)
+    for i, (kind, off, size) in enumerate(events):
+        if kind == "a" and i in temps:
+            number[off] = len(number) + 1
+            parts.append(size)
+        elif kind == "f" and off in number:
+            parts.append(-number.pop(off))
+    binding.clear_binding_outputs()
+    sess.close()
+    outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
+    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
+    copied = sum(rounded(types[i].nbytes) for i in dict.fromkeys(p.node.input)
+                 if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
+    return KernelMemory(scratch=max(0, peak - after), persistent=max(0, after - before - outs),
+                        prepack=max(0, before - copied), raw=(before, after, peak), parts=tuple(parts))
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:

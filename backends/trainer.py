@@ -150,7 +150,7 @@ class Trainer:
                  cuda_graph: bool = False, settings: DeviceSettings = DEFAULT_SETTINGS) -> None:
         stripped, initial = split_state(model)
         self.kind, self.device_id = parse_device(device)
-        placed = mem_limit is not None and settings.placed(device) and profile_dir is None
+        placed = mem_limit is not None and settings.placed_loop(device) and profile_dir is None
         fixed_buffers = fixed_buffers or placed
         if cuda_graph and self.kind != "cuda":
             raise ModelError("CUDA graph capture needs --device cuda")

@@ -335,6 +335,9 @@ class NodeEvents:
     ``allocs``, ``persistent`` and one ``scratch`` block of the peak stand for them): ``("o", key)`` an output
     of ``allocs``, ``("a", bytes, first_only)`` a temporary, ``("f", n)`` the n-th temporary freed,
     ``("k", bytes)`` kept from the first run on. Only ``passes.placement`` reads them."""
+    scratch_requests: tuple[int, ...] = ()
+    """The scratch request by request where measured so (``backends.scratch.KernelMemory.parts``: ``+bytes``
+    allocates, ``-i`` frees the i-th): remc's layout places each; the arena replay keeps ``scratch``."""
 
 
 @dataclass(frozen=True)
@@ -349,6 +352,9 @@ class GraphEvents:
     """Bytes of the graph inputs the caller feeds (outside the arena)."""
     prepack: int = 0
     """Bytes session creation puts in the arena for the nodes' constant weights (pre-packing)."""
+    prepack_sizes: tuple[int, ...] = ()
+    """Pre-packed bytes per packing node, in node order (each kernel instance packs its own copy: what
+    remc's layout places)."""
 
 
 class KernelBytes(Protocol):
@@ -389,6 +395,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
              if not (n.op_type == "Constant" and n.domain in ("", "ai.onnx"))]
     kernel = kernel or {}
     prepack = 0
+    prepack_sizes: list[int] = []
     packs: set[tuple] = set()
     packed: set[str] = set()  # initializers some kernel packs
     for name, n in zip(names, nodes):
@@ -427,9 +434,10 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 frees.append(b)
         km = kernel.get(name)
         sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
+        parts = tuple(getattr(km, "parts", ()) or ()) if km is not None else ()
         before = _temporaries_before_outputs(n, types, kind)
         if before and km is not None and km.scratch == sum(rounded(b) for b in before):
-            sc = ()  # the measured scratch is these temporaries
+            sc = parts = ()  # the measured scratch is these temporaries
         else:
             before = ()
         persistent = int(km.persistent) if km is not None else 0
@@ -439,10 +447,14 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if key not in packs:
                 packs.add(key)
                 prepack += int(km.prepack)
+            # every kernel instance packs its own copy (a recomputed Gemm too: seen on remc's CPU allocator,
+            # session creation requests one per node); the arena total above keeps its measured dedup
+            prepack_sizes.append(int(km.prepack))
             if key[1] != name:
                 packed.add(key[1])
         reqs = _node_requests(n, allocs, getattr(km, "requests", ()) if km is not None else ())
-        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, reqs))
+        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, reqs,
+                              scratch_requests=parts if sc else ()))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
     if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk
@@ -456,7 +468,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         inits = tuple(types[nm].nbytes for nm in init_names if nm in types
                       and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
-    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack)
+    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack, tuple(prepack_sizes))
 
 
 def _node_requests(n: onnx.NodeProto, allocs: list[tuple[str, int]], measured: Iterable[tuple]) -> tuple[tuple, ...]:

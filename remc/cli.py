@@ -112,15 +112,26 @@ class _Parser(argparse.ArgumentParser):
 
 def _placement_opt(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", choices=("remc", "arena"), default="remc",
-                   help="CUDA: where tensors live under the cap: 'remc' (default) lays every tensor out at its own "
-                        "address in one buffer of the cap; 'arena' uses ONNX Runtime's BFC arena with "
-                        "gpu_mem_limit = cap (fragmentation makes it need more). CPU always uses the arena")
+                   help="where tensors live under the cap: 'remc' (default) lays every tensor out at its own "
+                        "address in one buffer of the cap (CUDA: gpu_external_alloc; CPU: ONNX Runtime's C library "
+                        "with remc's allocator; remc train and demo keep the arena on CPU); 'arena' uses ONNX "
+                        "Runtime's BFC arena capped at the cap (fragmentation makes it need more)")
 
 
 def device_settings(args: argparse.Namespace):
-    """The ``DeviceSettings`` a command's options ask for (built once, carried to every session)."""
+    """The ``DeviceSettings`` a command's options ask for (built once, carried to every session). Where remc's
+    CPU placement is asked for but cannot be used here, a note on stderr says why (the arena is used)."""
     from .backends.runtime import DeviceSettings
-    return DeviceSettings(placement=getattr(args, "placement", "remc"))
+    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
+    if settings.placement == "remc" and str(getattr(args, "device", "cpu")).startswith("cpu"):
+        from .backends import capi
+        if not capi.available():
+            try:
+                capi.api()
+            except RemcError as e:
+                print(f"remc: note: remc's CPU placement is not available ({e}); ONNX Runtime's arena holds the "
+                      "tensors", file=sys.stderr)
+    return settings
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -45,6 +45,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .run_cli import run_graph
     from .train import TrainOptions, compile_step_graph, data_feeds, reference_run, run_training
     settings = settings or runtime.DEFAULT_SETTINGS
+    if not settings.placed_loop(device):  # the demo trains: on CPU the loop runs on ONNX Runtime's arena
+        settings = dataclasses.replace(settings, placement="arena")
 
     if model not in zoo.list_models():
         raise RemcError(f"unknown zoo model {model!r}; models: {', '.join(zoo.list_models())}")
@@ -169,10 +171,10 @@ def demo_command(args: argparse.Namespace) -> int:
     from .ir.errors import RuntimeFailure
     from .progress import solver_progress
     with solver_progress(args.strategy) as progress:
-        from .backends.runtime import DeviceSettings
+        from .cli import device_settings
         rep = run_demo(args.model, fraction=args.fraction, strategy=args.strategy, time_limit=args.time_limit,
                        device=args.device, workdir=args.workdir, batch=args.batch, steps=args.steps,
-                       progress=progress, settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
+                       progress=progress, settings=device_settings(args))
     print_demo(rep)
     if not rep["outputs_match"]:
         raise RuntimeFailure(rep.get("error", "outputs differ"))

@@ -85,7 +85,7 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
     steps = max(int(steps), 2)
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
-    if settings.placed(device):
+    if settings.placed_loop(device):
         ev, _, outside = train_events(step, device, measure_kernels=measure_kernels, fixed_buffers=True,
                                       settings=settings)
         lay = layout(ev)
@@ -214,7 +214,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                                            reserve=reserve), state, report, on_pass, on_round)
     # solver budgets: plan too big at; strategy infeasible at
     too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
-    for rnd in range(1, max_rounds + 1):
+    upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
+    stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
+    for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
         pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline) if steps is None else \
@@ -246,13 +248,24 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             break
         live = int(state.sim.peak) if state.sim is not None else int(state.budget)
         too_big = min(too_big, live)
+        stride = stride * 2 if last_need is not None and pred.total >= last_need else 1
+        last_need = pred.total
         while True:
-            if infeasible is None:
-                new = too_big - max(excess, budget // 200)
+            new: int | None
+            if upward is not None:
+                new = upward.pop(0) if upward else None
+            elif infeasible is None:
+                new = too_big - stride * max(excess, budget // 200)
             else:
                 new = (infeasible + too_big) // 2
-            if rnd == max_rounds or new <= int(state.dag.constant) or \
-                    (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)):
+            if upward is None and first_error is None and (
+                    rnd >= max_rounds or new is None or new <= int(state.dag.constant)
+                    or (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256))):
+                upward = _upward_budgets(report, budget)  # the need is not monotone in the solver budget
+                new = upward.pop(0) if upward else None
+            if new is None or rnd >= max_rounds + UPWARD_ROUNDS or (upward is None and (
+                    rnd >= max_rounds or new <= int(state.dag.constant)
+                    or (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)))):
                 best = min(h["predicted"] for h in report.history if "predicted" in h)
                 if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
                     state.budget = budget
@@ -266,7 +279,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"({what} plus inputs and parameters; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))})"
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}); least "
+                                f"feasible for {state.schedule.strategy} found: {best} bytes"
                                  + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new
             report.solver_budget = new
@@ -277,11 +291,34 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                                  reserve=_after_solve(clock)), state, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
-                infeasible = new
+                if upward is None:
+                    infeasible = new
                 report.history.append({"round": rnd, "solver_budget": new, "infeasible": True})
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+UPWARD_ROUNDS = 3
+"""Rounds ``compile_fit`` may spend above the first round's solver budget once lowering it found no plan."""
+
+
+def _upward_budgets(report: FitReport, budget: int) -> list[int]:
+    """Solver budgets between the first round's and the user's budget, not tried yet: the device's need is
+    not monotone in the solver budget (a tighter live-bytes schedule may place its peak where the layout or
+    the arena needs more: VGG16 test size on remc's CPU placement, approx: 1045888 bytes at a solver budget
+    of 790 KiB, 1077888 at 700 KiB), so once lowering it fails, a few higher ones are tried."""
+    first = next((h["solver_budget"] for h in report.history if "predicted" in h), None)
+    if first is None or first >= budget:
+        return []
+    tried = [h["solver_budget"] for h in report.history]
+    step = (budget - first) / (UPWARD_ROUNDS + 1)
+    out = []
+    for k in range(1, UPWARD_ROUNDS + 1):
+        b = int(first + k * step)
+        if all(abs(b - t) > max(budget // 1000, 256) for t in tried):
+            out.append(b)
+    return out
 
 
 def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline: float | None,
@@ -398,7 +435,7 @@ def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: 
     """The replayed training loop ``compile_fit`` judges: the one asked for, or (``fixed_buffers`` None) fixed
     buffers when they fit the budget, else fresh outputs when they do, else the one that needs less."""
     from .backends import runtime
-    placed = (settings or runtime.DEFAULT_SETTINGS).placed(device)  # remc's allocator: fixed buffers only
+    placed = (settings or runtime.DEFAULT_SETTINGS).placed_loop(device)  # remc's allocator: fixed buffers only
     loops = [True] if placed else [True, False] if fixed_buffers is None else [fixed_buffers]
     best: tuple[bool, ArenaPrediction] | None = None
     for fixed in loops:

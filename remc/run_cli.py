@@ -28,7 +28,11 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     On CUDA with remc's placement (``settings``, a ``backends.runtime.DeviceSettings``; the default there) a
     capped run allocates from one buffer of the cap (less the bytes outside it) at the addresses of remc's
     layout: ``measured_peak`` is the buffer's high-water mark plus the bytes outside, ``predicted_peak`` the
-    layout's height plus the same. Without a cap, and on CPU, ONNX Runtime's arena holds the tensors.
+    layout's height plus the same. On CPU remc's placement drives ONNX Runtime's C library (``backends.capi``)
+    the same way. Without a cap on CPU the session is the one predicted, sized to the predicted need
+    (``cap_from_prediction``: remc's buffer of the layout's height, or with placement 'arena' a one-region
+    arena of the replayed need), so measured equals predicted there too; without a cap on CUDA ONNX Runtime's
+    arena holds the tensors.
     """
     from .backends import runtime
     from .fit import predict
@@ -46,16 +50,31 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
     cap = runtime.arena_cap(proto, device, mem_limit) if mem_limit is not None else None
-    placed = cap is not None and settings.placed(device)
-    pred = predict(proto, device, cap=cap, settings=settings if placed else
-                   dataclasses.replace(settings, placement="arena"))
+    sized = cap is None and not device.startswith("cuda")
+    if sized:
+        # no cap on CPU: the session is the one remc predicts (remc's buffer, or ONNX Runtime's arena as one
+        # region), of the size it predicts; ONNX Runtime's default arena would hold other bytes
+        placed = settings.placed(device)
+        pred = predict(proto, device, settings=settings if placed else dataclasses.replace(settings, placement="arena"))
+        cap = pred.arena
+    else:
+        placed = cap is not None and settings.placed(device)
+        pred = predict(proto, device, cap=cap, settings=settings if placed else
+                       dataclasses.replace(settings, placement="arena"))
     # remc's placement: the layout's height is the need (what the buffer's high-water mark will be)
     rep.update(predicted_peak=pred.total if placed else pred.in_use_total,
                predicted_held=pred.total, predicted_in_use=pred.in_use_total, outside_arena=pred.outside,
                mem_limit=mem_limit, placement="remc" if placed else "arena")
     rep["arena_cap"] = cap
+    rep["cap_from_prediction"] = sized
     feeds = runtime.random_inputs(proto, seed)
-    res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
+    try:
+        res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
+    except runtime.OutOfMemory as e:  # say what the least cap is
+        what = "remc's layout's height" if placed else "the replayed arena's least cap"
+        raise runtime.OutOfMemory(f"{e}; this graph needs {pred.total} bytes ({what} plus {pred.outside} outside "
+                                  f"it): --mem-limit {pred.total} runs it", e.requested, e.available, e.limit,
+                                  e.node) from e
     if res.placement is not None:
         rep["placement_stats"] = res.placement
     out = res.outside_bytes
@@ -140,11 +159,11 @@ def run_command(args: argparse.Namespace) -> int:
     for path in (args.model, args.compare, args.plan):
         if path is not None:
             check_readable(Path(path))
-    from .backends.runtime import DeviceSettings
+    from .cli import device_settings
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
                     batch=getattr(args, "batch", None),
-                    settings=DeviceSettings(placement=getattr(args, "placement", "remc")))
+                    settings=device_settings(args))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
@@ -177,8 +196,11 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"replayed arena needs a cap of {format_size(rep['predicted_held'])} ({rep['predicted_held']} "
                      f"bytes)")
     if rep["measured_peak"] is not None:
+        where = "remc's buffer" if rep.get("placement") == "remc" else "a one-region arena"
         lim = [f"budget {format_size(budget)}" if budget is not None else "",
-               f"ran under a cap of {format_size(cap)}" if cap is not None else "no cap"]
+               f"ran under a cap of {format_size(cap)}" if cap is not None else
+               f"no cap given: ran in {where} sized to the predicted need ({rep['predicted_held']} bytes in all)"
+               if rep.get("cap_from_prediction") else "no cap"]
         lines.append("  " + ", ".join(x for x in lim if x))
     if rep.get("predicted_cost") is not None:
         lines.append(f"  predicted cost {rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal); "

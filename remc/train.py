@@ -143,7 +143,7 @@ def reference_run(model: onnx.ModelProto, opts: TrainOptions) -> dict[str, Any]:
     if opts.mem_limit is not None:
         # under the same cap as remc's allocator places it, and (CUDA) as ONNX Runtime's arena does
         ways = [("", settings)] + ([("_arena", dataclasses.replace(settings, placement="arena"))]
-                                   if settings.placed(opts.device) else [])
+                                   if settings.placed_loop(opts.device) else [])
         for tag, st in ways:
             try:
                 train(model, feeds, max(opts.steps, 2), opts.device, mem_limit=opts.mem_limit, settings=st,
@@ -165,8 +165,8 @@ def train_command(args: argparse.Namespace) -> int:
         raise ModelError(f"--steps must be >= 1, got {args.steps}")
     if args.device.startswith("cuda"):
         require_cuda()
-    from .backends.runtime import DeviceSettings
-    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
+    from .cli import device_settings
+    settings = device_settings(args)
     opt = OptimizerOptions(kind=args.optimizer, lr=args.lr, momentum=args.momentum,
                            weight_decay=args.weight_decay)
     model = step_graph(load_model(args.model), opt)

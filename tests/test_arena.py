@@ -100,7 +100,7 @@ def test_least_cap_of_a_zoo_graph_is_replayed_exactly_in_every_session() -> None
              State(model=zoo.export("unet", batch, train=True, **cfg), budget=1 << 50))
     m = st.lowered
     feeds = runtime.random_inputs(m, 0)
-    cap = predict(m, "cpu").arena
+    cap = predict(m, "cpu", settings=runtime.DeviceSettings(placement="arena")).arena
     for _ in range(3):
         assert runtime._fits(m, "cpu", feeds, cap, runs=2)
         assert not runtime._fits(m, "cpu", feeds, cap - 256, runs=2)
@@ -119,10 +119,20 @@ def test_compile_fit_plan_runs_under_a_cap_equal_to_the_budget() -> None:
     st.budget = int(0.95 * need)
     fit = compile_fit(stages(passes, first="schedule"), st, device="cpu", verify=True)
     assert fit.prediction.total <= st.budget and st.plan.budget == st.budget and fit.verified
-    feeds = runtime.random_inputs(st.lowered, 0)
-    cap = runtime.arena_cap(st.lowered, "cpu", st.budget)
-    assert runtime._fits(st.lowered, "cpu", feeds, cap, runs=2)
-    assert not runtime._fits(train, "cpu", runtime.random_inputs(train, 0), runtime.arena_cap(train, "cpu", st.budget))
+    assert fit.prediction.placement == ("remc" if runtime.DEFAULT_SETTINGS.placed("cpu") else "arena")
+
+    def fits(model) -> bool:  # as `remc run --mem-limit <budget>` runs it (remc's placement on CPU by default)
+        cap = runtime.arena_cap(model, "cpu", st.budget)
+        try:
+            sess, alloc = runtime.capped_session(model, "cpu", cap)
+            r = runtime.Runner(sess, runtime.random_inputs(model, 0), "cpu", mem_limit=cap, allocator=alloc)
+            r()
+            r()
+            return True
+        except runtime.OutOfMemory:
+            return False
+
+    assert fits(st.lowered) and not fits(train)
 
 
 def test_compare_fails_a_deliberately_wrong_plan() -> None:

@@ -210,8 +210,10 @@ def test_no_module_level_device_switches():
 
 
 def test_device_settings():
+    from remc.backends import capi
     from remc.backends.runtime import DeviceSettings
-    assert DeviceSettings().placed("cuda") and not DeviceSettings().placed("cpu")
+    assert DeviceSettings().placed("cuda") and DeviceSettings().placed("cpu") == capi.available()
+    assert not DeviceSettings().placed_loop("cpu") and DeviceSettings().placed_loop("cuda")
     assert not DeviceSettings(placement="arena").placed("cuda:0")
     with pytest.raises(ValueError):
         DeviceSettings(placement="bogus")

@@ -55,7 +55,8 @@ def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path
     (profile share, kernel share, each solve's) lies within the limit."""
     res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(_chain(tmp_path)), "--budget", "1900",
                           "-o", str(tmp_path / "o.onnx"), "--strategy", "approx", "--granularity", "fine",
-                          "--time-limit", "40", "--json"], capture_output=True, text=True, timeout=300)
+                          "--time-limit", "40", "--json", "--placement", "arena"], capture_output=True, text=True,
+                         timeout=300)
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
     t = rep["time"]

@@ -27,6 +27,9 @@ from remc.ir.errors import RemcError
 from remc.passes.strategies import SOLVER_NAMES, STRATEGIES
 from remc.pipeline import State, compile_pipeline, run, stages
 
+ARENA = runtime.DeviceSettings(placement="arena")
+"""This table is ONNX Runtime's BFC arena's (remc's CPU placement: tools/cpu_placement_evidence.py)."""
+
 
 def measure_under_cap(model, budget: int) -> dict:
     cap = runtime.arena_cap(model, "cpu", budget)
@@ -49,7 +52,7 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
     batch = cfg.pop("batch")
     train = zoo.export(name, batch, train=True, **cfg)
     st = run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50))
-    full = predict(st.lowered, "cpu")
+    full = predict(st.lowered, "cpu", settings=ARENA)
     budget = int(fraction * full.total)
     rows = []
     for strat in STRATEGIES:
@@ -60,13 +63,13 @@ def one_model(name: str, fraction: float, time_limit: float) -> dict:
         t0 = time.perf_counter()
         row: dict = {"strategy": strat}
         try:
-            fit = compile_fit(stages(passes, first="schedule"), s, device="cpu", verify=True)
+            fit = compile_fit(stages(passes, first="schedule"), s, device="cpu", verify=True, settings=ARENA)
         except RemcError as e:
             row.update(compiled=False, why=str(e).splitlines()[0][:160])
             rows.append(row)
             continue
         p = fit.prediction
-        at_cap = predict(s.lowered, "cpu", cap=runtime.arena_cap(s.lowered, "cpu", budget))  # in use under the cap
+        at_cap = predict(s.lowered, "cpu", cap=runtime.arena_cap(s.lowered, "cpu", budget), settings=ARENA)  # in use under the cap
         row.update(compiled=True, rounds=fit.rounds, solver_budget=fit.solver_budget, live_peak=int(s.sim.peak),
                    predicted=p.total, predicted_in_use=at_cap.in_use_total, seconds=time.perf_counter() - t0)
         row.update(measure_under_cap(s.lowered, budget))

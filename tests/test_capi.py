@@ -1,0 +1,101 @@
+"""remc's CPU placement: ONNX Runtime's C library driven through ``ctypes`` (``backends/capi.py``), every
+request from remc's allocator at its planned offset."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from remc import zoo
+from remc.backends import capi, runtime
+from remc.backends.placement import model_layout
+from remc.pipeline import State, compile_pipeline, run
+
+pytestmark = pytest.mark.skipif(not capi.available(), reason="no usable onnxruntime C library")
+
+
+@pytest.fixture(scope="module")
+def lowered():
+    """GPT-2 (test size), its checkpoint-all lowered training graph: 388 requests, MatMul/Gemm pre-packing,
+    Softmax, LayerNorm scratch."""
+    cfg = dict(zoo.small_config("gpt2"))
+    batch = cfg.pop("batch")
+    train = zoo.export("gpt2", batch, train=True, **cfg)
+    return run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50)).lowered
+
+
+def test_every_request_at_its_planned_offset(lowered, tmp_path):
+    lay = model_layout(lowered, "cpu")
+    sess, alloc = capi.placed_session(lowered, lay.height, lay, profile_prefix=str(tmp_path / "p"))
+    feeds = runtime.random_inputs(lowered, 0)
+    r = runtime.Runner(sess, feeds, "cpu", mem_limit=lay.height, allocator=alloc)
+    assert alloc.stats.calls == len(lay.sequence("create"))
+    r()
+    first = r.outputs()
+    r()
+    st = alloc.stats
+    assert st.calls == len(lay.sequence("create")) + 2 * len(lay.sequence("run"))
+    assert st.planned == st.calls and st.fallback == 0 and not st.failures
+    assert st.high_water == lay.height  # measured = predicted, to the byte
+    ref = runtime.measure(lowered, "cpu", feeds=feeds, warmup=0, iters=1, mem_method=None)
+    ok, worst = runtime.compare_outputs(first, ref.outputs)
+    assert ok, worst
+    # the node order the C-API session ran is the Python binding's PRIORITY_BASED order
+    with open(sess.end_profiling()) as f:
+        events = json.load(f)
+    ran = [e["name"][: -len("_kernel_time")] for e in sorted(events, key=lambda e: e["ts"])
+           if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")]
+    want = runtime.executed_order(lowered, "cpu", feeds=feeds)
+    assert ran[: len(want)] == want
+
+
+def test_a_request_that_does_not_fit_is_out_of_memory(lowered):
+    lay = model_layout(lowered, "cpu")
+    cap = lay.lower_bound - 4096  # below the live bytes at one moment: no placement holds it
+    sess, alloc = runtime.capped_session(lowered, "cpu", cap)
+    r = runtime.Runner(sess, runtime.random_inputs(lowered, 0), "cpu", mem_limit=cap, allocator=alloc)
+    with pytest.raises(runtime.OutOfMemory) as e:
+        r()
+    msg = str(e.value)
+    assert msg.startswith("out of memory on cpu at node '") and "\n" not in msg
+    assert "remc's buffer" in msg and e.value.requested is not None
+
+
+def test_initializers_that_do_not_fit_fail_the_session(lowered):
+    with pytest.raises(runtime.OutOfMemory) as e:
+        runtime.capped_session(lowered, "cpu", 512)
+    assert "at session creation" in str(e.value)
+
+
+@pytest.mark.parametrize("placement", ["remc", "arena"])
+def test_uncapped_cpu_run_is_the_predicted_configuration(tmp_path, placement):
+    """Without a cap, ``remc run`` on CPU runs the configuration it predicts, sized to the prediction: measured =
+    predicted (was: ONNX Runtime's default arena, MobileNetV2 b2 measured 8964008 vs predicted 8250536)."""
+    from remc.ir.onnx_io import save_model
+    from remc.run_cli import run_graph
+    cfg = dict(zoo.small_config("mobilenet_v2"))
+    cfg.pop("batch")
+    path = tmp_path / "m.onnx"
+    save_model(zoo.export("mobilenet_v2", 1, train=True, **cfg), path)
+    rep = run_graph(str(path), device="cpu", iters=1, settings=runtime.DeviceSettings(placement=placement))
+    assert rep["cap_from_prediction"] and rep["mem_limit"] is None
+    assert rep["placement"] == placement
+    assert rep["measured_peak"] == rep["predicted_peak"]
+
+
+def test_unavailable_cpu_placement_is_said(monkeypatch, capsys):
+    """Where the C library cannot be driven, CPU runs use the arena and the CLI says why (no silent fallback)."""
+    import argparse
+
+    from remc.cli import device_settings
+    from remc.ir.errors import RuntimeFailure
+
+    def broken():
+        raise RuntimeFailure("the session options are not laid out as remc expects")
+
+    monkeypatch.setattr(capi, "available", lambda: False)
+    monkeypatch.setattr(capi, "api", broken)
+    s = device_settings(argparse.Namespace(placement="remc", device="cpu"))
+    assert not s.placed("cpu")
+    err = capsys.readouterr().err
+    assert err.startswith("remc: note: remc's CPU placement is not available (") and "not laid out" in err
