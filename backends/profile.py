@@ -34,6 +34,7 @@ from ..ir.errors import ModelError, RuntimeFailure, UnsupportedOpError
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.costs import flop_costs
 from . import runtime
+from .bounded import run_bounded
 
 MIN_SECONDS = 1e-9
 """Least measured cost of a node."""
@@ -299,9 +300,10 @@ class ProfileCosts:
         # smallest first, so that a deadline never waits on one huge kernel (GPT-2's LM head at batch 8: 70 s
         # a run on a loaded machine); each is started only when its predicted time fits what is left
         order = sorted(probes.values(), key=lambda p: fl[p.name])
-        timed, rate = 0, 0.0  # rate: the most seconds per FLOP measured so far
-        try:
-            total = sum(fl.values())
+        total = sum(fl.values())
+
+        def work(emit) -> None:
+            rate = 0.0  # the most seconds per FLOP measured so far
             for gi, group in enumerate(run_groups(model, order, types, consts)):
                 # the second group needs a run of the graph up to its inputs: at most the whole graph's FLOPs
                 if self._out_of_time() or (gi and needs_run(model, group[0], types, consts)
@@ -309,14 +311,27 @@ class ProfileCosts:
                     break
                 values = self._original_values(model, group, types, consts)
                 for p in group:
-                    work = _work(p, fl, types)
-                    if self._out_of_time() or not self._fits(work * rate):
+                    work_ = _work(p, fl, types)
+                    if self._out_of_time() or not self._fits(work_ * rate):
                         continue
                     t0 = time.perf_counter()
                     secs, runs = self._time(model, p, types, consts, values)
-                    self.cache.put(p.key, secs, p.node.op_type, runs)
-                    rate = max(rate, (time.perf_counter() - t0) / work)  # the whole timing: data, session, runs
-                    timed += 1
+                    emit((p.key, secs, p.node.op_type, runs, self.sessions_built))
+                    rate = max(rate, (time.perf_counter() - t0) / work_)  # the whole timing: data, session, runs
+
+        timed = 0
+
+        def put(item: tuple) -> None:
+            nonlocal timed
+            key, secs, op, runs, built = item
+            self.cache.put(key, secs, op, runs)
+            self.sessions_built = max(self.sessions_built, built)
+            timed += 1
+
+        try:
+            # under a deadline in a child process that is killed at it: one batch-256 run cannot be stopped
+            if probes:
+                run_bounded(work, put, self.deadline)
         finally:
             self.cache.save()
         missing = {k for k in probes if self.cache.get(k) is None}

@@ -32,6 +32,7 @@ from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
+from .bounded import run_bounded
 from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, needs_run, run_groups, signature
 
 
@@ -114,7 +115,9 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
-    try:
+
+    def work(emit) -> None:
+        nonlocal rate
         for gi, group in enumerate(run_groups(model, order, types, consts)):
             # the second group needs a run of the graph up to its integer inputs (at batch 256 a ResNet50
             # forward to its MaxPool, ~20 s loaded): under a deadline only with the time used so far left
@@ -126,9 +129,18 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 if out_of_time(p):
                     continue
                 t0 = time.perf_counter()
-                cache.put(p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type)
+                emit((p.key, _measure(prof, model, p, types, consts, values, device), p.node.op_type))
                 rate = max(rate, (time.perf_counter() - t0) / max(size[p.key], 1))
-                left -= 1
+
+    def put(item: tuple) -> None:
+        nonlocal left
+        cache.put(*item)
+        left -= 1
+
+    try:
+        # under a deadline in a child process that is killed at it: one batch-256 run cannot be stopped
+        if order:
+            run_bounded(work, put, deadline)
     finally:
         cache.save()
     return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
