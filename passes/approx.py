@@ -39,6 +39,10 @@ MAX_LP_COLUMNS = 250_000
 the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB; n=500,
 450k columns: 1.8 GB RSS and unsolved in 120 s on 2 cores, its schedules the repair's +12-15%; n=250: 110k),
 and approx relies on the eviction pass and stage search, with the retention-gap bound as its proven bound."""
+LP_BUILD_SECONDS_PER_COLUMN = 4e-5
+"""Seconds per column that building the LP and handing it to the solver's process take, at least (layered
+n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
+started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
@@ -133,6 +137,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
     elif clock.expired():
         lp_status = "not started (time limit reached)"
+    elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
+        lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
         relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
         try:
@@ -441,6 +447,12 @@ def _exists_text(least_peak: int | None) -> str:
 
 def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
            time_limit: float | None = None, exists: str = "") -> None:
-    lb = least_budget_bound(dag, lp, threads=threads, time_limit=None if time_limit is None else max(time_limit, 5.0))
+    """InfeasibleError with the least-budget bound: the LP's (``least_budget_bound``) when ``time_limit`` (the
+    seconds left; None: no limit) is enough to build and solve it, else the simple bound."""
+    cols = model_columns(dag)
+    if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
+        lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
+    else:
+        lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound){exists}", lb)
