@@ -247,3 +247,13 @@ def test_profile_under_a_deadline_runs_in_a_child_and_fills_the_same_cache(tmp_p
     table, left, total = unmeasured_kernels(m, cache_dir=tmp_path / "b", deadline=time.perf_counter() + 600)
     assert left == 0 and total > 0 and set(table) <= set(got)
     assert unmeasured_kernels(m, cache_dir=tmp_path / "b")[0] == table  # cached by the child's measurements
+
+
+def test_predictor_separates_the_fixed_cost_from_the_rate() -> None:
+    """A tiny op's session overhead must not make every big kernel look too slow to start."""
+    pred = profile.Predictor()
+    assert pred(1e9) == 0.0
+    pred.add(1e3, 0.01)  # session + runs of a tiny op: all fixed cost
+    pred.add(1e6, 0.011)
+    assert pred(1e9) == pytest.approx(0.01 + 1e9 * 0.001 / 1e6)
+    assert pred(1e9) < 1e9 * 0.01 / 1e3  # the old rule: largest seconds per unit of work
