@@ -212,8 +212,8 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
                       extras=extras)
     rep.set_gap(base)
     rep.extras.update(eps=best.eps, rule=best.rule, rounding=o.rounding, budget=int(budget))
-    if clock.expired() and rep.status != "optimal":
-        rep.status = "time_limit"
+    if (clock.expired() or lp_status.startswith("not started")) and rep.status != "optimal":
+        rep.status = "time_limit"  # (an LP not started for lack of time counts as the limit reached)
     sched.report = rep
     return sched
 
