@@ -335,7 +335,8 @@ def least_memory(dag: DAG, budget: int, *, deadline: float | None = None,
                  spans: tuple[int, ...] | None = None) -> tuple[StageState | None, int]:
     """Feasibility first, for budgets where checkpoint-all's repair and the eviction pass find nothing: the
     cheapest of the ``span_start`` schedules that ``repair`` brings within ``budget`` (None when none does in
-    time), and the least peak of any schedule seen (a budget at which a schedule is known to exist).
+    time), and the least peak of any schedule seen, checkpoint-all's included (a budget at which a schedule is
+    known to exist).
 
     Spans are tried largest first (the cheapest when they fit), each until ``deadline`` (a repair that fails
     gets stuck within a second or so at 250 units; one that fits takes 2-7 s); after the first that fits, the
@@ -345,14 +346,14 @@ def least_memory(dag: DAG, budget: int, *, deadline: float | None = None,
     search lowers its cost."""
     if spans is None:
         spans = least_memory_spans(dag.n)
-    least: int | None = None
+    least = int(checkpoint_all(dag).peak(dag))  # a schedule at that peak exists whatever else is found
     best: StageState | None = None
     tried: dict[int, bool] = {}
 
     def attempt(span: int, until: float | None) -> bool:
         nonlocal least, best
         st = StageState(dag, budget, span_start(dag, span))
-        least = int(st.peak.max()) if least is None else min(least, int(st.peak.max()))
+        least = min(least, int(st.peak.max()))
         ok = repair(st, until)
         least = min(least, int(st.peak.max()))
         if ok and (best is None or st.total_cost() < best.total_cost()):
@@ -376,4 +377,4 @@ def least_memory(dag: DAG, budget: int, *, deadline: float | None = None,
                 lo = mid
             else:
                 hi = mid
-    return best, (int(checkpoint_all(dag).peak(dag)) if least is None else least)
+    return best, least
