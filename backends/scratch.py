@@ -40,7 +40,18 @@ from ..ir.errors import ModelError, RuntimeFailure
 from ..ir.onnx_types import TensorType, node_keys, static_types
 from ..passes.arena import ALIAS_OPS, PREPACKING_OPS, initializer_in_arena, rounded
 from . import runtime
-from .profile import JsonCache, ProfileCosts, _cache_key, _constant_values, _Probe, needs_run, run_groups, signature
+from .bounded import run_bounded
+from .profile import (
+    JsonCache,
+    Predictor,
+    ProfileCosts,
+    _cache_key,
+    _constant_values,
+    _Probe,
+    needs_run,
+    run_groups,
+    signature,
+)
 
 
 @dataclass(frozen=True)
@@ -133,18 +144,19 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         if cache.get(k) is None and k not in probes:
             probes[k] = _Probe(k, node, name)
             size[k] = sum(types[x].nbytes for x in list(node.input) + list(node.output) if x and x in types)
-    # with a deadline, smallest tensors first, each started only when its predicted time (its bytes times the
-    # most seconds per byte seen so far) fits: one batch-256 convolution takes 15 s on a loaded machine
+    # with a deadline, smallest tensors first, each started only when its predicted time (``Predictor``: the
+    # fixed cost plus its bytes times the largest rate seen) fits: one batch-256 convolution takes 15 s loaded
     order = sorted(probes.values(), key=lambda p: size[p.key] if deadline is not None else -size[p.key])
-    left, rate = len(order), 0.0
+    left, pred = len(order), Predictor()
 
     def out_of_time(p: _Probe | None = None) -> bool:
-        ahead = 0.0 if p is None else rate * max(size[p.key], 1)
+        ahead = 0.0 if p is None else pred(size[p.key])
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
     buf: _ProbeBuffer | None = _ProbeBuffer(device) if traced and order else None
-    try:
+
+    def work(emit) -> None:
         for gi, group in enumerate(run_groups(model, order, types, consts)):
             # the second group needs a run of the graph up to its integer inputs (at batch 256 a ResNet50
             # forward to its MaxPool, ~20 s loaded): under a deadline only with the time used so far left
@@ -158,9 +170,19 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 t0 = time.perf_counter()
                 km = (_measure_requests(prof, model, p, types, consts, values, device, buf) if buf is not None
                       else _measure(prof, model, p, types, consts, values, device))
-                cache.put(p.key, km, p.node.op_type)
-                rate = max(rate, (time.perf_counter() - t0) / max(size[p.key], 1))
-                left -= 1
+                emit((p.key, km, p.node.op_type))
+                pred.add(size[p.key], time.perf_counter() - t0)
+
+    def put(item: tuple) -> None:
+        nonlocal left
+        cache.put(*item)
+        left -= 1
+
+    try:
+        # under a deadline on CPU in a child process that is killed at it: one batch-256 run cannot be stopped.
+        # CUDA does not survive fork() once initialized: there the deadline is only checked between nodes.
+        if order:
+            run_bounded(work, put, None if runtime.parse_device(device)[0] == "cuda" else deadline)
     finally:
         cache.save()
         if buf is not None:

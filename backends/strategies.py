@@ -74,6 +74,11 @@ WARM_SHARE = 0.7
 """Share of the time limit a warm start's repair (``start``: e.g. a previous fit round's schedule) may use."""
 
 
+NO_INCUMBENT_APPROX_SHARE = 0.6
+"""approx's share of checkmate's limit when no baseline fits (layered n=250 seed 2 at 0.8: at 0.3 its least-memory
+starts got 3 s and found nothing, and CP-SAT's C=2 model then found nothing in 26 s)."""
+
+
 def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> Schedule | None:
     """``start`` repaired to fit (passes/stagesearch.py ``repair_start``, within WARM_SHARE of the limit), else
     the best baseline (a repaired schedule of a previous solve is far cheaper than any baseline: ResNet50
@@ -159,7 +164,9 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
     its LP at the budget proved (cost units; -inf when none) and a note. Failures are notes. ``state``
     receives approx's cheapest rounded schedule over the budget (``solve_approx``)."""
     left = clock.left()
-    sub = Clock(None if left is None else min(left, o.approx_share * (o.time_limit or 0.0)))
+    # nothing fits yet (no baseline, no warm start): approx's feasibility-first stage search needs the time
+    share = o.approx_share if incumbent is not None else max(o.approx_share, NO_INCUMBENT_APPROX_SHARE)
+    sub = Clock(None if left is None else min(left, share * (o.time_limit or 0.0)))
     try:
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum

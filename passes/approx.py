@@ -39,6 +39,10 @@ MAX_LP_COLUMNS = 250_000
 the memory and time of a small machine (random layered n=1000, 1.8M columns: out of memory at 7.3 GB; n=500,
 450k columns: 1.8 GB RSS and unsolved in 120 s on 2 cores, its schedules the repair's +12-15%; n=250: 110k),
 and approx relies on the eviction pass and stage search, with the retention-gap bound as its proven bound."""
+LP_BUILD_SECONDS_PER_COLUMN = 4e-5
+"""Seconds per column that building the LP and handing it to the solver's process take, at least (layered
+n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
+started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
@@ -120,9 +124,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                    deadline=bound_deadline(clock)).bound
     cols = model_columns(dag)
     staged = None
+    found: dict[str, int] = {}
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
-        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE)
+        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE,
+                               found)
         given = _cheaper(given, staged)
     note("lp")
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
@@ -131,6 +137,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
     elif clock.expired():
         lp_status = "not started (time limit reached)"
+    elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
+        lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
         relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
         try:
@@ -166,12 +174,15 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     best = _cheaper(best, given)
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
+        exists = _exists_text(found.get("least_peak"))
         if clock.expired():
             raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
-                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt})", lp_bound)
+                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt}); the least budget "
+                               f"for this order is at least {simple_lower_bound(dag)} bytes (proven lower bound)"
+                               f"{exists}", lp_bound)
         how = "LP rounding and repair" if o.refine else "LP rounding"
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
-               o.threads, clock.left())
+               o.threads, clock.left(), exists)
     extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
@@ -201,20 +212,21 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
                       extras=extras)
     rep.set_gap(base)
     rep.extras.update(eps=best.eps, rule=best.rule, rounding=o.rounding, budget=int(budget))
-    if clock.expired() and rep.status != "optimal":
-        rep.status = "time_limit"
+    if (clock.expired() or lp_status.startswith("not started")) and rep.status != "optimal":
+        rep.status = "time_limit"  # (an LP not started for lack of time counts as the limit reached)
     sched.report = rep
     return sched
 
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
-                  share: float) -> _Candidate | None:
+                  share: float, info: dict | None = None) -> _Candidate | None:
     """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
     (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
-    warm start or the best baseline) competes as a start of the local search."""
+    warm start or the best baseline) competes as a start of the local search. ``info`` receives the
+    least-memory phase's ``least_peak`` when it ran (``evict_search``)."""
     left = clock.left()
     end = time.perf_counter() + (30.0 if left is None else share * left)
-    found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S)
+    found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info)
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
@@ -426,8 +438,21 @@ class _LpStopped(SolverError):
         self.bound = bound
 
 
+def _exists_text(least_peak: int | None) -> str:
+    """'; a schedule exists at M bytes (...)' for the least peak the least-memory phase saw ('' when none)."""
+    if least_peak is None:
+        return ""
+    return f"; a schedule exists at {int(least_peak)} bytes (the least-memory schedule found)"
+
+
 def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
-           time_limit: float | None = None) -> None:
-    lb = least_budget_bound(dag, lp, threads=threads, time_limit=None if time_limit is None else max(time_limit, 5.0))
+           time_limit: float | None = None, exists: str = "") -> None:
+    """InfeasibleError with the least-budget bound: the LP's (``least_budget_bound``) when ``time_limit`` (the
+    seconds left; None: no limit) is enough to build and solve it, else the simple bound."""
+    cols = model_columns(dag)
+    if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
+        lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
+    else:
+        lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
-                          f"needs at least {lb} bytes (proven lower bound)", lb)
+                          f"needs at least {lb} bytes (proven lower bound){exists}", lb)

@@ -166,20 +166,33 @@ wins varies by graph (random layered n=1000 at 0.8: 5.6-9.5%, or no schedule; Re
 
 
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
-                 start: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+                 start: np.ndarray | None = None,
+                 info: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
     ``VARIANTS``, of the stage search's repair from checkpoint-all (a third of the time left) and of ``start``
     (an S within budget, e.g. a warm start), improved by the stage search's ``improve`` until ``deadline``.
-    None when none finds one in time."""
-    from .stagesearch import improve, repair
+    None when none finds one in time.
+
+    When no eviction setting has fitted by a third of the time, the others are skipped (and the repair gets a
+    fifth of the time left instead of a third). When none of those fits,
+    the least-memory starts (``stagesearch.least_memory``: values kept only shortly
+    before their reads, repaired) get the time left, so that a schedule is found wherever one
+    is within reach. ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule
+    seen in that phase (None when it did not run)."""
+    from .stagesearch import improve, least_memory, repair
     best, how = None, ""
     if start is not None:
         st0 = StageState(dag, budget, start)
         if st0.peak.max() <= budget:
             best, how = st0, "the given schedule"
+    t0 = time.perf_counter()
+    third = None if deadline is None else t0 + (deadline - t0) / 3
     for w, c, net in VARIANTS:
-        if deadline is not None and time.perf_counter() >= deadline:
+        now = time.perf_counter()
+        if deadline is not None and now >= deadline:
             break
+        if best is None and third is not None and now >= third:
+            break  # none fitted in a third of the time: the repair and the least-memory starts get the rest
         st = evict_schedule(dag, budget, deadline=deadline, weight=w, closure=c, net=net)
         if st is not None and (best is None or st.total_cost() < best.total_cost()):
             best, how = st, f"eviction (weight {w:g}, closure {c}, net {net})"
@@ -187,9 +200,18 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     # sometimes far off (random layered n=500 at 0.9: +226%, where the repair gives +14%)
     left = None if deadline is None else deadline - time.perf_counter()
     rep = StageState(dag, budget, checkpoint_all(dag).S)
-    if (left is None or left > 0) and repair(rep, None if left is None else time.perf_counter() + left / 3):
+    share = 3 if best is not None else 5  # nothing fits yet: keep more for the least-memory starts
+    if (left is None or left > 0) and repair(rep, None if left is None else time.perf_counter() + left / share):
         if best is None or rep.total_cost() < best.total_cost():
             best, how = rep, "stage search repair"
+    if best is None:  # feasibility first: a schedule at all, however expensive, before its cost
+        left = None if deadline is None else deadline - time.perf_counter()
+        if left is None or left > 0:
+            st, least = least_memory(dag, budget, deadline=deadline)
+            if info is not None:
+                info["least_peak"] = least
+            if st is not None:
+                best, how = st, "least-memory start, repaired"
     if best is None:
         return None
     best = StageState(dag, budget, best.S)  # fresh rows for the search

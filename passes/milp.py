@@ -107,7 +107,9 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
         if res is not None and model is not None and res.status == "infeasible":
             _raise_infeasible(dag, budget, lp, o.threads, clock.left(), proven=model.scale.exact)
         raise NoScheduleInTime(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
-                          + (f" (time limit {o.time_limit:g} s)" if o.time_limit else ""))
+                               + (f" (time limit {o.time_limit:g} s)" if o.time_limit else "")
+                               + f"; the least budget for this order is at least {simple_lower_bound(dag)} bytes "
+                               "(proven lower bound)")
     return _finish(dag, budget, seed, base, sources, extras, o, clock, res)
 
 
@@ -129,7 +131,8 @@ def _finish(dag: DAG, budget: int, seed: Schedule, base: float, sources: dict, e
     rep.set_gap(base)
     if rep.gap is not None and rep.gap <= o.gap + 1e-12:
         rep.status = "optimal"
-    elif clock.expired() or (res is not None and res.status == "time_limit"):
+    elif clock.expired() or (res is not None and res.status == "time_limit") \
+            or str(extras.get("milp", "")).startswith("not started"):  # too little time left to start it
         rep.status = "time_limit"
     else:
         rep.status = "feasible"

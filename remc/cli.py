@@ -396,8 +396,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run, stages
     from .progress import solver_progress
-    from .timebudget import ONLY_ROUND_SHARE, CompileClock
-    clock = CompileClock(args.time_limit)  # --time-limit covers the whole compile (remc/timebudget.py)
+    from .timebudget import ONLY_ROUND_SHARE, CompileClock, process_age
+    # --time-limit covers the whole compile from the process's start (remc/timebudget.py)
+    clock = CompileClock(args.time_limit, started_ago=process_age())
     options = _strategy_options(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:

@@ -227,3 +227,33 @@ def test_profile_on_cuda(tmp_path) -> None:
     t = profile.profile_costs(m, device="cuda", cache_dir=tmp_path, repeats=3, time_cap=0.05)
     assert len(t) == len(m.graph.node) and min(t.values()) > 0
     assert profile.device_tag("cuda").startswith("cuda/")
+
+
+def test_profile_under_a_deadline_runs_in_a_child_and_fills_the_same_cache(tmp_path) -> None:
+    """With a deadline the timings run in a child process (killed at the deadline: backends/bounded.py); a
+    generous one lets every signature through, into the parent's cache and the summary."""
+    import time
+
+    from remc.backends.scratch import unmeasured_kernels
+
+    m = train_model()
+    free = profile.ProfileCosts("cpu", cache_dir=tmp_path / "a", repeats=2, time_cap=0.02).apply(m)
+    bounded = profile.ProfileCosts("cpu", cache_dir=tmp_path / "b", repeats=2, time_cap=0.02,
+                                   deadline=time.perf_counter() + 600)
+    got = bounded.apply(m)
+    assert set(got) == set(free) and bounded.summary.timed == len(
+        json.loads((tmp_path / "b" / "profile.json").read_text())["entries"]) > 0
+    assert bounded.summary.estimated == 0 and bounded.sessions_built == bounded.summary.timed + 1
+    table, left, total = unmeasured_kernels(m, cache_dir=tmp_path / "b", deadline=time.perf_counter() + 600)
+    assert left == 0 and total > 0 and set(table) <= set(got)
+    assert unmeasured_kernels(m, cache_dir=tmp_path / "b")[0] == table  # cached by the child's measurements
+
+
+def test_predictor_separates_the_fixed_cost_from_the_rate() -> None:
+    """A tiny op's session overhead must not make every big kernel look too slow to start."""
+    pred = profile.Predictor()
+    assert pred(1e9) == 0.0
+    pred.add(1e3, 0.01)  # session + runs of a tiny op: all fixed cost
+    pred.add(1e6, 0.011)
+    assert pred(1e9) == pytest.approx(0.01 + 1e9 * 0.001 / 1e6)
+    assert pred(1e9) < 1e9 * 0.01 / 1e3  # the old rule: largest seconds per unit of work

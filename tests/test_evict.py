@@ -118,3 +118,25 @@ def test_solvers_out_of_time_still_return_the_best_baseline():
         assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
         assert sched.report.cost <= base.cost(dag) + 1e-9
         assert sched.report.bound <= sched.report.cost
+
+
+def test_least_memory_finds_a_schedule_where_repair_and_eviction_find_none():
+    """Feasibility first (issue #12 item 5): at this budget checkpoint-all's repair and every eviction setting
+    fail; the least-memory starts find a schedule, and approx's stage search returns it (before: none)."""
+    import time
+
+    from remc.passes.stagesearch import StageState, least_memory, repair
+
+    dag = _layered(80, 10, 1)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert not repair(StageState(dag, budget, checkpoint_all(dag).S), None)
+    assert all(evict_schedule(dag, budget, weight=w, closure=c, net=net) is None for w, c, net in VARIANTS)
+    st, least = least_memory(dag, budget)
+    assert st is not None and least <= budget
+    R, S = clean(dag, st.R, st.S)
+    assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+    info: dict = {}
+    found = evict_search(dag, budget, deadline=time.perf_counter() + 10, info=info)  # improve stops there
+    assert found is not None and found[3] == "least-memory start, repaired" and info["least_peak"] <= budget
+    R, S = clean(dag, found[0], found[1])
+    assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget

@@ -43,6 +43,15 @@ def test_every_deadline_comes_from_one_clock() -> None:
     assert CompileClock(None).solve_limit(0.5) == (None, None) and CompileClock(None).until(0.3) is None
 
 
+def test_the_clock_counts_the_process_start_up() -> None:
+    """Python's start and the imports before the compile (``process_age``) are inside the limit."""
+    from remc.timebudget import process_age
+    c = CompileClock(30.0, now=FakeTime(), started_ago=4.0)
+    assert c.phases[0].name == "start-up" and c.phases[0].start == 0.0 and c.phases[0].seconds >= 4.0
+    assert c.elapsed() >= 4.0 and c.left() <= 26.0 and c.summary()["phases"][0]["phase"] == "start-up"
+    assert process_age() >= 0.0
+
+
 def _chain(tmp_path: Path) -> Path:
     src = tmp_path / "chain.onnx"
     onnx.save(onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text()), src)
@@ -50,7 +59,7 @@ def _chain(tmp_path: Path) -> Path:
 
 
 def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path) -> None:
-    """The report's seconds are the whole compile's; the phases (import ... write) are in order on one clock,
+    """The report's seconds are the whole compile's; the phases (start-up, import ... write) are in order on one clock,
     none starts before the previous ended, their seconds add up to at most the total, and every deadline
     (profile share, kernel share, each solve's) lies within the limit."""
     res = subprocess.run([sys.executable, "-m", "remc.cli", "compile", str(_chain(tmp_path)), "--budget", "1900",
@@ -61,7 +70,7 @@ def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path
     rep = json.loads(res.stdout)
     t = rep["time"]
     names = [p["phase"] for p in t["phases"]]
-    assert names[:3] == ["import", "costs", "units"] and names[-1] == "write"
+    assert names[:4] == ["start-up", "import", "costs", "units"] and names[-1] == "write"
     assert {"kernel memory", "schedule", "plan", "lower", "arena check"} <= set(names)
     assert t["time_limit"] == 40.0 and rep["seconds"] == t["seconds"]
     ends = [p["start"] + p["seconds"] for p in t["phases"]]
