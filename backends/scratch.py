@@ -22,6 +22,8 @@ its outputs, temporaries (with the point each is freed) and kept buffers, and wh
 first run makes. ``passes.placement`` then lays out each request with its real lifetime instead of one
 scratch block of the peak: a kernel that requests 194 MB, frees it and then requests 259 MB (U-Net's
 ConvTranspose gradient) gets exactly those two blocks. ``scratch``/``persistent`` are derived from them.
+On CPU with remc's placement (``backends.capi``) the same requests come from two runs of a C-API session on
+remc's allocator (``_measure_placed``, its ``events``), with the pre-packed weights of session creation.
 
 Results are cached on disk like profiled costs (``~/.cache/remc/costs/scratch.json``), keyed by
 signature, device (CPU model and core count, or GPU name) and onnxruntime version. Thread count
@@ -70,10 +72,6 @@ class KernelMemory:
     ``("k", bytes)`` a buffer the kernel keeps from its first run on."""
     later_extra: int = 0
     """Temporaries a later run requested that the first run did not (not representable: 0 when exact)."""
-    parts: tuple[int, ...] = ()
-    """Measured on remc's allocator (CPU): the kernel's temporaries request by request, in order: ``+bytes``
-    allocates the next one (256-rounded), ``-i`` frees the i-th (from 1). MLAS' im2col buffer: ``(b, -1)``;
-    LogSoftmax's two buffers: ``(b, b, -1, -2)``. Empty when not measured so."""
 
 
 class _Cache(JsonCache):
@@ -87,7 +85,7 @@ class _Cache(JsonCache):
         return None if e is None else KernelMemory(int(e["scratch"]), int(e["persistent"]), int(e["prepack"]),
                                                    tuple(e.get("raw", (0, 0, 0))),
                                                    tuple(tuple(r) for r in e.get("requests", ())),
-                                                   int(e.get("later_extra", 0)), tuple(e.get("parts", ())))
+                                                   int(e.get("later_extra", 0)))
 
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
@@ -95,8 +93,6 @@ class _Cache(JsonCache):
         if km.requests or km.later_extra:
             self.new[key]["requests"] = [list(r) for r in km.requests]
             self.new[key]["later_extra"] = km.later_extra
-        if km.parts:
-            self.new[key]["parts"] = list(km.parts)
 
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
@@ -138,7 +134,7 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     for name, node in zip(keys, model.graph.node):
         if node.op_type in NO_KERNEL_MEMORY:
             continue
-        k = ("req:" if traced else "mem:remc2:" if _on_remc_allocator(device, settings) else "mem:") + \
+        k = ("req:" if traced else "mem:remc3:" if _on_remc_allocator(device, settings) else "mem:") + \
             _cache_key(signature(model, node, types, set(consts)), device, settings)
         node_key[name] = k
         if cache.get(k) is None and k not in probes:
@@ -364,13 +360,15 @@ def kernel_memory_of(merged: tuple[tuple[tuple, ...], int]) -> KernelMemory:
 
 def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Probe, types: dict[str, TensorType],
                     consts: dict, device: str) -> KernelMemory:
-    """Kernel memory of a one-node model run on remc's allocator (``backends.capi``): every request is seen
-    with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
-    copies; ``persistent``: what the run left allocated beyond its outputs; ``scratch``: the peak during the
-    run above what it left; ``parts``: the temporaries one by one when none overlaps another."""
+    """Kernel memory of a one-node model run twice on remc's allocator (``backends.capi``): every request is
+    seen with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
+    copies; ``persistent``: what the first run left allocated beyond its outputs; ``scratch``: the first run's
+    peak above what it left; ``requests``: the kernel's requests one by one, as on CUDA
+    (``requests_of_run``, ``merge_runs``)."""
     from . import capi
     tensors = sum(types[x].nbytes for x in list(p.node.input) + list(p.node.output) if x and x in types)
     cap = 4 * tensors + (256 << 20)
+    runs: list[list[tuple[str, int, int]]] = []
     try:
         sess, alloc = capi.placed_session(one, cap, None)
         alloc.events = []
@@ -378,43 +376,33 @@ def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Prob
         for inp in sess.get_inputs():
             binding.bind_cpu_input(inp.name, feeds[inp.name])
         before = alloc.in_use
-        start = len(alloc.events)
-        alloc.begin_run()
-        sess.run_with_iobinding(binding)
+        for _ in range(2):
+            start = len(alloc.events)
+            alloc.begin_run()
+            sess.run_with_iobinding(binding)
+            runs.append(list(alloc.events[start:]))
+            if len(runs) == 1:
+                after = alloc.in_use
     except RuntimeFailure as exc:
         raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
                              f"{exc}") from exc
     except RuntimeError as exc:
         raise RuntimeFailure(f"measuring the kernel memory of node {p.name!r} ({p.node.op_type}) on {device}: "
                              f"ONNX Runtime failed: {exc}") from exc
-    after = alloc.in_use
     cur = peak = before
-    events = alloc.events[start:]
-    opened: dict[int, int] = {}  # offset -> index of its allocation in events
-    temps: set[int] = set()  # allocations freed during the run
-    for i, (kind, off, size) in enumerate(events):
+    for kind, _, size in runs[0]:
         cur += size if kind == "a" else -size
         peak = max(peak, cur)
-        if kind == "a":
-            opened[off] = i
-        elif off in opened:
-            temps.add(opened.pop(off))
-    parts: list[int] = []
-    number: dict[int, int] = {}  # offset -> temporary's number (from 1)
-    for i, (kind, off, size) in enumerate(events):
-        if kind == "a" and i in temps:
-            number[off] = len(number) + 1
-            parts.append(size)
-        elif kind == "f" and off in number:
-            parts.append(-number.pop(off))
     binding.clear_binding_outputs()
     sess.close()
-    outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
+    out_bytes = [types[o].nbytes if o and o in types else 0 for o in p.node.output]
+    reqs, extra = merge_runs(requests_of_run(runs[0], out_bytes), requests_of_run(runs[1], out_bytes))
+    outs = sum(rounded(b) for b in out_bytes if b)
     packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
     copied = sum(rounded(types[i].nbytes) for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
     return KernelMemory(scratch=max(0, peak - after), persistent=max(0, after - before - outs),
-                        prepack=max(0, before - copied), raw=(before, after, peak), parts=tuple(parts))
+                        prepack=max(0, before - copied), raw=(before, after, peak), requests=reqs, later_extra=extra)
 
 
 def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str, KernelMemory]:

@@ -335,9 +335,6 @@ class NodeEvents:
     ``allocs``, ``persistent`` and one ``scratch`` block of the peak stand for them): ``("o", key)`` an output
     of ``allocs``, ``("a", bytes, first_only)`` a temporary, ``("f", n)`` the n-th temporary freed,
     ``("k", bytes)`` kept from the first run on. Only ``passes.placement`` reads them."""
-    scratch_requests: tuple[int, ...] = ()
-    """The scratch request by request where measured so (``backends.scratch.KernelMemory.parts``: ``+bytes``
-    allocates, ``-i`` frees the i-th): remc's layout places each; the arena replay keeps ``scratch``."""
 
 
 @dataclass(frozen=True)
@@ -434,10 +431,9 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
                 frees.append(b)
         km = kernel.get(name)
         sc = (int(km.scratch),) if km is not None and km.scratch > 0 else ()
-        parts = tuple(getattr(km, "parts", ()) or ()) if km is not None else ()
         before = _temporaries_before_outputs(n, types, kind)
         if before and km is not None and km.scratch == sum(rounded(b) for b in before):
-            sc = parts = ()  # the measured scratch is these temporaries
+            sc = ()  # the measured scratch is these temporaries
         else:
             before = ()
         persistent = int(km.persistent) if km is not None else 0
@@ -453,8 +449,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if key[1] != name:
                 packed.add(key[1])
         reqs = _node_requests(n, allocs, getattr(km, "requests", ()) if km is not None else ())
-        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, reqs,
-                              scratch_requests=parts if sc else ()))
+        out.append(NodeEvents(name, tuple(allocs), sc, tuple(frees), persistent, before, reqs))
     unpacked_use = {x for n in nodes for i, x in enumerate(n.input)
                     if x and not (i == 1 and n.op_type in PREPACKING_OPS and x in packed)}
     if kind == "cuda":  # copied to the device at session creation, each in its own 256-byte-rounded chunk

@@ -140,16 +140,8 @@ def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Bl
             live[key] = alloc(size, RUN, key)
         if ne.persistent:
             alloc(ne.persistent, RUN, f"kept by {ne.node}", first_only=True, keep=True)
-        if ne.scratch_requests:  # CPU: the kernel's temporaries one by one (KernelMemory.parts)
-            opened: list[int | None] = []
-            for part in ne.scratch_requests:
-                if part > 0:
-                    opened.append(alloc(part, RUN, f"scratch of {ne.node}"))
-                else:
-                    free(opened[-part - 1])
-        else:
-            for s in ne.scratch:
-                free(alloc(s, RUN, f"scratch of {ne.node}"))
+        for s in ne.scratch:
+            free(alloc(s, RUN, f"scratch of {ne.node}"))
         for p in reversed(pre):
             free(p)
         for key in ne.frees:
