@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -115,10 +116,9 @@ def main() -> None:
     ap.add_argument("--out", required=True, help="the table as JSON")
     ap.add_argument("--md", required=True, help="the table as markdown")
     a = ap.parse_args()
-    runs = Path(a.dir)
+    runs = Path(a.dir).resolve()
     runs.mkdir(parents=True, exist_ok=True)
-    work = runs / "work"
-    work.mkdir(exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="remc-tt-"))
     rows, budgets = [], {}
     for spec in a.model:
         tag, rest = spec.split("=", 1)
@@ -140,6 +140,9 @@ def main() -> None:
             print(f"{time.strftime('%H:%M:%S')} {tag} {name}", flush=True)
             reps[name] = run_one(args, path, work)
             reps[name]["commit"] = commit()
+            if reps[name]["rc"] in (125, 126, 127):  # /usr/bin/time or remc did not start: not a result
+                path.unlink()
+                raise SystemExit(f"{name}: {reps[name].get('error')}")
             path.write_text(json.dumps(reps[name], indent=1, default=float))
             print(f"   rc {reps[name]['rc']} {reps[name]['wall_s']:.0f} s {reps[name]['max_rss_mib']} MiB "
                   f"{reps[name].get('error', '')[:200]}", flush=True)
