@@ -109,7 +109,6 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
                            "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
                            "cuda_graph": opts.cuda_graph}
     from .backends.trainer import fixed_outside_bytes, loop_outside_bytes, split_state
-    stripped, initial = split_state(model)
     if res.placed_peak is not None:  # remc's allocator: its high-water mark is the measured peak, exactly
         rep["fixed_buffers"] = True
         rep["placed_peak"] = res.placed_peak
@@ -117,7 +116,9 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         rep["measured_peak"] = res.placed_peak
     else:
         rep["fixed_buffers"] = fixed
+        stripped, initial = split_state(model)
         rep["outside"] = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, initial, opts.device)
+        del stripped, initial  # a copy of the state: not held while the next trainer holds its own
         try:
             rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit,
                                                    steps=max(opts.steps, 2), fixed_buffers=fixed)
@@ -187,6 +188,7 @@ def train_command(args: argparse.Namespace) -> int:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
         compiled = state.lowered
+        state.lowered = state.graph = state.model = None  # the compiled graph is all that trains: no other copy
         loop = fit.fixed_buffers if fit.fixed_buffers is not None else loop
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
@@ -211,6 +213,8 @@ def train_command(args: argparse.Namespace) -> int:
     if args.cuda_graph and not args.device.startswith("cuda"):
         raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
+    if not args.reference:
+        model = None  # the unmodified step is needed again only for the reference run
     rep.update(run_training(compiled, opts, on_step=printer))
     if args.reference:
         ref = reference_run(model, opts)
