@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from onnx import helper
 
 from .errors import ModelError
@@ -105,7 +106,7 @@ def node_keys(model: onnx.ModelProto) -> list[str]:
     return keys
 
 
-def _copy_field(dst: object, fd: object, value: object) -> None:
+def _copy_field(dst: Any, fd: FieldDescriptor, value: Any) -> None:
     """Set field ``fd`` of message ``dst`` to ``value`` (a copy)."""
     if fd.is_repeated:
         getattr(dst, fd.name).extend(value)
