@@ -81,7 +81,7 @@ def markdown(rows: list[dict[str, Any]], budgets: dict[str, int]) -> str:
     """The table: one line per run, refusals with their message."""
     head = ("| model | run | result | fit rounds, solver budget | recomputations | predicted overhead | loop | "
             "loop's least cap replayed | peak in use, 2 steps: measured / replayed | losses = unmodified | steps/s "
-            "| wall s | max RSS MiB |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+            "| wall s | max RSS MiB | commit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     out = [head]
     notes = []
     for r in rows:
@@ -94,11 +94,11 @@ def markdown(rows: list[dict[str, Any]], budgets: dict[str, int]) -> str:
             out.append(f"| {r['model']} | {r['run']} | {result} | {fit} | {r.get('recomputes') or ''} | {over} | "
                        f"{r.get('loop') or ''} | {r.get('predicted_on_device') or ''} | {peak} | "
                        f"{'' if r['losses_equal_unmodified'] is None else r['losses_equal_unmodified']} | "
-                       f"{r['steps_per_second']:.3f} | {r['wall_s']:.0f} | {r['max_rss_mib']} |")
+                       f"{r['steps_per_second']:.3f} | {r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
         else:
             kind = "out of memory" if "out of memory" in (r["error"] or "") else "refused"
             out.append(f"| {r['model']} | {r['run']} | {kind} (note {len(notes) + 1}) | | | | | | | | | "
-                       f"{r['wall_s']:.0f} | {r['max_rss_mib']} |")
+                       f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
             notes.append(f"{len(notes) + 1}. {r['model']}, {r['run']}: `{r['error']}`")
     budget_line = "Budgets (bytes; the cap of every run): " + ", ".join(f"{m} {b}" for m, b in budgets.items())
     return "\n".join([budget_line, "", *out, "", *notes]) + "\n"
@@ -113,6 +113,7 @@ def main() -> None:
     ap.add_argument("--dir", required=True, help="per-run reports (kept; a run is skipped when its report exists)")
     ap.add_argument("--force", action="store_true", help="re-run runs whose report exists")
     ap.add_argument("--no-unmodified", action="store_true")
+    ap.add_argument("--render", action="store_true", help="run nothing: the table of the reports kept in --dir")
     ap.add_argument("--out", required=True, help="the table as JSON")
     ap.add_argument("--md", required=True, help="the table as markdown")
     a = ap.parse_args()
@@ -136,6 +137,8 @@ def main() -> None:
             path = runs / f"{tag}_{name.replace(', ', '_').replace(' ', '-')}.json"
             if path.exists() and not a.force:
                 reps[name] = json.loads(path.read_text())
+                continue
+            if a.render:
                 continue
             print(f"{time.strftime('%H:%M:%S')} {tag} {name}", flush=True)
             reps[name] = run_one(args, path, work)
