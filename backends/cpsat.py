@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, SolverError
+from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.schedule import Schedule, checkpoint_all, solve_rs
 from ..passes.solver_api import Progress, ProgressEvent
 
@@ -168,7 +168,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
             raise InfeasibleError(f"CP-SAT proved that no schedule with at most {options.copies} computations "
                                   f"per unit fits {budget} bytes", None)
         least = "" if excess is None else f" (the least memory it reached: {budget + excess * g} bytes)"
-        raise SolverError(f"CP-SAT found no schedule within the budget in the time limit{least}")
+        raise NoScheduleInTime(f"CP-SAT found no schedule within the budget in the time limit{least}")
     if not found and not fits:
         raise SolverError(f"CP-SAT stopped with status {name} and no schedule")
     if not found:

@@ -45,7 +45,7 @@ from onnx import helper, numpy_helper
 
 from remc.ir.device import parse_device
 from remc.ir.errors import ModelError
-from remc.ir.onnx_types import static_types
+from remc.ir.onnx_types import copy_model, static_types
 from remc.passes.optimizer import UPDATED_SUFFIX, state_inputs
 
 from .runtime import DEFAULT_SETTINGS, DeviceSettings, _failure, capped_session, make_session
@@ -94,12 +94,7 @@ def split_state(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, np.n
             values[name] = np.zeros(t.shape, dtype=helper.tensor_dtype_to_np_dtype(t.elem_type))
         else:
             raise ModelError(f"carried input {name!r} has no static shape")
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
-    kept = [t for t in m.graph.initializer if t.name not in values]
-    del m.graph.initializer[:]
-    m.graph.initializer.extend(kept)
-    return m, values
+    return copy_model(model, drop=lambda t: t.name in values), values
 
 
 def loop_outside_bytes(stripped: onnx.ModelProto, initial: Mapping[str, np.ndarray], device: str) -> int:

@@ -14,7 +14,7 @@ from onnx import inliner, numpy_helper
 
 from .errors import ModelError, UnsupportedOpError
 from .graph import Graph, Node, Use, Value
-from .onnx_types import node_keys
+from .onnx_types import node_keys, shapes_view
 
 SUPPORTED_DTYPES = {
     onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16,
@@ -112,7 +112,8 @@ def import_model(source: str | os.PathLike | bytes | onnx.ModelProto, *, batch: 
     _sort_nodes(model)  # shape inference reads nodes in file order: a cycle is named here, not as a missing type
     if kernelless is not None:
         model = inline_function_ops(model, kernelless)
-    return build_graph(infer_shapes(model))
+    infer_shapes_in_place(model)  # ``model`` is this function's own copy (bind_batch's)
+    return build_graph(model, copy=False)
 
 
 def _sort_nodes(model: onnx.ModelProto) -> None:
@@ -201,9 +202,11 @@ def _fold_constant_nodes(model: onnx.ModelProto) -> None:
     model.graph.node.extend(keep)
 
 
-def build_graph(model: onnx.ModelProto) -> Graph:
-    """Build the IR from a shape-inferred, batch-bound model."""
-    model = _copy(model)
+def build_graph(model: onnx.ModelProto, *, copy: bool = True) -> Graph:
+    """Build the IR from a shape-inferred, batch-bound model (``copy=False``: the graph takes ``model`` and
+    changes it; for callers that own it)."""
+    if copy:
+        model = _copy(model)
     _fold_constant_nodes(model)
     g = model.graph
     info = {vi.name: vi for vi in list(g.input) + list(g.value_info) + list(g.output)}
@@ -286,6 +289,18 @@ def _copy(model: onnx.ModelProto) -> onnx.ModelProto:
     m = onnx.ModelProto()
     m.CopyFrom(model)
     return m
+
+
+def infer_shapes_in_place(model: onnx.ModelProto) -> None:
+    """``infer_shapes`` (strict, with data propagation) run on ``shapes_view(model)``; its value_info and
+    output types are written into ``model``."""
+    inferred = infer_shapes(shapes_view(model))
+    del model.graph.value_info[:]
+    model.graph.value_info.extend(inferred.graph.value_info)
+    by_name = {vi.name: vi for vi in inferred.graph.output}
+    for vi in model.graph.output:
+        if vi.name in by_name:
+            vi.CopyFrom(by_name[vi.name])
 
 
 def export_model(graph: Graph, node_protos: list[onnx.NodeProto] | None = None, *,

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
+from google.protobuf.descriptor import FieldDescriptor
 from onnx import helper
 
 from .errors import ModelError
@@ -83,7 +85,8 @@ def static_types(model: onnx.ModelProto) -> dict[str, TensorType]:
     missing = any(o and o not in types for n in model.graph.node for o in n.output)
     if missing:
         try:
-            inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+            inferred = onnx.shape_inference.infer_shapes(shapes_view(model), check_type=False, strict_mode=False,
+                                                         data_prop=True)
         except Exception as exc:  # onnx raises several types; report them as one model error
             raise ModelError(f"ONNX shape inference failed: {exc}") from exc
         types.update({k: v for k, v in _collect_types(inferred).items() if k not in types})
@@ -101,3 +104,53 @@ def node_keys(model: onnx.ModelProto) -> list[str]:
         dup = next(k for k in keys if keys.count(k) > 1)
         raise ModelError(f"node name {dup!r} is not unique; costs are keyed by node name")
     return keys
+
+
+def _copy_field(dst: Any, fd: FieldDescriptor, value: Any) -> None:
+    """Set field ``fd`` of message ``dst`` to ``value`` (a copy)."""
+    if fd.is_repeated:
+        getattr(dst, fd.name).extend(value)
+    elif fd.message_type is not None:
+        getattr(dst, fd.name).CopyFrom(value)
+    else:
+        setattr(dst, fd.name, value)
+
+
+def copy_model(model: onnx.ModelProto, *, drop: Callable[[onnx.TensorProto], bool] | None = None) -> onnx.ModelProto:
+    """A copy of ``model`` without the initializers ``drop`` selects; those are never copied (``CopyFrom``
+    then deleting would copy every weight first: at GPT-2 size 500 MB a time)."""
+    m = onnx.ModelProto()
+    for fd, value in model.ListFields():
+        if fd.name != "graph":
+            _copy_field(m, fd, value)
+    if not model.HasField("graph"):
+        return m
+    m.graph.SetInParent()
+    for fd, value in model.graph.ListFields():
+        if fd.name == "initializer" and drop is not None:
+            m.graph.initializer.extend(t for t in value if not drop(t))
+        else:
+            _copy_field(m.graph, fd, value)
+    return m
+
+
+_FLOAT_TYPES = {onnx.TensorProto.FLOAT, onnx.TensorProto.DOUBLE, onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16}
+
+
+def _is_weight(t: onnx.TensorProto) -> bool:
+    """A float initializer of 64 elements or more: shape inference never reads its values."""
+    return t.data_type in _FLOAT_TYPES and int(np.prod(t.dims, dtype=np.int64)) >= 64
+
+
+def shapes_view(model: onnx.ModelProto) -> onnx.ModelProto:
+    """A copy of ``model`` for shape inference whose float weights (``_is_weight``) are typed graph inputs
+    instead of initializers, so no weight is copied: onnx's ``infer_shapes`` serializes the model and
+    parses the result, two more copies of every weight otherwise. Data propagation reads integer tensors
+    (shapes, axes), which stay."""
+    weights = [t for t in model.graph.initializer if _is_weight(t)]
+    names = {t.name for t in weights}
+    view = copy_model(model, drop=lambda t: t.name in names)
+    have = {vi.name for vi in view.graph.input}
+    view.graph.input.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                            for t in weights if t.name not in have)
+    return view

@@ -48,7 +48,7 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     outputs = {v.name for v in graph.outputs}
     protos = _drop_dead_copies(protos, copies, outputs)
     _drop_dead_optional_outputs(protos, outputs)
-    return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"))
+    return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"), in_place=True)
 
 
 def _drop_dead_copies(protos: list[onnx.NodeProto], copies: set[int], graph_outputs: set[str]
@@ -150,15 +150,27 @@ def ort_execution_order(model: onnx.ModelProto) -> list[str]:
     return order
 
 
-def order_for_ort(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy whose node list is ``ort_execution_order`` (Constant nodes first), so the file order is
-    the executed order. It moves only Shape/Size nodes of a topologically sorted graph (they run as soon
-    as their input exists); any other move means the file was not topologically sorted."""
+def order_for_ort(model: onnx.ModelProto, *, in_place: bool = False) -> onnx.ModelProto:
+    """A copy (``in_place``: ``model`` itself) whose node list is ``ort_execution_order`` (Constant nodes
+    first), so the file order is the executed order. It moves only Shape/Size nodes of a topologically sorted
+    graph (they run as soon as their input exists); any other move means the file was not topologically
+    sorted."""
     keys = node_keys(model)
     by_key = dict(zip(keys, model.graph.node))
     consts = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
+    order = consts + [by_key[k] for k in ort_execution_order(model)]
+    if in_place:  # the node protos are copied (small), never the weights
+        order = [_copied(n) for n in order]
+        out = model
+    else:
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
     del out.graph.node[:]
-    out.graph.node.extend(consts + [by_key[k] for k in ort_execution_order(model)])
+    out.graph.node.extend(order)
     return out
+
+
+def _copied(node: onnx.NodeProto) -> onnx.NodeProto:
+    c = onnx.NodeProto()
+    c.CopyFrom(node)
+    return c

@@ -231,7 +231,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             report.single = predict(state.lowered, device, settings=settings)
             excess = max(excess, report.single.total - budget)
         entry: dict[str, Any] = {"round": rnd, "solver_budget": int(state.budget), "predicted": pred.total,
-                                 "live_peak": int(state.sim.peak) if state.sim is not None else None}
+                                 "live_peak": int(state.sim.peak) if state.sim is not None else None,
+                                 "fits_at_budget": pred.fits_budget,
+                                 "single": report.single.total if steps is not None and report.single else None}
         if excess <= 0 and verify:
             t0 = None if clock is None else clock.elapsed()
             short, why = _verify(state.lowered, device, budget, settings=settings)
@@ -266,7 +268,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if new is None or rnd >= max_rounds + UPWARD_ROUNDS or (upward is None and (
                     rnd >= max_rounds or new <= int(state.dag.constant)
                     or (infeasible is not None and too_big - infeasible <= max(budget // 1000, 256)))):
-                best = min(h["predicted"] for h in report.history if "predicted" in h)
+                best, why_not = _least_need(report.history, budget)
                 if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
                     state.budget = budget
                     why = (f"{first_error}; above it in remc's model (solver budgets up to {report.solver_budget} "
@@ -278,7 +280,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 fails = [h["verify_error"] for h in report.history if h.get("verify_error")]
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
-                                f"({what} plus inputs and parameters; its live bytes in remc's model: "
+                                f"({what} plus inputs and parameters{why_not}; its live bytes in remc's model: "
                                 f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}); least "
                                 f"feasible for {state.schedule.strategy} found: {best} bytes"
                                  + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
@@ -428,6 +430,21 @@ def run_round(passes: list[Pass], state: State, clock: CompileClock | None, *, s
 def _with_report(err: PlanError, report: FitReport) -> PlanError:
     err.fit_report = report  # type: ignore[attr-defined]  (the rounds, for tools that record them)
     return err
+
+
+def _least_need(history: list[dict[str, Any]], budget: int) -> tuple[int, str]:
+    """(the least bytes a round's plan needed on the device, and why that plan did not fit when its loop's
+    least cap is within the budget): a fit round must fit the loop at the budget itself and one step alone."""
+    rounds = [h for h in history if "predicted" in h]
+    h = min(rounds, key=lambda h: max(h["predicted"], h.get("single") or 0))
+    need = max(h["predicted"], h.get("single") or 0)
+    why = []
+    if h.get("fits_at_budget") is False and h["predicted"] <= budget:
+        why.append(f"its training loop's least cap is {h['predicted']} bytes, but at a cap of the budget itself "
+                   f"the loop runs out of memory (the arena's fit is not monotone in the cap)")
+    if (h.get("single") or 0) > budget:
+        why.append(f"one step alone needs {h['single']} bytes")
+    return need, ("; " + "; ".join(why)) if why else ""
 
 
 def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: int, fixed_buffers: bool | None,

@@ -148,7 +148,9 @@ class SchedulePass(Pass):
         except InfeasibleError as err:
             if state.graph is None:
                 raise
-            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}",
+            from .passes.milp_model import lower_bound_text
+            bound = "" if "can need less than" in str(err) else f"; {lower_bound_text(state.dag)}"
+            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}{bound}",
                                   err.least_feasible) from None
 
     def spec(self) -> str:

@@ -66,10 +66,13 @@ def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
 def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int], dict[str, np.ndarray]]:
     """Random data for every non-carried input: one batch for all steps, or a new one per step."""
     from .backends.runtime import random_inputs
+    from .ir.onnx_types import copy_model
     from .passes.optimizer import state_inputs
     carried = set(state_inputs(model))
-    probe = onnx.ModelProto()
-    probe.CopyFrom(model)
+    dropped = [t for t in model.graph.initializer if t.name in carried]
+    probe = copy_model(model, drop=lambda t: t.name in carried)  # the weights' bytes are not needed here
+    probe.graph.value_info.extend(onnx.helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                                  for t in dropped)  # their shapes bound integer data (e.g. Gather indices)
     keep = [i for i in probe.graph.input if i.name not in carried]
     del probe.graph.input[:]
     probe.graph.input.extend(keep)
@@ -105,11 +108,11 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     fixed = opts.fixed_buffers or opts.cuda_graph
     res = train(model, feeds, opts.steps, opts.device, mem_limit=opts.mem_limit, on_step=on_step,
                 cuda_graph=opts.cuda_graph, fixed_buffers=fixed, settings=settings)
+    _release_freed_memory()  # the trainer's session and state, before the profiled steps build their own
     rep: dict[str, Any] = {"losses": list(res.losses), "steps_per_second": res.steps_per_second,
                            "state_bytes": res.state_bytes, "mem_limit": opts.mem_limit,
                            "cuda_graph": opts.cuda_graph}
     from .backends.trainer import fixed_outside_bytes, loop_outside_bytes, split_state
-    stripped, initial = split_state(model)
     if res.placed_peak is not None:  # remc's allocator: its high-water mark is the measured peak, exactly
         rep["fixed_buffers"] = True
         rep["placed_peak"] = res.placed_peak
@@ -117,7 +120,9 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         rep["measured_peak"] = res.placed_peak
     else:
         rep["fixed_buffers"] = fixed
+        stripped, initial = split_state(model)
         rep["outside"] = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, initial, opts.device)
+        del stripped, initial  # a copy of the state: not held while the next trainer holds its own
         try:
             rep["arena_peak"] = measure_train_peak(model, feeds, opts.device, mem_limit=opts.mem_limit,
                                                    steps=max(opts.steps, 2), fixed_buffers=fixed)
@@ -187,6 +192,8 @@ def train_command(args: argparse.Namespace) -> int:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
         compiled = state.lowered
+        state.lowered = state.graph = state.model = None  # the compiled graph is all that trains: no other copy
+        _release_freed_memory()
         loop = fit.fixed_buffers if fit.fixed_buffers is not None else loop
         ideal = state.dag.total_cost
         rep.update(budget=args.budget, strategy=args.strategy, predicted_peak=state.sim.peak,
@@ -211,6 +218,8 @@ def train_command(args: argparse.Namespace) -> int:
     if args.cuda_graph and not args.device.startswith("cuda"):
         raise ModelError("--cuda-graph needs --device cuda")
     printer = None if args.json else _print_step
+    if not args.reference:
+        model = None  # the unmodified step is needed again only for the reference run
     rep.update(run_training(compiled, opts, on_step=printer))
     if args.reference:
         ref = reference_run(model, opts)
@@ -226,6 +235,19 @@ def train_command(args: argparse.Namespace) -> int:
         raise RuntimeFailure(f"losses differ from the unmodified graph's by up to {rep['loss_max_rel_diff']:.3g} "
                              f"(relative; --rtol {rtol})")
     return 0
+
+
+def _release_freed_memory() -> None:
+    """Hand the heap the compile freed back to the OS before training: glibc keeps freed chunks below its
+    (dynamic, up to 32 MiB) mmap threshold in the heap, which protobuf's and numpy's buffers of a large model
+    leave at gigabytes of resident memory (``tools/rss_phases.py``). No-op where there is no glibc."""
+    import ctypes
+    import gc
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _loop(args: argparse.Namespace) -> bool | None:

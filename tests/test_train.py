@@ -162,10 +162,12 @@ def test_infeasible_budget_names_the_parts(tmp_path: Path) -> None:
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert ("always resident: data inputs 96.1 KiB, parameters 235.8 KiB, gradients 235.4 KiB, loss and other "
             "outputs 4 B (together 567.3 KiB)") in res.stderr
+    assert "no schedule of this graph can need less than" in res.stderr  # the activations' part of the bound
     res = remc("train", str(train), "--budget", "1MiB", "--strategy", "lin-greedy")
     assert res.returncode != 0 and "Traceback" not in res.stderr
     assert ("always resident: data inputs 96.1 KiB, parameters 235.8 KiB, optimizer state 470.9 KiB, updated weights "
             "and state 706.3 KiB, loss and other outputs 4 B (together 1.5 MiB)") in res.stderr, res.stderr
+    assert "no schedule of this graph can need less than" in res.stderr, res.stderr
 
 
 def test_constant_parts_add_up_to_the_dag_constant() -> None:

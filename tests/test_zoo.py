@@ -23,6 +23,7 @@ PAPER_PARAMS = {
     "mobilenet": 4_231_976,
     "mobilenet_v2": 3_504_872,
     "gpt2": 124_439_808,
+    "vit": 86_567_656,  # torchvision's vit_b_16
 }
 PAPER_TOTAL = {
     # Trainable weights plus BatchNorm running statistics (Keras' "total params").
@@ -70,7 +71,7 @@ def static_shape(vi: onnx.ValueInfoProto) -> list[int] | None:
 
 def test_list_models() -> None:
     assert MODELS == ["vgg16", "vgg19", "resnet50", "mobilenet", "mobilenet_v2", "unet", "fcn8",
-                      "segnet", "gpt2"]
+                      "segnet", "gpt2", "vit"]
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -32,6 +32,7 @@ from remc.zoo.mobilenet import build_mobilenet, build_mobilenet_v2
 from remc.zoo.resnet import build_resnet50
 from remc.zoo.segmentation import build_fcn8, build_segnet, build_unet
 from remc.zoo.vgg import build_vgg
+from remc.zoo.vit import build_vit
 
 __all__ = ["list_models", "build", "paper_config", "small_config", "export", "param_count",
            "initializer_roles", "model_task", "size_parameters", "is_shape_only", "TASKS"]
@@ -85,6 +86,12 @@ _ZOO: dict[str, ZooEntry] = {
                       "vocab_size": 50257, "n_positions": 1024},
                      {"batch": 2, "seq_len": 8, "n_layer": 2, "n_embd": 16, "n_head": 2,
                       "vocab_size": 50, "n_positions": 16}),
+    # Not in the paper: ViT-B/16 (torchvision's vit_b_16 layout) at 224 x 224.
+    "vit": ZooEntry(build_vit, "classification",
+                    {"batch": 64, "height": 224, "width": 224, "num_classes": 1000, "patch": 16, "n_layer": 12,
+                     "n_embd": 768, "n_head": 12, "mlp": 3072},
+                    {"batch": 2, "height": 16, "width": 16, "num_classes": 10, "patch": 4, "n_layer": 2,
+                     "n_embd": 16, "n_head": 2, "mlp": 32}),
 }
 
 

@@ -38,8 +38,9 @@ def _dropout(b: GraphBuilder, x: str, name: str, ratio: float) -> str:
 
 
 def _attention(b: GraphBuilder, x: str, s: str, n: int, t: int, d: int, heads: int,
-               dropout: float, proj_std: float) -> str:
-    """Causal self-attention of scope ``s`` on x [n, t, d]; returns [n, t, d] before the residual."""
+               dropout: float, proj_std: float, *, causal: bool = True) -> str:
+    """Self-attention (``causal``: masked) of scope ``s`` on x [n, t, d]; returns [n, t, d] before the
+    residual. Reads the constants ``attn.*`` (``_constants``)."""
     qkv = _dense(b, x, f"{s}/c_attn", d, 3 * d, 0.02)
     q, k, v = b.node_multi("Split", [qkv, "attn.split"], f"{s}/split", 3, axis=2)
     heads_shape = "attn.heads_shape"
@@ -51,7 +52,8 @@ def _attention(b: GraphBuilder, x: str, s: str, n: int, t: int, d: int, heads: i
                f"{s}/v_transpose", perm=[0, 2, 1, 3])
     scores = b.node("MatMul", [q, k], f"{s}/scores")
     scores = b.node("Mul", [scores, "attn.scale"], f"{s}/scale")
-    scores = b.node("Add", [scores, "attn.causal_mask"], f"{s}/mask")
+    if causal:
+        scores = b.node("Add", [scores, "attn.causal_mask"], f"{s}/mask")
     probs = _dropout(b, b.node("Softmax", [scores], f"{s}/softmax", axis=-1), f"{s}/attn_dropout", dropout)
     y = b.node("MatMul", [probs, v], f"{s}/context")
     y = b.node("Transpose", [y], f"{s}/merge_transpose", perm=[0, 2, 1, 3])

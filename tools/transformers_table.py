@@ -1,0 +1,160 @@
+"""Every strategy on transformer step graphs at real size, trained under a cap on CPU (issue #13 item 5): one
+table. For each ``--model TAG=STEP.onnx:BUDGET`` (a step graph: ``tools/train_need.py --append ... --save``)
+and each strategy, ``remc train STEP --steps 2 --budget BUDGET --strategy S`` (compile, fit the replayed loop
+to the budget, two steps under a cap of the budget), as a user runs it, under ``nice -n 10`` and
+``/usr/bin/time`` (wall seconds and max RSS); then the unmodified step twice under the same cap (fixed buffers,
+fresh outputs) and once without a cap, whose losses the compiled steps' must equal. Each run's report (the
+``--json`` output, or the one-line refusal) is kept in ``--dir`` and not re-run unless ``--force``; the
+table (JSON and markdown) is written from those.
+
+    python tools/transformers_table.py --model vit=vit_b1_step.onnx:1480000000 --dir results/transformers_strategies \\
+        --out results/transformers_strategies.json --md results/transformers_strategies.md
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+STRATEGIES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy", "lin-sqrtn",
+              "lin-greedy", "approx", "cpsat", "checkmate")
+UNMODIFIED = {"unmodified, cap, fixed buffers": ["--loop", "fixed"], "unmodified, cap, fresh outputs": ["--loop", "fresh"],
+              "unmodified, no cap": []}
+
+
+def remc_bin() -> str:
+    """The ``remc`` of this interpreter's environment."""
+    return str(Path(sys.executable).with_name("remc"))
+
+
+def run_one(args: list[str], out: Path, workdir: Path) -> dict[str, Any]:
+    """Run ``remc ARGS --json`` (nice 10, /usr/bin/time); the report with rc, wall s, max RSS and stderr's last line."""
+    timef = workdir / (out.stem + ".time")
+    cmd = ["nice", "-n", "10", "/usr/bin/time", "-o", str(timef), "-f", "%e %M", remc_bin(), *args, "--json"]
+    t0 = time.time()
+    res = subprocess.run(cmd, capture_output=True, text=True, cwd=workdir)
+    wall, rss_kb = (timef.read_text().split()[-2:] if timef.exists() else ("nan", "0"))
+    rep: dict[str, Any] = {"command": "remc " + " ".join(args), "rc": res.returncode, "wall_s": float(wall),
+                           "max_rss_mib": int(rss_kb) // 1024, "started": time.strftime("%H:%M:%S", time.gmtime(t0))}
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("remc: ")]
+    if lines:
+        rep["error"] = lines[-1]
+    if res.returncode == 0:
+        rep["report"] = json.loads(res.stdout)
+    elif not lines:
+        rep["error"] = res.stderr.strip().splitlines()[-1] if res.stderr.strip() else f"exit {res.returncode}"
+    out.write_text(json.dumps(rep, indent=1, default=float))
+    return rep
+
+
+def commit() -> str:
+    """The commit of the remc that runs (this file's checkout)."""
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              cwd=Path(__file__).parent).stdout.strip()
+    except OSError:
+        return "?"
+
+
+def row(model: str, name: str, rep: dict[str, Any], ref_losses: list[float] | None) -> dict[str, Any]:
+    """One table row from a run's saved report."""
+    r = rep.get("report") or {}
+    losses = r.get("losses")
+    equal = None
+    if losses is not None and ref_losses is not None:
+        equal = all(abs(a - b) <= 1e-5 * max(abs(b), 1e-30) for a, b in zip(losses, ref_losses, strict=True))
+    return {"model": model, "run": name, "rc": rep["rc"], "error": rep.get("error"), "wall_s": rep["wall_s"],
+            "max_rss_mib": rep["max_rss_mib"], "commit": rep.get("commit"),
+            **{k: r.get(k) for k in ("fit_rounds", "solver_budget", "recomputes", "predicted_overhead", "loop",
+                                     "predicted_on_device", "measured_peak", "predicted_in_use", "steps_per_second",
+                                     "memory_parts")},
+            "losses": losses, "losses_equal_unmodified": equal}
+
+
+def markdown(rows: list[dict[str, Any]], budgets: dict[str, int]) -> str:
+    """The table: one line per run, refusals with their message."""
+    head = ("| model | run | result | fit rounds, solver budget | recomputations | predicted overhead | loop | "
+            "loop's least cap replayed | peak in use, 2 steps: measured / replayed | losses = unmodified | steps/s "
+            "| wall s | max RSS MiB | commit |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    out = [head]
+    notes = []
+    for r in rows:
+        if r["rc"] == 0:
+            result = "trained" if r["run"] not in UNMODIFIED else "ran"
+            fit = f"{r['fit_rounds']}, {r['solver_budget']}" if r.get("fit_rounds") is not None else ""
+            over = f"{r['predicted_overhead']:.3f}" if r.get("predicted_overhead") is not None else ""
+            peak = (f"{r['measured_peak']} / {r['predicted_in_use']}" if r.get("predicted_in_use") is not None
+                    else f"{r['measured_peak']}")
+            out.append(f"| {r['model']} | {r['run']} | {result} | {fit} | {r.get('recomputes') or ''} | {over} | "
+                       f"{r.get('loop') or ''} | {r.get('predicted_on_device') or ''} | {peak} | "
+                       f"{'' if r['losses_equal_unmodified'] is None else r['losses_equal_unmodified']} | "
+                       f"{r['steps_per_second']:.3f} | {r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
+        else:
+            kind = "out of memory" if "out of memory" in (r["error"] or "") else "refused"
+            out.append(f"| {r['model']} | {r['run']} | {kind} (note {len(notes) + 1}) | | | | | | | | | "
+                       f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
+            notes.append(f"{len(notes) + 1}. {r['model']}, {r['run']}: `{r['error']}`")
+    budget_line = "Budgets (bytes; the cap of every run): " + ", ".join(f"{m} {b}" for m, b in budgets.items())
+    return "\n".join([budget_line, "", *out, "", *notes]) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", action="append", default=[], help="TAG=STEP.onnx:BUDGET (repeatable)")
+    ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--time-limit", type=float, default=60.0)
+    ap.add_argument("--steps", type=int, default=2)
+    ap.add_argument("--dir", required=True, help="per-run reports (kept; a run is skipped when its report exists)")
+    ap.add_argument("--force", action="store_true", help="re-run runs whose report exists")
+    ap.add_argument("--no-unmodified", action="store_true")
+    ap.add_argument("--render", action="store_true", help="run nothing: the table of the reports kept in --dir")
+    ap.add_argument("--out", required=True, help="the table as JSON")
+    ap.add_argument("--md", required=True, help="the table as markdown")
+    a = ap.parse_args()
+    runs = Path(a.dir).resolve()
+    runs.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="remc-tt-"))
+    rows, budgets = [], {}
+    for spec in a.model:
+        tag, rest = spec.split("=", 1)
+        step, budget = rest.rsplit(":", 1)
+        budgets[tag] = int(budget)
+        step = os.path.abspath(step)
+        todo: list[tuple[str, list[str]]] = []
+        if not a.no_unmodified:
+            todo += [(n, ["train", step, "--steps", str(a.steps), *(["--mem-limit", budget] if "no cap" not in n else []),
+                          *x]) for n, x in UNMODIFIED.items()]
+        todo += [(s, ["train", step, "--steps", str(a.steps), "--budget", budget, "--strategy", s,
+                      "--time-limit", str(a.time_limit)]) for s in a.strategies.split(",")]
+        reps = {}
+        for name, args in todo:
+            path = runs / f"{tag}_{name.replace(', ', '_').replace(' ', '-')}.json"
+            if path.exists() and not a.force:
+                reps[name] = json.loads(path.read_text())
+                continue
+            if a.render:
+                continue
+            print(f"{time.strftime('%H:%M:%S')} {tag} {name}", flush=True)
+            reps[name] = run_one(args, path, work)
+            reps[name]["commit"] = commit()
+            if reps[name]["rc"] in (125, 126, 127):  # /usr/bin/time or remc did not start: not a result
+                path.unlink()
+                raise SystemExit(f"{name}: {reps[name].get('error')}")
+            path.write_text(json.dumps(reps[name], indent=1, default=float))
+            print(f"   rc {reps[name]['rc']} {reps[name]['wall_s']:.0f} s {reps[name]['max_rss_mib']} MiB "
+                  f"{reps[name].get('error', '')[:200]}", flush=True)
+        ref = (reps.get("unmodified, no cap") or {}).get("report", {}).get("losses")
+        rows += [row(tag, name, rep, ref) for name, rep in reps.items()]
+    Path(a.out).write_text(json.dumps({"budgets": budgets, "rows": rows}, indent=1, default=float))
+    Path(a.md).write_text(markdown(rows, budgets))
+    print(Path(a.md).read_text())
+
+
+if __name__ == "__main__":
+    main()
