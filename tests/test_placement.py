@@ -428,3 +428,14 @@ def test_best_layout_never_worse_and_valid(seed):
     assert not overlaps(best) and best.lower_bound <= best.height <= greedy.height
     dev = HostDevice(best.height, best)
     assert dev.replay(big)["failures"] == 0
+
+
+def test_best_layout_without_cp_sat_is_the_greedy_one_and_no_lower():
+    """``exact=False`` (a compile short of time) gives the greedy layout, which the run's CP-SAT layout never
+    exceeds: the prediction stays an upper bound of the run's need."""
+    pytest.importorskip("ortools")
+    from remc.backends.placement import best_layout
+    ev = _gappy_events()
+    greedy, quick, best = layout(ev), best_layout(ev, exact=False), best_layout(ev)
+    assert quick.offsets == greedy.offsets and quick.height == greedy.height
+    assert best.height < quick.height
