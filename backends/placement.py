@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+import dataclasses
 import os
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -372,25 +374,32 @@ EXACT_BLOCKS = 400
 EXACT_MIN_BYTES = (16 << 20, 4 << 20)
 """CP-SAT places the largest blocks (at most EXACT_BLOCKS, each at least one of these sizes: one model per
 size), the greedy the rest around them."""
+EXACT_TIME_FACTOR = 20.0
+"""``best_layout`` tries CP-SAT only with at least this many times the greedy layout's seconds left."""
 EXACT_DETERMINISTIC_TIME = 1.0
 """CP-SAT's limit in its deterministic time units, on one worker: the same layout in every process (a plan's
 prediction at compile time and its run must agree to the byte)."""
 
 
-def best_layout(events, exact: bool = True):  # noqa: ANN001, ANN201 - GraphEvents or blocks -> passes.placement.Layout
-    """``passes.placement.layout`` of ``events``; when ``exact`` and its height is more than ``EXACT_GAP`` above the live
+def best_layout(events, time_left: float | None = None):  # noqa: ANN001, ANN201 - GraphEvents or blocks -> Layout
+    """``passes.placement.layout`` of ``events``; when its height is more than ``EXACT_GAP`` above the live
     lower bound, the largest blocks are placed again by CP-SAT
     (a rectangle per block: its lifetime by its bytes, ``AddNoOverlap2D``, the least height, started from the
     greedy offsets) and the rest by the greedy around them; the lower of the two. Deterministic. With large
     kernel temporaries the greedy orders leave gaps (U-Net b4 416x608 at 0.5: 15.6% above the bound; CP-SAT's
     layout of the same blocks reaches the bound). OR-Tools is a dependency of remc, so compile and run compute
     the same layout (the run's allocator recomputes it; without OR-Tools it would be the greedy one). CP-SAT's
-    limit is deterministic, not wall time (ResNet50 b32 224² on the H200: 15 s for one solve), so a compile short
-    of time checks its plan with ``exact=False``, the greedy layout: the run's layout is then at most as tall."""
+    limit is deterministic, not wall time (ResNet50 b32 224² on the H200: 15 s for one solve, against about 1 s
+    for the greedy), so with ``time_left`` (seconds; a compile's check) below ``EXACT_TIME_FACTOR`` times the
+    greedy's own time the greedy layout is returned, marked ``upper_bound_only``: the run's layout (always
+    with CP-SAT) is at most as tall."""
     from ..passes.placement import layout
+    t0 = time.perf_counter()
     lay = layout(events)
-    if not exact or lay.height <= lay.lower_bound * (1 + EXACT_GAP):
+    if lay.height <= lay.lower_bound * (1 + EXACT_GAP):
         return lay
+    if time_left is not None and time_left < EXACT_TIME_FACTOR * (time.perf_counter() - t0):
+        return dataclasses.replace(lay, upper_bound_only=True)
     best = lay
     for least in EXACT_MIN_BYTES:
         try:

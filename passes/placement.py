@@ -61,6 +61,9 @@ class Layout:
     peak_what: str = ""
     order: str = ""
     """Which greedy order gave this layout."""
+    upper_bound_only: bool = False
+    """The greedy layout where CP-SAT's improvement was skipped for lack of time (``backends.placement.
+    best_layout``): the run's layout is at most this high."""
 
     def sequence(self, phase: str, first_run: bool = True) -> list[tuple[int, int]]:
         """(size, offset) of the allocations of ``phase`` in request order (later runs: no kept buffers)."""

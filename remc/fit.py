@@ -50,6 +50,8 @@ class ArenaPrediction:
     """The training steps replayed (None: one graph run, as ``remc run``)."""
     kernels_unmeasured: int = 0
     """Op signatures whose kernel memory the time limit left unmeasured (not modeled; 0: all measured)."""
+    layout_upper_bound: bool = False
+    """remc's layout without CP-SAT's improvement, for lack of time: the run needs at most ``total``."""
 
     @property
     def total(self) -> int:
@@ -114,15 +116,16 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
             cap: int | None = None, settings: Any = None, deadline: float | None = None,
-            exact_layout: bool = True) -> ArenaPrediction:
+            layout_time_left: float | None = None) -> ArenaPrediction:
     """What ``lowered`` needs on ``device``: with remc's placement (CUDA, ``settings.placed``) the height of its
     layout; else ONNX Runtime's arena replayed. Kernel memory is measured on the device
     when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
     use are replayed under the arena limit ``cap`` when given (on CPU the one region is the cap, and which
     chunks are handed out whole depends on its size), else under the least limit. Kernel memory of
     signatures not in the cache is measured until ``deadline`` (a ``time.perf_counter()`` value; the rest
-    are counted in ``kernels_unmeasured``). ``exact_layout`` False: remc's greedy layout without CP-SAT's
-    improvement (``backends.placement.best_layout``), an upper bound of the run's, for a compile short of time."""
+    are counted in ``kernels_unmeasured``). ``layout_time_left`` (seconds; a compile's check): remc's layout
+    may then skip CP-SAT's improvement (``backends.placement.best_layout``) and be an upper bound of the run's
+    (``layout_upper_bound``)."""
     from .backends import runtime
     from .backends.placement import best_layout as layout
     from .backends.scratch import unmeasured_kernels
@@ -135,9 +138,10 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
         km, unmeasured, _ = unmeasured_kernels(lowered, device, settings=settings, deadline=deadline)
     ev = graph_events(lowered, device, km)
     if settings.placed(device):
-        lay = layout(ev, exact=exact_layout)
+        lay = layout(ev, time_left=layout_time_left)
         return ArenaPrediction(lay.height, lay.lower_bound, runtime.outside_bytes(lowered, device), lay.peak_what,
-                               measure_kernels, "remc", kernels_unmeasured=unmeasured)
+                               measure_kernels, "remc", kernels_unmeasured=unmeasured,
+                               layout_upper_bound=lay.upper_bound_only)
     cfg = runtime.arena_config(device, settings=settings)
     configs = [cfg]
     if not cfg.one_region:
@@ -222,20 +226,17 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
     stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
     layout_noted = False
-    from .backends import runtime
-    placed_here = (settings or runtime.DEFAULT_SETTINGS).placed(device)
     for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
-        exact = _time_for_exact_layout(clock)
-        if not exact and not layout_noted and clock is not None and placed_here:
+        pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline,
+                       layout_time_left=None if clock is None else clock.left()) if steps is None else \
+            _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
+        if pred.layout_upper_bound and not layout_noted and clock is not None:
             layout_noted = True
             clock.notes.append("layout: the plan was checked with remc's greedy layout, not CP-SAT's (too little "
                                "time left); the run's layout is at most as tall, so it needs at most the predicted "
                                "bytes")
-        pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline, exact_layout=exact) \
-            if steps is None else \
-            _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
         if clock is not None and t0 is not None:
             clock.record("arena check", t0)
         report.prediction = pred
@@ -403,19 +404,6 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
         state.dag = build_dag(state.graph, state.costs or {}, state.units, granularity=state.granularity,
                               device=device, scratch=scratch)
     return len(scratch)
-
-
-EXACT_LAYOUT_LEFT = (30.0, 0.5)
-"""The fit checks a plan with CP-SAT's layout only while at least this many seconds, and this share of the time
-limit, are left (its limit is deterministic time: 15 s of wall time for ResNet50 b32 224² on the H200)."""
-
-
-def _time_for_exact_layout(clock: CompileClock | None) -> bool:
-    """Whether the fit's check may use CP-SAT's layout (``EXACT_LAYOUT_LEFT``; always without a limit)."""
-    if clock is None or clock.time_limit is None:
-        return True
-    left = clock.left() or 0.0
-    return left >= max(EXACT_LAYOUT_LEFT[0], EXACT_LAYOUT_LEFT[1] * clock.time_limit)
 
 
 def _after_solve(clock: CompileClock | None) -> float:

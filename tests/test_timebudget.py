@@ -191,25 +191,3 @@ def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(mon
     assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
     assert report.rounds == 1 and report.solver_budget == 1960 and st.plan.budget == 2000
 
-
-def test_cp_sat_layout_only_with_time_left() -> None:
-    """CP-SAT's layout has a deterministic, not a wall-clock, limit (15 s on the H200 for ResNet50 b32): the
-    fit checks a plan with it only while enough of the limit is left; without a limit always."""
-    from remc.fit import EXACT_LAYOUT_LEFT, _time_for_exact_layout
-
-    class Fixed:
-        def __init__(self) -> None:
-            self.t = 0.0
-
-        def __call__(self) -> float:
-            return self.t
-
-    now = Fixed()
-    c = CompileClock(100.0, now=now)
-    assert _time_for_exact_layout(None) and _time_for_exact_layout(CompileClock(None))
-    assert _time_for_exact_layout(c)  # 100 s left
-    now.t = 100.0 * (1 - EXACT_LAYOUT_LEFT[1]) + 1  # less than half the limit left
-    assert not _time_for_exact_layout(c)
-    c2 = CompileClock(40.0, now=now)  # 40 s limit: at least 30 s must be left
-    now.t += 11
-    assert not _time_for_exact_layout(c2)
