@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # the merged main on the GPU: demo, a compile with a time limit + run under cap = budget, U-Net b4 at 0.5
+# Run on the GPU machine from the repository root: OUT=<dir> tools/gpu_session.sh bash $PWD/tools/gpu_main_check.sh
+# (OR-Tools for Python 3.12 installed into /tmp/site first: it is a dependency of remc).
 cd /tmp
 python3 -c "import ortools, onnxruntime as o; o.preload_dlls(); print('ortools', ortools.__version__, 'onnxruntime', o.__version__, o.get_available_providers())" > $OUT/versions.txt 2>&1
 ( time timeout 240 python3 -m remc demo --device cuda --fraction 0.8 ) > $OUT/demo.txt 2>&1; echo "rc=$?" >> $OUT/demo.txt
