@@ -210,7 +210,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     budget = int(state.budget)
     report = FitReport(budget, budget, 1)
     kernel_deadline = _measure_kernels(state, device, clock, settings)
-    if device.startswith("cuda") and kernels_measurable(device):
+    if kernels_measurable(device):
         t_scratch = None if clock is None else clock.elapsed()
         dag_with_measured_scratch(state, device, settings, kernel_deadline)
         if clock is not None and t_scratch is not None:
@@ -388,7 +388,9 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     """Rebuild ``state.dag`` with each node's kernel scratch measured on ``device`` (``backends.scratch``,
     cached; until ``deadline``) in its unit's workspace W_v, where it exceeds ``passes.dagbuild.kernel_scratch``'s
     rule: cuDNN's workspace of a forward convolution (518 MB for U-Net b4 416x608's block1/conv2), which the
-    rule puts at 0, is then seen by the solver and not only by the layout. How many nodes got more than the rule."""
+    rule puts at 0, is then seen by the solver and not only by the layout; on CPU, MLAS' im2col buffers (U-Net
+    test size b2: the least budget approx fits fell from 1226752 to 1178880 bytes). How many nodes got more
+    than the rule."""
     if state.graph is None or state.units is None:
         return 0
     from .backends import runtime
