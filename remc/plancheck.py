@@ -51,10 +51,11 @@ def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str
 
 
 def on_own_device(plan: Any, device: str | None) -> bool:
-    """Whether a check of ``plan`` for ``device`` is for the CUDA device it was made for, whose measured kernel
-    scratch may be in its workspace (``passes.validate.check_against``)."""
+    """Whether a check of ``plan`` for ``device`` is for the device it was made for, whose measured kernel
+    scratch (cuDNN's workspaces, MLAS' im2col buffers) may be in its workspace
+    (``passes.validate.check_against``)."""
     own = str(getattr(plan, "device", "") or "")
-    return own.startswith("cuda") and (device is None or device == own)
+    return bool(own) and (device is None or device == own)
 
 
 @dataclass(frozen=True)
