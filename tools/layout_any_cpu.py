@@ -2,9 +2,11 @@
 """Any zoo model (ARGV[3], batch ARGV[4], paper size; strategy ARGV[5]) compiled on CPU for CUDA with the kernel requests measured on the H200 (its cache,
 results/gpu_h200_s8/scratch_cache_h200.json, keyed as on the device: GPU name, onnxruntime 1.31.1): the strategy at
 solver budget ARGV[1] with time limit ARGV[2] s, the measured workspace in the DAG, then remc's layout of the
-lowered graph (height vs the live lower bound); the events are pickled for tools/layout_orders.py.
+lowered graph (greedy height, and ``best_layout``'s, vs the live lower bound); the events are pickled for
+tools/layout_orders.py.
 
     python tools/layout_any_cpu.py 1537982592 40 unet 4 checkmate
+    python tools/layout_any_cpu.py 1428169260 30 unet 4 approx
 """
 # ruff: noqa: E402, E401, E702, I001
 import os, pickle, shutil, sys, time
@@ -36,3 +38,6 @@ ev = graph_events(st.lowered, "cuda", km)
 pickle.dump(ev, open(f"/tmp/gpuexp/ev_{sys.argv[3]}_{sys.argv[1]}.pkl", "wb"))
 lay = layout(ev)
 print("height", lay.height, "lb", lay.lower_bound, lay.order, "outside", runtime.outside_bytes(st.lowered, "cuda"), flush=True)
+from remc.backends.placement import best_layout
+best = best_layout(ev)
+print("best_layout height", best.height, "lb", best.lower_bound, best.order, flush=True)

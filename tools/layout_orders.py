@@ -1,7 +1,7 @@
 """Other greedy orders and local moves for remc's layout (passes/placement.py) of pickled events
-(tools/unet_layout_cpu.py): size only, first fit, random adjacent swaps, moving the block at the top earlier.
+(tools/layout_any_cpu.py): size only, first fit, random adjacent swaps, moving the block at the top earlier.
 
-    python tools/layout_orders.py /tmp/gpuexp/ev_1428169260.pkl
+    python tools/layout_orders.py /tmp/gpuexp/ev_unet_1428169260.pkl
 """
 # ruff: noqa: E401, E701, E702, I001, B007
 import pickle, time, sys
