@@ -121,6 +121,18 @@ class Plan:
     def n_statements(self) -> int:
         return sum(len(stage) for stage in self.stages)
 
+    @property
+    def live_budget(self) -> int | None:
+        """The budget remc's live-bytes model holds the plan to: ``budget``, or the solver budget its compile
+        solved at (``report solver_budget``) when that is higher. The live-bytes model counts outputs ONNX
+        Runtime does not allocate (in-place and aliasing kernels), so a compile may solve above the budget while
+        its device check (remc's layout or the replayed arena, plus the bytes outside it) keeps to ``budget``."""
+        solver = self.report.get("solver_budget")
+        if (self.budget is not None and isinstance(solver, int) and not isinstance(solver, bool)
+                and solver > self.budget):
+            return solver
+        return self.budget
+
     def unit_index(self) -> dict[str, int]:
         """Unit name -> row of the unit table."""
         return {u.name: i for i, u in enumerate(self.units)}

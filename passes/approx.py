@@ -152,7 +152,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         else:
             if exact is None:
                 _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", lp, o.threads,
-                       relax.left())
+                       relax.left(), _exists_text(found.get("least_peak")), proven_above=True)
             assert exact is not None  # _raise raised otherwise
             lp_status, lp_bound = "optimal", exact.bound
             note("rounding", bound=max(lp_bound, base))
@@ -446,13 +446,17 @@ def _exists_text(least_peak: int | None) -> str:
 
 
 def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
-           time_limit: float | None = None, exists: str = "") -> None:
+           time_limit: float | None = None, exists: str = "", proven_above: bool = False) -> None:
     """InfeasibleError with the least-budget bound: the LP's (``least_budget_bound``) when ``time_limit`` (the
-    seconds left; None: no limit) is enough to build and solve it, else the simple bound."""
+    seconds left; None: no limit) is enough to build and solve it, else the simple bound; ``proven_above``: the
+    relaxation is infeasible at ``budget`` itself, so the bound is at least ``budget + 1`` whatever the bound LP
+    got to within its time."""
     cols = model_columns(dag)
     if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
         lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
     else:
         lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
+    if proven_above:
+        lb = max(lb, budget + 1)
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound){exists}", lb)

@@ -187,7 +187,9 @@ def simulate(plan: Plan, dag: DAG | None = None, *, budget: int | None = None,
         raise PlanError(f"the unit table lists {quote(dup)} twice")
     if dag is not None:
         check_against(plan, dag, measured_workspace=measured_workspace)
-    budgets = [(b, name) for b, name in ((budget, "the budget"), (plan.budget, "the plan's budget"))
+    own = plan.live_budget
+    budgets = [(b, name) for b, name in ((budget, "the budget"), (own, "the plan's budget" if own == plan.budget
+                                                                   else "the plan's solver budget"))
                if b is not None]
     sim = _Replay(plan, dag, budgets)
     flat = 0

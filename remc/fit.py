@@ -220,7 +220,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     # keep back what plan, lower and the arena check will take: about two arena replays' time
     reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
     raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=FIRST_ROUND_SHARE,
-                                                           reserve=reserve), state, report, on_pass, on_round)
+                                                           reserve=reserve), state, report, on_pass, on_round,
+                                              clock)
     # solver budgets: plan too big at; strategy infeasible at
     too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
@@ -490,7 +491,7 @@ RAISE_ATTEMPTS = 3
 
 
 def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
-                   on_round: Callable[[dict[str, Any]], None] | None
+                   on_round: Callable[[dict[str, Any]], None] | None, clock: CompileClock | None = None
                    ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
     """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
     model (infeasible, or none found within its time limit) although the budget holds the always-resident
@@ -499,7 +500,9 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
     live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
     kernels), so a plan above the budget there may still fit on the device, which the replay then decides.
     (the last solver budget that was infeasible, the first InfeasibleError), both None when the first solve
-    succeeded; the first InfeasibleError is raised when every attempt fails."""
+    succeeded; the first InfeasibleError is raised when every attempt fails. Each attempt gets
+    LATER_ROUND_SHARE of what is left on ``clock`` then (not the first solve's limit again), and none starts once
+    the clock has run out."""
     budget = int(state.budget)
     try:
         run(passes, state, on_pass=on_pass)
@@ -510,13 +513,16 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
             raise
         first, err, last = e, e, budget
     for _ in range(RAISE_ATTEMPTS):
+        if clock is not None and clock.time_limit is not None and clock.left() == 0:
+            break
         least = err.least_feasible if isinstance(err, InfeasibleError) else None
-        new = int(least) if least is not None and least > last else last + max(budget // 200, 256)
+        new = max(int(least) if least is not None else 0, last + max(budget // 200, 256))
         state.budget = report.solver_budget = new
         if on_round is not None:
             on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
         try:
-            run(passes[-3:], state, on_pass=on_pass)
+            run(timed_passes(passes[-3:], state, clock, share=LATER_ROUND_SHARE, reserve=_after_solve(clock)),
+                state, on_pass=on_pass)
             return last, first
         except (InfeasibleError, NoScheduleInTime) as e:
             err, last = e, new

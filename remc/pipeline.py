@@ -122,6 +122,18 @@ class UnitsPass(Pass):
         state.dag = build_dag(state.graph, state.costs, units, granularity=self.granularity, device=self.device)
 
 
+def _fits_without_recompute(state: State) -> str:
+    """'; a budget of N bytes fits without recomputation (checkpoint-all, remc's live-bytes model)': a budget
+    the user knows works, for infeasible-budget messages."""
+    from .ir.schedule import checkpoint_all
+    from .ir.sizes import describe_size
+    if state.dag is None or not state.dag.n:
+        return ""
+    peak = checkpoint_all(state.dag).peak(state.dag)
+    return (f"; without recomputation (checkpoint-all) every tensor fits in {describe_size(peak)} "
+            f"in remc's live-bytes model")
+
+
 @dataclass(frozen=True)
 class SchedulePass(Pass):
     name: ClassVar[str] = "schedule"
@@ -150,8 +162,8 @@ class SchedulePass(Pass):
                 raise
             from .passes.milp_model import lower_bound_text
             bound = "" if "can need less than" in str(err) else f"; {lower_bound_text(state.dag)}"
-            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}{bound}",
-                                  err.least_feasible) from None
+            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}{bound}"
+                                  f"{_fits_without_recompute(state)}", err.least_feasible) from None
 
     def spec(self) -> str:
         opts = [f"strategy={self.strategy}"] if self.strategy != "checkpoint-all" else []

@@ -46,8 +46,15 @@ def check_plan(plan: Any, graph_path: str, batch: int | None = None, device: str
     from .passes.validate import validate
     check_readable(Path(graph_path))
     dag = dag_for_plan(plan, graph_path, batch, device)
-    return validate(plan, dag, budget=budget if budget is not None else plan.budget,
+    return validate(plan, dag, budget=live_budget(plan, budget if budget is not None else plan.budget),
                     measured_workspace=on_own_device(plan, device))
+
+
+def live_budget(plan: Any, budget: int | None) -> int | None:
+    """The budget remc's live-bytes model checks ``plan`` against: ``budget``, or ``Plan.live_budget`` when
+    ``budget`` is the plan's own (its compile may have solved above it; ``check_plan_on_device`` holds the
+    device's need to ``budget`` itself)."""
+    return plan.live_budget if budget is not None and budget == plan.budget else budget
 
 
 def on_own_device(plan: Any, device: str | None) -> bool:
@@ -85,7 +92,8 @@ def check_plan_on_device(plan: Any, graph_path: str, batch: int | None = None, d
     dev = device or plan.device
     budget = budget if budget is not None else plan.budget
     graph = import_model(load_model(graph_path, with_data=arena), batch=batch)
-    sim = validate(plan, dag_for_graph(plan, graph, dev), budget=budget, measured_workspace=on_own_device(plan, device))
+    sim = validate(plan, dag_for_graph(plan, graph, dev), budget=live_budget(plan, budget),
+                   measured_workspace=on_own_device(plan, device))
     if not arena or not budget:
         return PlanCheck(sim, budget, dev)
     from .fit import predict

@@ -191,3 +191,40 @@ def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(mon
     assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
     assert report.rounds == 1 and report.solver_budget == 1960 and st.plan.budget == 2000
 
+
+
+def test_solves_above_an_infeasible_budget_share_the_time_left(monkeypatch) -> None:
+    """When the first solve finds the budget infeasible in remc's live-bytes model, ``_solve_raising`` solves
+    above it (RAISE_ATTEMPTS times at most), each attempt with LATER_ROUND_SHARE of what is left on the
+    compile's clock then, and none once the clock has run out: the first error stands. (Before, every attempt
+    reused the first solve's limit, and a 60 s compile ran 200 s.)"""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import FitReport, _solve_raising, timed_passes
+    from remc.ir.errors import InfeasibleError
+    from remc.pipeline import SchedulePass, State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    fake = FakeTime()
+    clock = CompileClock(60.0, now=fake)
+    st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=clock))
+    limits: list[float] = []
+    starts: list[float] = []
+
+    def infeasible(ps, state, on_pass=None):
+        sp = next(p for p in ps if isinstance(p, SchedulePass))
+        limits.append(sp.options.time_limit)
+        starts.append(clock.elapsed())
+        fake.t += 25.0  # each solve takes 25 s of the clock
+        raise InfeasibleError(f"no schedule at {state.budget}", None)
+
+    monkeypatch.setattr(fit_mod, "run", infeasible)
+    first = timed_passes(stages(passes, first="schedule"), st, clock, share=FIRST_ROUND_SHARE)
+    with pytest.raises(InfeasibleError, match="no schedule at 2000"):
+        _solve_raising(first, st, FitReport(2000, 2000, 1), None, None, clock)
+    assert 2 <= len(limits) <= 1 + fit_mod.RAISE_ATTEMPTS and clock.left() == 0  # stopped by the clock
+    for k in range(1, len(limits)):  # each attempt: half of what was left when it started (a tick or two)
+        assert 0 < limits[k] <= LATER_ROUND_SHARE * (60.0 - starts[k] + 3)
+    assert all(a > b for a, b in zip(limits, limits[1:]))

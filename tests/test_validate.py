@@ -240,3 +240,20 @@ def test_duplicate_unit_in_a_table_built_in_code() -> None:
     bad = dataclasses.replace(plan, units=plan.units + (plan.units[2],))
     with pytest.raises(PlanError, match='^the unit table lists "f3" twice$'):
         simulate(bad)
+
+
+def test_plan_solved_above_its_budget_is_held_to_its_solver_budget() -> None:
+    """A compile's fit may solve above the budget in remc's live-bytes model (which counts outputs ONNX Runtime
+    does not allocate) while the device check keeps to the budget: the written plan records ``solver_budget``,
+    and the simulator holds its live bytes to that, not to the budget (the chain's checkpoint-all peak is 191:
+    a plan with budget 180 and solver budget 191 validates; with solver budget 190, or none, it does not)."""
+    dag = graphs.chain()
+    plan = generate_plan(dag, checkpoint_all(dag))
+    ok = dataclasses.replace(plan, budget=180, report={"solver_budget": 191})
+    assert ok.live_budget == 191
+    assert validate(ok, dag).peak == 191
+    for report in ({"solver_budget": 190}, {}, {"solver_budget": 150}):
+        low = dataclasses.replace(plan, budget=180, report=report)
+        with pytest.raises(PlanError, match="exceeds the plan's"):
+            validate(low, dag)
+    assert dataclasses.replace(plan, budget=180, report={"solver_budget": 150}).live_budget == 180
