@@ -219,7 +219,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
     reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
-    raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=FIRST_ROUND_SHARE,
+    first_share = SLACK_FIRST_SHARE if _saving_expected(report) else FIRST_ROUND_SHARE
+    raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
                                                            reserve=reserve), state, report, on_pass, on_round,
                                               clock)
     # solver budgets: plan too big at; strategy infeasible at
@@ -313,9 +314,79 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 if upward is None:
                     infeasible = new
                 report.history.append({"round": rnd, "solver_budget": new, "infeasible": True})
+    if steps is None and not verify:
+        _use_slack(passes, state, report, device, settings, kernel_deadline, clock, on_pass, on_round)
     state.budget = budget
     _annotate(state, report)
     return report
+
+
+SLACK_ROUNDS = 2
+"""Re-solves ``compile_fit`` may spend above a fitting plan's solver budget to use the budget's slack."""
+
+SLACK_MIN = 0.01
+"""The least slack (a share of the budget) worth a re-solve."""
+
+SLACK_FIRST_SHARE = 0.5
+"""The first solve's share of the time when the input graph needs less on the device than in remc's live-bytes
+model (``_saving_expected``): the rest is for ``_use_slack``'s re-solve above it."""
+
+
+def _saving_expected(report: FitReport) -> bool:
+    """Whether the input graph needed at least SLACK_MIN of the budget less on the device than its live bytes
+    (``_anticipate``'s record): a plan solved at the budget will likely leave slack to spend."""
+    first = next((h for h in report.history if "input_graph_excess" in h), None)
+    return first is not None and -int(first["input_graph_excess"]) >= SLACK_MIN * report.budget
+
+
+def _use_slack(passes: list[Pass], state: State, report: FitReport, device: str, settings: Any,
+               kernel_deadline: float | None, clock: CompileClock | None, on_pass: Callable | None,
+               on_round: Callable[[dict[str, Any]], None] | None) -> None:
+    """Spend what the fitting plan leaves of the budget: while the device needs at least ``SLACK_MIN`` of the
+    budget less than the budget (remc's live-bytes model counts outputs ONNX Runtime does not allocate, so a plan
+    solved at the budget often needs much less on the device), re-solve at the solver budget plus that slack,
+    warm from the plan; keep the new plan when it fits the budget and costs less, else restore the fitting one.
+    At most ``SLACK_ROUNDS`` re-solves, each with FIRST_ROUND_SHARE of the time left (the last solves of the
+    compile), none once the clock has run out. Recorded in ``report.history`` (``slack``: True)."""
+    budget = int(report.budget)
+    for _ in range(SLACK_ROUNDS):
+        pred = report.prediction
+        if pred is None or state.schedule is None or state.dag is None:
+            return
+        slack = budget - pred.total
+        if slack < SLACK_MIN * budget or (clock is not None and clock.time_limit is not None
+                                          and (clock.left() or 0.0) < 2 * _after_solve(clock) + 1.0):
+            return
+        kept = (state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, pred)
+        cost = state.schedule.cost(state.dag)
+        new = int(report.solver_budget) + int(slack)
+        state.budget = new
+        if on_round is not None:
+            on_round({"round": report.rounds + 1, "predicted": pred.total, "budget": budget, "solver_budget": new,
+                      "slack": True})
+        entry: dict[str, Any] = {"round": report.rounds + 1, "solver_budget": new, "slack": True}
+        try:
+            run(timed_passes(passes[-3:], state, clock, share=FIRST_ROUND_SHARE, warm=True,
+                             reserve=_after_solve(clock)), state, on_pass=on_pass)
+        except (InfeasibleError, SolverError):
+            entry["infeasible"] = True
+            report.history.append(entry)
+            state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, report.prediction = kept
+            return
+        report.rounds += 1
+        t0 = None if clock is None else clock.elapsed()
+        new_pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline,
+                           layout_time_left=None if clock is None else clock.left())
+        if clock is not None and t0 is not None:
+            clock.record("arena check", t0)
+        new_cost = state.schedule.cost(state.dag)
+        entry.update(predicted=new_pred.total, live_peak=int(state.sim.peak) if state.sim is not None else None,
+                     cost=new_cost, kept=new_pred.total <= budget and new_cost < cost)
+        report.history.append(entry)
+        if not entry["kept"]:
+            state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, report.prediction = kept
+            return
+        report.solver_budget, report.prediction = new, new_pred
 
 
 UPWARD_ROUNDS = 3
@@ -345,7 +416,10 @@ def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline:
     """The first round's solver budget in a time-limited compile: the budget less what ONNX Runtime needs
     beyond the live bytes on the input graph in its own order (a re-solve round costs a solve, a plan, a
     lowering and an arena check: ResNet50 fine at batch 256, 16 GiB: the input graph's excess is 1.27 GB,
-    the first plan's 1.00 GB, and the plan at the budget less 1.27 GB fits). Recorded on the report."""
+    the first plan's 1.00 GB, and the plan at the budget less 1.27 GB fits). Recorded on the report. (Where
+    ONNX Runtime needs less than the live bytes, the first solve stays at the budget: solving above it by the
+    input graph's saving overshot on a torch TransformerEncoder, 21.9 MiB for a 20 MiB budget, with no time
+    left to re-solve; ``_use_slack`` spends the saving from a plan that fits instead.)"""
     from .ir.schedule import checkpoint_all
     from .pipeline import shaped_model
     assert state.dag is not None and state.budget is not None

@@ -60,6 +60,10 @@ def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:
     from .ir.sizes import format_size
 
     def show(r: dict[str, Any]) -> None:
+        if r.get("slack"):
+            note(f"using the budget's slack: the plan needs {format_size(r['predicted'])} of "
+                 f"{format_size(r['budget'])} on the device, solving at {format_size(r['solver_budget'])}")
+            return
         if r.get("raised"):
             note(f"no schedule at {format_size(r['budget'])} in remc's live-bytes model: solving at "
                  f"{format_size(r['solver_budget'])}, the replayed arena decides")

@@ -98,7 +98,9 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
                               options=make_options("approx", time_limit=1000.0))
     clock = CompileClock(60.0, now=FakeTime())
     st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=clock))
-    preds = iter([0, 2010, 1])  # the input graph (no excess: round 1 at the budget), too big, then fits
+    # the input graph (an excess too big to anticipate: round 1 at the budget, with FIRST_ROUND_SHARE), too big,
+    # then fits (within SLACK_MIN of the budget: no re-solve to use the slack)
+    preds = iter([10**6, 2010, 1995])
 
     def fake_predict(lowered, device, **kw):
         return ArenaPrediction(next(preds), 0, 0)
@@ -185,7 +187,7 @@ def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(mon
                               options=make_options("approx", time_limit=1000.0))
     st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=CompileClock(60.0, now=FakeTime())))
     live = int(checkpoint_all(st.dag).peak(st.dag))
-    preds = iter([live + 40, 1])
+    preds = iter([live + 40, 1990])  # the plan fits within SLACK_MIN of the budget: no re-solve above it
     monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds), 0, 0))
     report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
     assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
@@ -228,3 +230,38 @@ def test_solves_above_an_infeasible_budget_share_the_time_left(monkeypatch) -> N
     for k in range(1, len(limits)):  # each attempt: half of what was left when it started (a tick or two)
         assert 0 < limits[k] <= LATER_ROUND_SHARE * (60.0 - starts[k] + 3)
     assert all(a > b for a, b in zip(limits, limits[1:]))
+
+
+@pytest.mark.parametrize("second_need, kept", [(159, True), (200, False)])
+def test_a_plan_that_leaves_slack_is_re_solved_above_it(monkeypatch, second_need: int, kept: bool) -> None:
+    """When the fitting plan needs at least SLACK_MIN of the budget less on the device than the budget, the fit
+    re-solves at its solver budget plus that slack, warm, and keeps the new plan only when it fits and costs
+    less; otherwise the fitting plan (schedule, lowered graph, prediction) is restored. The chain at 160 bytes
+    recomputes one node (cost 52); at 180 it computes each once (48)."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    clock = CompileClock(60.0, now=FakeTime())
+    st = run(stages(passes, last="units"), State(model=model, budget=160, clock=clock))
+    preds = iter([0, 140, second_need])  # the input graph, the plan at 160, the plan at 180
+
+    def fake_predict(lowered, device, **kw):
+        return ArenaPrediction(next(preds), 0, 0)
+
+    monkeypatch.setattr(fit_mod, "predict", fake_predict)
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
+    slack = [h for h in report.history if h.get("slack")]
+    assert len(slack) == 1 and slack[0]["solver_budget"] == 180
+    assert report.prediction is not None and st.schedule is not None and st.dag is not None
+    if kept:
+        assert slack[0]["kept"] and report.prediction.total == 159 and report.solver_budget == 180
+        assert st.schedule.cost(st.dag) == 48.0
+    else:
+        assert not slack[0]["kept"] and report.prediction.total == 140 and report.solver_budget == 160
+        assert st.schedule.cost(st.dag) == 52.0
+    assert st.budget == 160
