@@ -333,6 +333,8 @@ class ProfileCosts:
                 if self._out_of_time() or (gi and needs_run(model, group[0], types, consts)
                                            and not self._fits(pred(0.5 * total))):
                     break
+                if all(not self._fits(pred(_work(p, fl, types))) for p in group):
+                    continue  # none of the group fits the time left: no values drawn for it
                 values = self._original_values(model, group, types, consts)
                 for p in group:
                     work_ = _work(p, fl, types)

@@ -15,6 +15,7 @@ import argparse
 import dataclasses
 import json
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -83,16 +84,18 @@ def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int]
 def compile_step_graph(model: onnx.ModelProto, budget: int, strategy: str, *, device: str = "cpu",
                        cost: str = "flops", granularity: str = "coarse", options: Any = None,
                        steps: int = 2, progress: Any = None, on_round: Callable | None = None,
-                       fixed_buffers: bool | None = None, settings: Any = None) -> tuple[Any, Any]:
+                       fixed_buffers: bool | None = None, settings: Any = None,
+                       clock: Any = None) -> tuple[Any, Any]:
     """The compile pipeline on the step graph, re-solved until the replay of ``steps`` steps of the training
     loop fits under a cap of ``budget`` (``remc/fit.py``, ``predict_loop``; on CUDA with remc's placement, its
     layout); the final pipeline state (lowered, sim, schedule, dag) and the fit report (``fixed_buffers``: the
-    loop; None: the one that fits, ``fit.fixed_buffers``)."""
+    loop; None: the one that fits, ``fit.fixed_buffers``). ``clock`` (``remc.timebudget.CompileClock``; None: only
+    the strategy's own time limit): the whole compile's time limit, as ``remc compile`` keeps it."""
     from .fit import compile_fit
     from .pipeline import State, compile_pipeline, run, stages
     passes = compile_pipeline(cost=cost, granularity=granularity, strategy=strategy, device=device, options=options,
                               progress=progress)
-    state = run(stages(passes, last="units"), State(model=model, budget=budget))
+    state = run(stages(passes, last="units"), State(model=model, budget=budget, clock=clock))
     fit = compile_fit(stages(passes, first="schedule"), state, device=device, steps=steps, on_round=on_round,
                       fixed_buffers=fixed_buffers, settings=settings)
     return state, fit
@@ -185,9 +188,12 @@ def train_command(args: argparse.Namespace) -> int:
         from .backends.strategies import make_options
         from .passes.strategies import SOLVER_NAMES
         options = make_options(args.strategy, time_limit=args.time_limit) if args.strategy in SOLVER_NAMES else None
+        from .timebudget import CompileClock, process_age
+        clock = CompileClock(args.time_limit, started_ago=process_age())
         try:
             state, fit = compile_step_graph(model, args.budget, args.strategy, device=args.device, options=options,
-                                            steps=args.steps, fixed_buffers=_loop(args), settings=settings)
+                                            steps=args.steps, fixed_buffers=_loop(args), settings=settings,
+                                            clock=clock)
         except InfeasibleError as e:
             raise InfeasibleError(f"{e}; the step holds {_parts_text(rep['memory_parts'])}",
                                   e.least_feasible) from None
@@ -206,6 +212,10 @@ def train_command(args: argparse.Namespace) -> int:
                    predicted_fits_budget=fit.prediction.fits_budget if fit.prediction is not None else None,
                    predicted_in_use=(fit.prediction.peak_total if fit.prediction is not None else None),
                    predicted_single_run=fit.single.total if fit.single is not None else None)
+        rep["compile_time"] = clock.summary()
+        if not args.json:
+            for line in [clock.text(), *clock.notes]:
+                print(("" if line.startswith("time:") else "note: ") + line, file=sys.stderr)
         if args.output:
             save_model(compiled, args.output)
             rep["output"] = args.output
@@ -341,7 +351,9 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     t.add_argument("--weight-decay", type=float, default=0.0)
     t.add_argument("--budget", type=size_type, help="compile the step graph under this budget first")
     t.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
-    t.add_argument("--time-limit", type=float, default=60.0, help="solver time limit, seconds")
+    t.add_argument("--time-limit", type=float, default=60.0,
+                   help="with --budget: wall-clock seconds for compiling the step graph, every phase (from the "
+                        "process's start, as remc compile counts them)")
     t.add_argument("--mem-limit", type=size_type, help="arena cap of the run (default: the budget)")
     t.add_argument("--device", default="cpu", type=_device, help="cpu or cuda[:N]")
     t.add_argument("--fresh-batches", action="store_true", help="new random data every step")
