@@ -4,6 +4,7 @@
 #   OUT=<dir> tools/gpu_session.sh bash $PWD/tools/gpu_s9.sh a|b|c|d
 # a: CUDA graph on remc's allocator as an environment allocator (tools/gpu_cudagraph_env_probe.py), the ResNet50
 #    b32 CLI compile with --time-limit 60 (its wall time) and run under cap = budget, ResNet50 b32 evidence;
+# e: the probe of a alone (rerun after a bug in its parent);
 # b: U-Net b4 416x608 evidence; c: MobileNetV2 b64 and GPT-2 paper size evidence; d: ViT-B/16 b32 (zoo):
 #    every strategy at 0.6 (evidence rows), and `remc train` under cap = budget.
 # The kernel/profile caches (~/.cache/remc/costs) are seeded from results/ and copied back to $OUT.
@@ -56,6 +57,10 @@ d)
   timeout 230 python3 -m remc train /tmp/vit_b32_train.onnx --device cuda --budget $B --strategy approx --optimizer sgd \
       --momentum 0.9 --time-limit 40 --steps 3 --reference --json > $OUT/train_vit_approx.json 2>> $OUT/train_vit.log
   echo "rc $?" >> $OUT/train_vit.log
+  ;;
+e)
+  timeout 400 python3 $REPO/tools/gpu_cudagraph_env_probe.py --out $OUT/cg_env.json \
+      --models resnet50:2:small,resnet50:32:224x224,unet:4:416x608 --iters 10 > $OUT/cg_env.log 2>&1; echo "rc=$?" >> $OUT/cg_env.log
   ;;
 esac
 tar -C $C -czf $OUT/caches_$part.tgz .
