@@ -209,7 +209,13 @@ def child(job: dict, out: dict) -> dict:
         alloc.begin_run()
         c0 = alloc.stats.calls
         t0 = time.perf_counter()
-        a.check(f["RunWithBinding"](sess, ro, bind), f"run {k}")
+        st = f["RunWithBinding"](sess, ro, bind)
+        if st:
+            s = alloc.stats
+            out.update(failed_run=k, requests_per_run=calls + [s.calls - c0], requests=s.calls, planned=s.planned,
+                       fallback=s.fallback, rejected=s.rejected, failures=s.failures[:5], high_water=s.high_water,
+                       layout_height=layout.height, cap=job["cap"])
+        a.check(st, f"run {k}")
         if cuda:
             lib.cudaDeviceSynchronize()
         dt = time.perf_counter() - t0
