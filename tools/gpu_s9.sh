@@ -6,6 +6,7 @@
 #    b32 CLI compile with --time-limit 60 (its wall time) and run under cap = budget, ResNet50 b32 evidence;
 # e: the probe of a alone (rerun after a bug in its parent);
 # f: the same in a buffer 1.5 times the layout's height (what the provider requests with enable_cuda_graph);
+# g (not run yet): the same with --auto-runs, in a buffer of the layout's height;
 # b: U-Net b4 416x608 evidence; c: MobileNetV2 b64 and GPT-2 paper size evidence; d: ViT-B/16 b32 (zoo):
 #    every strategy at 0.6 (evidence rows), and `remc train` under cap = budget.
 # The kernel/profile caches (~/.cache/remc/costs) are seeded from results/ and copied back to $OUT.
@@ -66,6 +67,10 @@ e)
 f)
   timeout 300 python3 $REPO/tools/gpu_cudagraph_env_probe.py --out $OUT/cg_env_roomy.json --cap-factor 1.5 \
       --models resnet50:2:small,resnet50:32:224x224,unet:4:416x608 --iters 10 > $OUT/cg_env_roomy.log 2>&1; echo "rc=$?" >> $OUT/cg_env_roomy.log
+  ;;
+g)
+  timeout 300 python3 $REPO/tools/gpu_cudagraph_env_probe.py --out $OUT/cg_env_auto.json --auto-runs \
+      --models resnet50:2:small,resnet50:32:224x224,unet:4:416x608 --iters 10 > $OUT/cg_env_auto.log 2>&1; echo "rc=$?" >> $OUT/cg_env_auto.log
   ;;
 esac
 tar -C $C -czf $OUT/caches_$part.tgz .
