@@ -13,8 +13,8 @@ Inputs and outputs are bound once at fixed device addresses (``CreateIoBinding``
 buffers outside the cap), as CUDA graph replay needs.
 
 The C library (``onnxruntime/capi/libonnxruntime.so.*``) is a second copy of ONNX Runtime beside the Python
-binding; both would load the one CUDA provider library, whose host pointer the second loader overwrites.
-So each C-API run is a child process that never makes a Python-binding session; the parent (Python binding)
+binding; both would load the one CUDA provider library (set up through its provider bridge by whichever loads
+it first; sharing it was not tried). So each C-API run is a child process that never makes a Python-binding session; the parent (Python binding)
 computes the layout (``placement.model_layout``, kernel requests measured on the device), runs the same graph
 on remc's allocator through ``gpu_external_alloc`` (outputs and ms) and on ONNX Runtime's arena with CUDA
 graph, and compares every child's outputs with its own.
@@ -84,10 +84,11 @@ def child(job: dict, out: dict) -> dict:
     """One C-API session on remc's env allocator: create, bind, run ``iters`` times; outputs to an npz.
     ``out`` records the stage reached (what failed, when something does)."""
     import onnxruntime as ort
+    from onnx import helper
+
     from remc.backends import capi, placement
     from remc.backends.runtime import random_inputs
     from remc.ir.onnx_types import static_types
-    from onnx import helper
     out.update(variant=job["variant"], stage="load")
     cuda = job["device"] == "cuda"
     if cuda:
