@@ -344,6 +344,10 @@ def main() -> None:
     ap.add_argument("--budgets", help="absolute budgets in bytes (comma-separated) instead of --fractions")
     ap.add_argument("--no-probe", action="store_true")
     ap.add_argument("--small", action="store_true", help="the zoo's test-size models")
+    ap.add_argument("--iters", type=int, default=5, help="timed runs per plan and session (after 2 warm-up runs)")
+    ap.add_argument("--no-placed-cuda-graph", action="store_true",
+                    help="do not try CUDA graph on remc's allocator (gpu_external_alloc: impossible in "
+                         "onnxruntime-gpu 1.31, see tools/gpu_cudagraph_stream_probe.py); the arena's is still timed")
     a = ap.parse_args()
     settings = runtime.DeviceSettings(cudnn_conv_algo_search=a.cudnn, placement=a.placement, one_region=a.one_region)
     arena_settings = dataclasses.replace(settings, placement="arena")
@@ -425,7 +429,8 @@ def main() -> None:
             if time.perf_counter() - T0 > a.deadline:
                 row["skipped"] = "deadline"
                 continue
-            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], settings, ref=refres, arena_time=True)
+            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], settings, ref=refres, arena_time=True,
+                        iters=a.iters, cuda_graph=not (a.no_placed_cuda_graph and settings.placed(a.device)))
             r.pop("_result", None)
             row.update(r)
             print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
