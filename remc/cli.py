@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .ir.errors import RemcError
+from .ir.errors import ModelError, RemcError
 from .ir.sizes import format_size, parse_size
 from .plancheck import dag_for_graph, dag_for_plan  # noqa: F401  (dag_for_graph: tools/gpu_evidence.py)
 
@@ -406,8 +406,11 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                       granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
-            state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
-                        on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
+            try:
+                state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
+                            on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
+            except ModelError as e:  # a forward model may fail shape inference before the check above
+                raise ModelError(f"{e}{_forward_only_hint(args.model)}") from None
             rest = stages(passes, first="schedule")
             if args.no_fit:
                 run_round(rest, state, clock, share=ONLY_ROUND_SHARE)
@@ -437,6 +440,23 @@ def cmd_compile(args: argparse.Namespace) -> int:
                    device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
+
+
+def _forward_only_hint(model: str) -> str:
+    """'; M is not a training graph ...' when the ONNX file at ``model`` has no node of a backward pass (no node
+    named as ``remc grad`` names them, no gradient output), else '': for errors met before the graph is imported."""
+    import onnx
+
+    from .passes.grad import BACKWARD_MARKER
+    try:
+        proto = onnx.load(model, load_external_data=False)
+    except Exception:  # noqa: BLE001 - the hint is best effort; the error it is added to stands
+        return ""
+    if any(BACKWARD_MARKER in n.name for n in proto.graph.node) or any(
+            o.name.startswith("grad.") for o in proto.graph.output):
+        return ""
+    return (f"; {model} is not a training graph (no node of a backward pass): build one with "
+            f"'remc grad {model} -o train.onnx' and compile that")
 
 
 def _require_training_graph(stage: str, state: Any, model: str) -> None:

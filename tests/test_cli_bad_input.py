@@ -47,6 +47,10 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                        oh.make_node("Neg", ["h"], ["y"], name="n")], "fwd", [x], [y]),
                         opset_imports=[oh.make_opsetid("", 17)])
     onnx.save(fwd, folder / "fwd.onnx")
+    xd = oh.make_tensor_value_info("x", onnx.TensorProto.FLOAT, ["N", 4])
+    yd = oh.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["N", 4])
+    onnx.save(oh.make_model(oh.make_graph([oh.make_node("Relu", ["x"], ["y"], name="r")], "fwd", [xd], [yd]),
+                            opset_imports=[oh.make_opsetid("", 17)]), folder / "fwd_dynamic.onnx")
     unknown = oh.make_model(oh.make_graph([oh.make_node("FooBar", ["x"], ["y"], name="foo", domain="my.ops")],
                                           "unk", [x], [y]),
                             opset_imports=[oh.make_opsetid("", 17), oh.make_opsetid("my.ops", 1)])
@@ -132,6 +136,10 @@ CASES: dict[str, tuple[list[str], str]] = {
     "unknown-command": (["frobnicate"], "invalid choice"),
     # graphs
     "forward-only-graph": (["compile", "fwd.onnx", "--budget", "1MiB", "-o", "out.onnx"], "remc grad"),
+    # a forward model whose import fails first (an unbound dimension; a torch export's computed Slice ends):
+    # the shape error and that it is no training graph
+    "forward-only-dynamic": (["compile", "fwd_dynamic.onnx", "--budget", "1MiB", "-o", "out.onnx"],
+                             "not a training graph"),
     "budget-below-need": (COMPILE + ["-o", "out.onnx", "--plan", "out.plan", "--budget", "150"], "150"),
     "plan-show-foreign-graph": (["plan", "show", "chain.plan", "--graph", "fwd.onnx"], "lacks"),
     "run-unknown-op": (["run", "unknown_op.onnx", "--iters", "1"], "no kernel in onnxruntime on cpu or function body for op 'FooBar'"),
