@@ -357,8 +357,10 @@ def _use_slack(passes: list[Pass], state: State, report: FitReport, device: str,
         if slack < SLACK_MIN * budget or (clock is not None and clock.time_limit is not None
                                           and (clock.left() or 0.0) < 2 * _after_solve(clock) + 1.0):
             return
-        kept = (state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, pred)
         cost = state.schedule.cost(state.dag)
+        if cost <= state.dag.total_cost * (1 + 1e-9):
+            return  # nothing recomputed: no cheaper plan above it
+        kept = (state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, pred)
         new = int(report.solver_budget) + int(slack)
         state.budget = new
         if on_round is not None:
