@@ -106,12 +106,18 @@ class PlacedAllocator:
         requested bytes (of the allocation freed, for 'f')): what ``backends.scratch`` reads a kernel's
         requests from."""
         self.requested: dict[int, int] = {}  # offset -> bytes requested (with ``record``)
+        self._sizes: list[int] = []
+        self._offs: list[int] = []
+        """The current run's planned sizes and offsets by request index (``begin_run``): ``alloc``'s hot path."""
 
     # -- phases
     def begin_run(self) -> None:
         """The next requests are a run's: its k-th request gets the run's k-th planned offset."""
         self.phase, self.k = "run", 0
         self.runs += 1
+        plan = self._plan()
+        self._sizes = [size for size, _ in plan]
+        self._offs = [off for _, off in plan]
 
     def _later(self) -> bool:
         return self.phase == "run" and self.runs > 1 and self.later_run is not None
@@ -190,9 +196,41 @@ class PlacedAllocator:
 
     # -- the two operations
     def alloc(self, nbytes: int) -> int | None:
-        """An address for ``nbytes`` (None: nothing fits)."""
+        """An address for ``nbytes`` (None: nothing fits).
+
+        The hot path (every request of a run that follows the layout): the k-th request has the k-th planned
+        size and that range is free, checked by one bisection of the live starts; no call, no allocation but
+        the list insert. Anything else (session creation, a size the plan does not have here, a taken range,
+        a trace or record being kept) takes ``_alloc`` (lookahead, scratch regions, best fit)."""
         st = self.stats
         st.calls += 1
+        k = self.k
+        sizes = self._sizes
+        if k < len(sizes) and nbytes > 0 and sizes[k] == -(-nbytes // ALIGN) * ALIGN \
+                and self.trace is None and self.record is None and self.events is None:
+            size = sizes[k]
+            off = self._offs[k]
+            end = off + size
+            starts = self.starts
+            i = bisect.bisect_right(starts, off)
+            if end <= self.capacity and (i == 0 or starts[i - 1] + self.size_at[starts[i - 1]] <= off) \
+                    and (i == len(starts) or starts[i] >= end):
+                self.k = k + 1
+                st.planned += 1
+                starts.insert(i, off)
+                self.size_at[off] = size
+                in_use = self.in_use + size
+                self.in_use = in_use
+                if in_use > st.peak_in_use:
+                    st.peak_in_use = in_use
+                if end > st.high_water:
+                    st.high_water = end
+                return self.base + off
+        return self._alloc(nbytes)
+
+    def _alloc(self, nbytes: int) -> int | None:
+        """``alloc`` off its hot path."""
+        st = self.stats
         if nbytes <= 0:
             return None
         size = _round(nbytes)

@@ -441,3 +441,36 @@ def test_best_layout_without_cp_sat_is_the_greedy_one_and_no_lower():
     assert quick.offsets == greedy.offsets and quick.height == greedy.height and quick.upper_bound_only
     assert best.height < quick.height and not best.upper_bound_only
     assert best_layout(ev, time_left=1e6).offsets == best.offsets  # with time: the same as the run's
+
+
+def test_run_requests_that_follow_the_layout_take_the_hot_path(monkeypatch):
+    ev = random_events(random.Random(3), 80)
+    lay = layout(ev)
+    dev = HostDevice(lay.height, lay)
+    slow: list[int] = []
+    real = dev.alloc._alloc
+
+    def counted(n: int):  # noqa: ANN202
+        if dev.alloc.phase == "run":
+            slow.append(n)
+        return real(n)
+
+    monkeypatch.setattr(dev.alloc, "_alloc", counted)
+    got = dev.replay(ev)
+    assert got["fallback"] == 0 and got["rejected"] == 0
+    assert not slow, f"{len(slow)} run requests left the hot path"
+    assert dev.alloc.stats.high_water == lay.height
+
+
+@pytest.mark.parametrize("planned_at", [256, 1024, 0])
+def test_hot_path_refuses_a_planned_range_that_overlaps_a_live_one(planned_at):
+    """The k-th planned range overlaps the tail of a live allocation (256), the head of the next (1024), or one
+    exactly (0): the hot path must not hand it out."""
+    from remc.backends.placement import PlacedAllocator
+    pa = PlacedAllocator(1 << 20, 8192, {"run": [(512, 0), (512, 768), (512, planned_at)]})
+    pa.begin_run()
+    a, b = pa.alloc(512), pa.alloc(512)
+    assert (a, b) == ((1 << 20), (1 << 20) + 768)
+    c = pa.alloc(512) - (1 << 20)
+    assert pa.stats.rejected == 1 and pa.stats.planned == 2
+    assert all(c + 512 <= s or s + pa.size_at[s] <= c for s in (0, 768))
