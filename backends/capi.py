@@ -418,19 +418,24 @@ class Session:
     def io_binding(self) -> Binding:
         return Binding(self)
 
-    def run_with_iobinding(self, binding: Binding) -> None:
-        """One run of the graph on the bound inputs; its outputs stay in the binding until cleared."""
+    def run_with_iobinding(self, binding: Binding, run_options: None = None) -> None:
+        """One run of the graph on the bound inputs. Outputs bound to caller buffers (``bind_output_buffer``)
+        are written there; the others are allocated by the run (in remc's buffer) and stay in the binding until
+        cleared. ``run_options``: the Python binding's; CPU runs take none."""
+        if run_options is not None:
+            raise ValueError("a C-API session takes no Python RunOptions")
         a = self.api
         binding.clear_binding_outputs()
         names = [o.name for o in self._outputs]
         cin = (C.c_char_p * len(binding.inputs))(*[n.encode() for n in binding.inputs])
         cval = (_P * len(binding.inputs))(*[v.value for v in binding.inputs.values()])
         cout = (C.c_char_p * len(names))(*[n.encode() for n in names])
-        outs = (_P * len(names))()
+        fixed = binding.fixed_outputs
+        outs = (_P * len(names))(*[fixed[n][0].value if n in fixed else None for n in names])
         self.failure = None
         a.check(a.RunOptionsUnsetTerminate(self.run_options))
         st = a.Run(self.ptr, self.run_options, cin, cval, len(binding.inputs), cout, len(names), outs)
-        binding.outputs[:] = [_P(v) for v in outs if v]
+        binding.outputs[:] = [_P(v) for n, v in zip(names, outs) if v and n not in fixed]
         if st:
             msg = a.error(st)
             binding.clear_binding_outputs()
@@ -468,7 +473,10 @@ class Binding:
         self.inputs: dict[str, C.c_void_p] = {}
         self._arrays: list[np.ndarray] = []
         self.outputs: list[C.c_void_p] = []
-        self._finalizer = weakref.finalize(self, _release_values, session.api, self.inputs, self.outputs)
+        self.fixed_outputs: dict[str, tuple[C.c_void_p, np.ndarray]] = {}
+        """Outputs written into caller buffers (``bind_output_buffer``): name -> (tensor over it, the array)."""
+        self._finalizer = weakref.finalize(self, _release_values, session.api, self.inputs, self.outputs,
+                                           self.fixed_outputs)
 
     def bind_cpu_input(self, name: str, arr: np.ndarray) -> None:
         a = self.session.api
@@ -484,7 +492,23 @@ class Binding:
         self._arrays.append(arr)
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0) -> None:
-        """Outputs are always the run's own (ONNX Runtime allocates them from remc's buffer)."""
+        """An output the run allocates (ONNX Runtime allocates it from remc's buffer): the default."""
+
+    def bind_output_buffer(self, name: str, arr: np.ndarray) -> None:
+        """Output ``name`` is written into ``arr`` (C-contiguous, of the output's shape and type) by every run:
+        a tensor over its memory passed to ``Run`` as the pre-allocated output, so nothing of it is in remc's
+        buffer (as ``IOBinding.bind_ortvalue_output``)."""
+        if not arr.flags.c_contiguous:
+            raise ValueError(f"output buffer {name!r} is not C-contiguous")
+        a = self.session.api
+        shape = (C.c_int64 * max(arr.ndim, 1))(*arr.shape)
+        v = _P()
+        a.check(a.CreateTensorWithDataAsOrtValue(a.mem_info, arr.ctypes.data, arr.nbytes, shape, arr.ndim,
+                                                 helper.np_dtype_to_tensor_dtype(arr.dtype), C.byref(v)))
+        old = self.fixed_outputs.pop(name, None)
+        if old is not None:
+            a.ReleaseValue(old[0])
+        self.fixed_outputs[name] = (v, arr)
 
     def clear_binding_outputs(self) -> None:
         a = self.session.api
@@ -499,11 +523,12 @@ class Binding:
         return [_to_numpy(self.session.api, v) for v in self.outputs]
 
 
-def _release_values(a: _Api, inputs: dict, outputs: list) -> None:
-    for v in list(inputs.values()) + list(outputs):
+def _release_values(a: _Api, inputs: dict, outputs: list, fixed: dict) -> None:
+    for v in list(inputs.values()) + list(outputs) + [v for v, _arr in fixed.values()]:
         a.ReleaseValue(v)
     inputs.clear()
     outputs.clear()
+    fixed.clear()
 
 
 def _to_numpy(a: _Api, value: C.c_void_p) -> np.ndarray:

@@ -202,7 +202,8 @@ class DeviceSettings:
     - ``placement`` (CUDA): ``"remc"``: under a cap, tensors live at the addresses of remc's static layout
       in one buffer of the cap (``backends.placement``; the need is the layout's height, no arena);
       ``"arena"``: ONNX Runtime's BFC arena with ``gpu_mem_limit`` = the cap (its need is the replayed arena).
-      CPU always uses the BFC arena (there is no allocator hook for the CPU provider from Python).
+      On CPU ``"remc"`` drives ONNX Runtime's C library (``backends.capi``: remc's allocator registered as
+      the environment's) where it loads, else the BFC arena.
     - ``arena_extend`` (CUDA arena): how it grows. Its regions never coalesce, so growing by exactly each
       request (``kSameAsRequested``) leaves a plan with recomputation unable to place a large tensor in the
       free space of many small regions (results/gpu_h100_e_arena_probe.json); power-of-two regions by default.
@@ -230,10 +231,10 @@ class DeviceSettings:
         return available()
 
     def placed_loop(self, device: str) -> bool:
-        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: CUDA with placement
-        'remc'. On CPU the loop keeps ONNX Runtime's arena (and its replay): the C-API runner has no IOBinding
-        to caller buffers yet."""
-        return parse_device(device)[0] == "cuda" and self.placement == "remc"
+        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: wherever capped sessions
+        do (``placed``). On CPU the C-API session reads the state and data from, and writes every output
+        into, the trainer's numpy buffers (``capi.Binding.bind_output_buffer``), as IOBinding does on CUDA."""
+        return self.placed(device)
 
 
 DEFAULT_SETTINGS = DeviceSettings()

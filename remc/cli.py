@@ -114,7 +114,7 @@ def _placement_opt(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", choices=("remc", "arena"), default="remc",
                    help="where tensors live under the cap: 'remc' (default) lays every tensor out at its own "
                         "address in one buffer of the cap (CUDA: gpu_external_alloc; CPU: ONNX Runtime's C library "
-                        "with remc's allocator; remc train and demo keep the arena on CPU); 'arena' uses ONNX "
+                        "with remc's allocator); 'arena' uses ONNX "
                         "Runtime's BFC arena capped at the cap (fragmentation makes it need more)")
 
 

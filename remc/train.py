@@ -116,6 +116,7 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     if res.placed_peak is not None:  # remc's allocator: its high-water mark is the measured peak, exactly
         rep["fixed_buffers"] = True
         rep["placed_peak"] = res.placed_peak
+        rep["placement"] = res.placement
         rep["arena_peak"] = None
         rep["measured_peak"] = res.placed_peak
     else:
@@ -133,8 +134,9 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         from .backends.trainer import least_cap
         from .fit import predict_loop
         steps = max(opts.steps, 2)
-        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed)
-        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed).total
+        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed, settings=settings)
+        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed,
+                                                 settings=settings).total
     return rep
 
 
@@ -221,6 +223,8 @@ def train_command(args: argparse.Namespace) -> int:
     if not args.reference:
         model = None  # the unmodified step is needed again only for the reference run
     rep.update(run_training(compiled, opts, on_step=printer))
+    if rep.get("placed_peak") is not None:
+        rep["loop"] = "fixed buffers"  # remc's allocator runs the fixed-buffer loop only
     if args.reference:
         ref = reference_run(model, opts)
         rep["reference"] = ref
@@ -287,9 +291,11 @@ def format_train(rep: dict[str, Any]) -> str:
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
     predicted_in_use = rep.get("predicted_in_use")
     if rep.get("placed_peak") is not None:
+        st = rep.get("placement") or {}
         lines.append(f"  measured peak {rep['placed_peak']} bytes (remc's buffer's high-water mark plus the state, "
                      f"data and output buffers){cap}"
                      + (f" (predicted: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
+                     + f"; {st.get('planned', 0)} of {st.get('calls', 0)} allocations at their planned address"
                      + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
     else:
         peak = f"{rep['measured_peak']} bytes" if rep.get("measured_peak") is not None else "not measured"
@@ -363,7 +369,8 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
                    help="relative tolerance of the loss comparison (default 1e-5 on CPU, 1e-4 on CUDA, whose cuDNN "
                         "kernels are not bitwise deterministic)")
     t.add_argument("--placement", choices=("remc", "arena"), default="remc",
-                   help="CUDA: tensors at remc's layout in one buffer of the cap (default), or ONNX Runtime's arena")
+                   help="tensors at remc's layout in one buffer of the cap (default; on CPU through ONNX Runtime's "
+                        "C library), or ONNX Runtime's arena")
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=train_command)
