@@ -277,7 +277,7 @@ class Session:
     optimization, no memory pattern, no planner reuse."""
 
     def __init__(self, model: onnx.ModelProto, allocator, *, threads: int | None = None, log_level: int = 4,
-                 profile_prefix: str | None = None, layout=None) -> None:
+                 profile_prefix: str | None = None, layout=None, prepack: bool = True) -> None:
         self.api = a = api()
         self.allocator = allocator
         self.layout = layout
@@ -293,7 +293,7 @@ class Session:
         """(phase, request index, bytes) of the first request that did not fit."""
         self._struct = self._make_allocator()
         self.ptr = _P()
-        so = self._options(threads, log_level, profile_prefix)
+        so = self._options(threads, log_level, profile_prefix, prepack)
         try:
             self._create(model, so)
         finally:
@@ -333,7 +333,7 @@ class Session:
         _ALIVE.append((struct, callbacks, over))
         return struct
 
-    def _options(self, threads: int | None, log_level: int, profile_prefix: str | None) -> int:
+    def _options(self, threads: int | None, log_level: int, profile_prefix: str | None, prepack: bool) -> int:
         a = self.api
         so = _P()
         a.check(a.CreateSessionOptions(C.byref(so)))
@@ -346,6 +346,8 @@ class Session:
         if profile_prefix:
             a.check(a.EnableProfiling(so, profile_prefix.encode()))
         a.check(a.AddSessionConfigEntry(so, b"session.use_env_allocators", b"1"))
+        if not prepack:  # no packed weight copies (MatMul/Gemm/ConvTranspose read their weights as they are)
+            a.check(a.AddSessionConfigEntry(so, b"session.disable_prepacking", b"1"))
         C.c_int32.from_address(so.value + a.offsets.order).value = 1  # ExecutionOrder::PRIORITY_BASED
         C.c_uint8.from_address(so.value + a.offsets.mem_reuse).value = 0  # enable_mem_reuse = false
         return so
@@ -554,16 +556,18 @@ def _to_numpy(a: _Api, value: C.c_void_p) -> np.ndarray:
 
 
 def placed_session(model: onnx.ModelProto, cap: int, layout, *, threads: int | None = None,
-                   log_level: int = 4, profile_prefix: str | None = None) -> tuple[Session, object]:
+                   log_level: int = 4, profile_prefix: str | None = None,
+                   prepack: bool = True) -> tuple[Session, object]:
     """A ``Session`` of ``model`` on remc's allocator over a fresh host buffer of ``cap`` bytes, following
-    ``layout`` (a ``passes.placement.Layout``; None: best fit only), and the allocator."""
+    ``layout`` (a ``passes.placement.Layout``; None: best fit only), and the allocator. ``prepack`` False:
+    ``session.disable_prepacking`` (``DeviceSettings.prepack``)."""
     from .placement import from_layout
     buf = HostBuffer(cap)
     alloc = from_layout(buf.ptr, int(cap), layout)
     alloc.buffer = buf
     try:
         sess = Session(model, alloc, threads=threads, log_level=log_level, profile_prefix=profile_prefix,
-                       layout=layout)
+                       layout=layout, prepack=prepack)
     except RuntimeError as exc:  # ONNX Runtime's error, or a request that did not fit
         from .runtime import _failure
         alloc.close()

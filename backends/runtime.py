@@ -215,6 +215,10 @@ class DeviceSettings:
     placement: str = "remc"
     arena_extend: str = "kNextPowerOfTwo"
     one_region: bool = False
+    prepack: bool = True
+    """False: ``session.disable_prepacking=1`` in every session (CPU: MLAS keeps no packed copy of a
+    MatMul/Gemm weight or ConvTranspose filter; each run packs into scratch instead). Kernel memory is
+    measured per setting (part of the cache key), so the prediction follows it."""
 
     def __post_init__(self) -> None:
         if self.placement not in PLACEMENTS:
@@ -319,7 +323,7 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     so.enable_mem_pattern = mem_pattern
     so.enable_mem_reuse = mem_reuse
     so.log_severity_level = log_level
-    if not prepack:
+    if not prepack or not settings.prepack:
         so.add_session_config_entry("session.disable_prepacking", "1")
     if threads is not None:
         so.intra_op_num_threads = threads
@@ -370,7 +374,8 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
         proto = load_model(model, with_data=True)
         if layout is None:
             layout = placement.model_layout(proto, device, settings)
-        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level)
+        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level,
+                                   prepack=settings.prepack)
     require_cuda()
     _binding_cuda_allocator(parse_device(device)[1])
     if layout is None:

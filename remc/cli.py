@@ -116,13 +116,22 @@ def _placement_opt(p: argparse.ArgumentParser) -> None:
                         "address in one buffer of the cap (CUDA: gpu_external_alloc; CPU: ONNX Runtime's C library "
                         "with remc's allocator); 'arena' uses ONNX "
                         "Runtime's BFC arena capped at the cap (fragmentation makes it need more)")
+    prepack_option(p)
+
+
+def prepack_option(p: argparse.ArgumentParser) -> None:
+    """``--no-prepack`` (``DeviceSettings.prepack``)."""
+    p.add_argument("--no-prepack", dest="prepack", action="store_false",
+                   help="session.disable_prepacking=1 in every session: no packed copies of MatMul/Gemm weights "
+                        "and ConvTranspose filters (CPU; kernel memory is measured that way, so the plan's prediction "
+                        "holds only for runs with the same flag)")
 
 
 def device_settings(args: argparse.Namespace):
     """The ``DeviceSettings`` a command's options ask for (built once, carried to every session). Where remc's
     CPU placement is asked for but cannot be used here, a note on stderr says why (the arena is used)."""
     from .backends.runtime import DeviceSettings
-    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
+    settings = DeviceSettings(placement=getattr(args, "placement", "remc"), prepack=getattr(args, "prepack", True))
     if settings.placement == "remc" and str(getattr(args, "device", "cpu")).startswith("cpu"):
         from .backends import capi
         if not capi.available():

@@ -371,6 +371,8 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     t.add_argument("--placement", choices=("remc", "arena"), default="remc",
                    help="tensors at remc's layout in one buffer of the cap (default; on CPU through ONNX Runtime's "
                         "C library), or ONNX Runtime's arena")
+    from .cli import prepack_option
+    prepack_option(t)
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=train_command)
