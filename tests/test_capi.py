@@ -99,3 +99,30 @@ def test_unavailable_cpu_placement_is_said(monkeypatch, capsys):
     assert not s.placed("cpu")
     err = capsys.readouterr().err
     assert err.startswith("remc: note: remc's CPU placement is not available (") and "not laid out" in err
+
+
+def test_no_prepack_is_measured_and_predicted(lowered):
+    """``DeviceSettings(prepack=False)`` (``--no-prepack``): the sessions set ``session.disable_prepacking``,
+    kernel memory is measured that way (no packed copies: session creation requests fewer bytes), the layout
+    follows it to the byte, the outputs are the pre-packing session's, and the need is smaller."""
+    import numpy as np
+
+    from remc.fit import predict
+    on, off = runtime.DeviceSettings(), runtime.DeviceSettings(prepack=False)
+    p_on, p_off = predict(lowered, "cpu", settings=on), predict(lowered, "cpu", settings=off)
+    assert p_off.placement == p_on.placement == "remc" and p_off.total < p_on.total
+    lay_on, lay_off = model_layout(lowered, "cpu", on), model_layout(lowered, "cpu", off)
+    assert lay_off.height == p_off.arena and lay_on.height == p_on.arena
+    created = {}
+    outs = {}
+    for tag, st, lay in (("on", on, lay_on), ("off", off, lay_off)):
+        sess, alloc = runtime.capped_session(lowered, "cpu", lay.height, st, layout=lay)
+        created[tag] = alloc.in_use
+        r = runtime.Runner(sess, runtime.random_inputs(lowered, 0), "cpu", mem_limit=lay.height, allocator=alloc)
+        r()
+        outs[tag] = r.outputs()
+        s = alloc.stats
+        assert s.planned == s.calls and s.fallback == 0 and s.high_water == lay.height, (tag, s)
+    assert created["off"] < created["on"]  # no packed weight copies at session creation
+    for name, v in outs["on"].items():
+        np.testing.assert_allclose(outs["off"][name], v, rtol=1e-4, atol=1e-6, err_msg=name)
