@@ -320,12 +320,13 @@ class Session:
             return p
 
         def _free(_this: int, p: int | None) -> None:
-            if not p or over.give(p):
-                return
             try:
-                pa.free(p)
-            except Exception:  # noqa: BLE001
+                if pa.free(p):  # remc's buffer (the hot path), else an overflow block
+                    return
+            except Exception:  # noqa: BLE001 - nothing may cross into C
                 pass
+            if p:
+                over.give(p)
 
         info = a.mem_info.value
         callbacks = (ALLOC_FN(_alloc), FREE_FN(_free), INFO_FN(lambda _this: info))

@@ -274,21 +274,25 @@ class PlacedAllocator:
         if self.trace is not None:
             self.trace.append((self.phase, idx, int(nbytes), off, how))
 
-    def free(self, ptr: int | None) -> None:
+    def free(self, ptr: int | None) -> bool:
+        """Free the allocation at ``ptr``; False when it is not one of this allocator's (nothing is done: a
+        double free is ignored, not fatal)."""
         if not ptr:
-            return
-        off = int(ptr) - self.base
+            return False
+        off = ptr - self.base
         size = self.size_at.pop(off, None)
         if size is None:
-            return  # not ours (never happens with ONNX Runtime; a double free is ignored, not fatal)
-        del self.starts[bisect.bisect_left(self.starts, off)]
+            return False
+        starts = self.starts
+        del starts[bisect.bisect_left(starts, off)]
         self.in_use -= size
         if self.record is not None:
             self.record.append((self.runs if self.phase == "run" else 0, "f", off, self.requested.pop(off, size)))
         if self.events is not None:
             self.events.append(("f", off, size))
-        if self._closing and not self.starts:
+        if self._closing and not starts:
             self._release()
+        return True
 
     def close(self) -> None:
         """The session is gone: release the buffer once its last allocation is freed (now, if none is live)."""

@@ -213,7 +213,9 @@ def test_device_settings():
     from remc.backends import capi
     from remc.backends.runtime import DeviceSettings
     assert DeviceSettings().placed("cuda") and DeviceSettings().placed("cpu") == capi.available()
-    assert not DeviceSettings().placed_loop("cpu") and DeviceSettings().placed_loop("cuda")
+    assert DeviceSettings().placed_loop("cpu") == capi.available() and DeviceSettings().placed_loop("cuda")
+    assert not DeviceSettings(placement="arena").placed_loop("cpu")
+    assert DeviceSettings().prepack and not DeviceSettings(prepack=False).prepack
     assert not DeviceSettings(placement="arena").placed("cuda:0")
     with pytest.raises(ValueError):
         DeviceSettings(placement="bogus")

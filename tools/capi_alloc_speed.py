@@ -68,10 +68,11 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
         inside[0] += clock() - t0
         return p
 
-    def timed_free(p: int | None) -> None:
+    def timed_free(p: int | None) -> bool:
         t0 = clock()
-        real_free(p)
+        ours = real_free(p)
         inside[0] += clock() - t0
+        return ours
 
     def use(a, f) -> None:  # noqa: ANN001
         alloc.alloc, alloc.free = a, f
@@ -86,7 +87,7 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
         for key, fn, (a, f) in (("arena", arena, (real_alloc, real_free)),
                                 ("remc", placed, (real_alloc, real_free)),
                                 ("remc, methods timed", placed, (timed_alloc, timed_free)),
-                                ("bare table", timed_table, (table_alloc, lambda _p: None))):
+                                ("bare table", timed_table, (table_alloc, lambda _p: True))):
             use(a, f)
             t0 = clock()
             fn()
