@@ -492,12 +492,51 @@ def _cpsat_layout(lay, least: int):  # noqa: ANN001, ANN202
     return None if overlaps(out) else out
 
 
+def layout_tag(device: str, settings=None) -> str:  # noqa: ANN001
+    """What a layout depends on besides the graph: the device kind, ONNX Runtime's version and the settings
+    that change kernel memory (a stored layout is used only under the same tag)."""
+    import onnxruntime
+
+    from ..ir.device import parse_device
+    from . import runtime
+    settings = settings or runtime.DEFAULT_SETTINGS
+    kind = parse_device(device)[0]
+    tag = f"{kind}/onnxruntime {onnxruntime.__version__}/prepack={int(settings.prepack)}"
+    return tag + (f"/cudnn={settings.cudnn_conv_algo_search}" if kind == "cuda" else "")
+
+
+def plan_layout(model, events, device: str, settings=None, time_left: float | None = None):  # noqa: ANN001, ANN201
+    """(the layout a run of ``model`` uses, a note): the layout ``model`` carries (``remc compile`` stores it in
+    the metadata entry ``passes.placement.LAYOUT_KEY``) when it is for this device and settings and its
+    allocations are exactly ``events``' (``layout_from_text``); else ``best_layout(events)``, with a note
+    saying why when a stored one was set aside (empty when none was stored)."""
+    from ..passes.placement import LAYOUT_KEY, blocks_of, layout_from_text
+    text = next((p.value for p in model.metadata_props if p.key == LAYOUT_KEY), None)
+    if text is None:
+        return best_layout(events, time_left), ""
+    lay, why = layout_from_text(text, blocks_of(events), layout_tag(device, settings))
+    if lay is not None:
+        return lay, ""
+    return best_layout(events, time_left), f"the model's stored layout was not used: {why}; derived again here"
+
+
+def store_layout(model, lay, device: str, settings=None) -> None:  # noqa: ANN001
+    """Write ``lay`` into ``model``'s metadata (``passes.placement.LAYOUT_KEY``), replacing any stored one."""
+    from ..passes.placement import LAYOUT_KEY, layout_to_text
+    keep = [(p.key, p.value) for p in model.metadata_props if p.key != LAYOUT_KEY]
+    del model.metadata_props[:]
+    for k, v in keep + [(LAYOUT_KEY, layout_to_text(lay, layout_tag(device, settings)))]:
+        e = model.metadata_props.add()
+        e.key, e.value = k, v
+
+
 def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None,
                  bound_outputs: bool = False):
     """remc's layout (``best_layout``) of ``model``'s allocations on ``device``: the events
     ``passes.arena.graph_events`` predicts, with kernel memory measured per op signature on the device
     (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available);
-    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout)."""
+    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout). Without
+    ``bound_outputs`` the layout ``model`` carries is used when it holds (``plan_layout``)."""
     from ..passes.arena import graph_events
     from . import runtime
     from .scratch import kernel_memory
@@ -505,4 +544,7 @@ def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels:
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
     km = kernel_memory(model, device, settings=settings) if measure_kernels else None
-    return best_layout(graph_events(model, device, km, bound_outputs=bound_outputs))
+    events = graph_events(model, device, km, bound_outputs=bound_outputs)
+    if bound_outputs:
+        return best_layout(events)
+    return plan_layout(model, events, device, settings)[0]

@@ -409,6 +409,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # --time-limit covers the whole compile from the process's start (remc/timebudget.py)
     clock = CompileClock(args.time_limit, started_ago=process_age())
     options = _strategy_options(args)
+    settings = device_settings(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
             passes = compile_pipeline(batch=args.batch, cost=resolve_cost(args.cost, args.device),
@@ -424,8 +425,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
                 from .progress import fit_round_note
                 fit = compile_fit(rest, state, device=args.device, verify=args.verify,
-                                  on_round=fit_round_note(progress), settings=device_settings(args))
+                                  on_round=fit_round_note(progress), settings=settings)
         t0 = clock.elapsed()
+        lay = fit.prediction.layout if fit is not None and fit.prediction is not None else None
+        if lay is not None:  # the run uses these offsets when its own events are the same (plan_layout)
+            from .backends.placement import store_layout
+            store_layout(state.lowered, lay, args.device, settings)
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:

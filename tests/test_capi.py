@@ -126,3 +126,48 @@ def test_no_prepack_is_measured_and_predicted(lowered):
     assert created["off"] < created["on"]  # no packed weight copies at session creation
     for name, v in outs["on"].items():
         np.testing.assert_allclose(outs["off"][name], v, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def _remc(*args: str):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_compiled_model_carries_its_layout_and_the_run_follows_it(tmp_path):
+    """``remc compile`` stores its layout in the model; ``remc run`` uses it when its own events are the same:
+    a stored layout that differs from the one remc derives (the greedy 'time' order, valid) is followed to the
+    byte (the buffer's high-water mark is its height); under other settings (``--no-prepack``) it is set aside
+    with a note and the layout derived again."""
+    import onnx
+
+    from remc.backends.placement import model_layout, store_layout
+    from remc.backends.scratch import kernel_memory
+    from remc.passes.arena import graph_events
+    from remc.passes.placement import LAYOUT_KEY, layout
+    train, out = tmp_path / "train.onnx", tmp_path / "out.onnx"
+    assert _remc("zoo", "export", "gpt2", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
+    res = _remc("compile", str(train), "--budget", "150000", "--strategy", "checkpoint-all", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    m = onnx.load(out)
+    assert LAYOUT_KEY in {p.key for p in m.metadata_props}
+    res = _remc("run", str(out), "--mem-limit", "150000", "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["layout_source"] == "stored in the model" and "layout_note" not in rep
+    assert rep["measured_peak"] == rep["predicted_peak"]
+    derived = model_layout(m, "cpu")  # the stored one (it holds)
+    ev = graph_events(m, "cpu", kernel_memory(m, "cpu"))
+    other = layout(ev, orders=("time",))
+    assert other.offsets != derived.offsets
+    store_layout(m, other, "cpu")
+    onnx.save(m, out)
+    res = _remc("run", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["layout_source"] == "stored in the model"
+    assert rep["placement_stats"]["high_water"] == other.height and rep["placement_stats"]["fallback"] == 0
+    res = _remc("run", str(out), "--no-prepack")
+    assert res.returncode == 0, res.stderr
+    assert "note: the model's stored layout was not used: the stored layout is for cpu/onnxruntime" in res.stdout
+    assert "layout derived here" in res.stdout

@@ -476,3 +476,26 @@ def test_hot_path_refuses_a_planned_range_that_overlaps_a_live_one(planned_at):
     c = pa.alloc(512) - (1 << 20)
     assert pa.stats.rejected == 1 and pa.stats.planned == 2
     assert all(c + 512 <= s or s + pa.size_at[s] <= c for s in (0, 768))
+
+
+def test_stored_layout_round_trips_and_is_refused_when_it_does_not_hold():
+    """``layout_to_text``/``layout_from_text``: the same offsets back for the same blocks and tag; refused (with
+    the reason) for another tag, a block that differs, another number of blocks, or overlapping offsets."""
+    import dataclasses as dc
+
+    from remc.passes.placement import layout_from_text, layout_to_text
+    ev = random_events(random.Random(4), 60)
+    lay = layout(ev)
+    text = layout_to_text(lay, "cpu/x")
+    back, why = layout_from_text(text, lay.blocks, "cpu/x")
+    assert back is not None and why == "" and back.stored
+    assert back.offsets == lay.offsets and back.height == lay.height and back.blocks == lay.blocks
+    assert layout_from_text(text, lay.blocks, "cpu/y")[1].startswith("the stored layout is for cpu/x")
+    other = list(lay.blocks)
+    other[5] = dc.replace(other[5], size=other[5].size + 256)
+    assert "allocation 5" in layout_from_text(text, other, "cpu/x")[1]
+    assert "allocations" in layout_from_text(text, lay.blocks[:-1], "cpu/x")[1]
+    flat = type(lay)(lay.blocks, tuple(0 for _ in lay.offsets), lay.height, lay.lower_bound)
+    assert layout_from_text(layout_to_text(flat, "cpu/x"), lay.blocks, "cpu/x") == (
+        None, "the stored layout is not valid for these allocations")
+    assert layout_from_text("{not json", lay.blocks, "cpu/x")[0] is None
