@@ -9,8 +9,8 @@ initializers at session creation (``Reserve``, which calls ``Alloc``), node outp
 (cuDNN workspaces through ``GetScratchBuffer``) — and ``free`` when the tensor dies. A NULL from ``alloc``
 fails ``ORT_ENFORCE(p != nullptr)``, so the node fails and the run returns an error. ``run_with_iobinding``
 releases the GIL while it runs; a ``ctypes`` callback takes it back. Fed inputs (OrtValues made by
-``Runner``) come from the Python binding's own allocator, outside this buffer. There is no such hook for
-the CPU provider from Python, so CPU sessions keep the BFC arena (and its exact replay).
+``Runner``) come from the Python binding's own allocator, outside this buffer. The Python binding has no
+such hook for the CPU provider; ``backends.capi`` registers the same allocator through ONNX Runtime's C API.
 
 ``PlacedAllocator`` owns one buffer (``DeviceBuffer``: ``cudaMalloc`` of exactly the cap, on the CUDA runtime
 ONNX Runtime loaded) and hands out addresses in it: the k-th request of a phase (session creation, or a run:

@@ -22,11 +22,13 @@ the session is made with ``enable_cuda_graph`` and each parity is its own graph 
 buffers outside the arena (``fixed_bytes``: both state sets, the data, the other outputs) count
 against the cap: the session's arena gets ``mem_limit - fixed_bytes``.
 
-On CUDA with remc's placement (``DeviceSettings.placement == "remc"``, the default) a capped trainer always
-uses fixed buffers, and the session allocates from remc's buffer of ``mem_limit - fixed_bytes`` at the
-offsets of the stripped step graph's layout (its graph outputs bound, so not in the layout:
-``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is then ``fixed_bytes`` plus the
-buffer's high-water mark.
+With remc's placement (``DeviceSettings.placed_loop``: CUDA, and CPU where ``backends.capi`` can drive ONNX
+Runtime's C library; the default) a capped trainer always uses fixed buffers, and the session allocates from
+remc's buffer of ``mem_limit - fixed_bytes`` at the offsets of the stripped step graph's layout (its graph
+outputs bound, so not in the layout: ``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is
+then ``fixed_bytes`` plus the buffer's high-water mark. On CPU the fixed buffers are numpy arrays
+(``host_buffers``): the C-API session reads the state and data from them and writes every output into them
+(``capi.Binding.bind_cpu_input``, ``bind_output_buffer``).
 """
 from __future__ import annotations
 

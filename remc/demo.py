@@ -1,4 +1,5 @@
-"""``remc demo``: the main job on a built-in example — training under a memory cap.
+"""``remc demo``: the main job on a built-in example — training under a memory cap (on remc's placement by
+default, CPU and CUDA: ``--placement arena`` for ONNX Runtime's arena).
 
 Builds a zoo model's training step (forward, loss, backward and the SGD-with-momentum update, one ONNX
 graph: ``passes/optimizer.py``), finds the least cap the unmodified step runs under on ONNX Runtime (a

@@ -302,9 +302,13 @@ def format_train(rep: dict[str, Any]) -> str:
         lines.append(f"  measured peak in use {peak}{cap}"
                      + (f" (replayed: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
                      + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
+    placed = rep.get("placed_peak") is not None
+    predicted = "predicted by remc's layout" if placed else "replayed"
     if rep.get("least_cap") is not None:
         lines.append(f"  least cap that runs {max(rep['steps'], 2)} steps: measured {rep['least_cap']} bytes, "
-                     f"replayed {rep['least_cap_replayed']} bytes")
+                     f"{predicted} {rep['least_cap_replayed']} bytes"
+                     + (" (below the layout's height a request that no longer fits at its offset is placed by "
+                        "best fit)" if placed and rep["least_cap"] < rep["least_cap_replayed"] else ""))
     ref = rep.get("reference")
     if ref is not None:
         if "fits_cap" in ref:
@@ -315,7 +319,7 @@ def format_train(rep: dict[str, Any]) -> str:
                             f"{'fits' if ref['fits_cap_arena'] else 'out of memory'}"))
         if ref.get("least_cap") is not None:
             lines.append(f"  unmodified graph's least cap that runs {max(rep['steps'], 2)} steps: measured "
-                         f"{ref['least_cap']} bytes, replayed {ref['least_cap_replayed']} bytes")
+                         f"{ref['least_cap']} bytes, {predicted} {ref['least_cap_replayed']} bytes")
         lines.append(f"  unmodified graph without a cap: peak in use "
                      f"{format_size(ref['measured_peak']) if ref.get('measured_peak') else '?'}, "
                      f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
