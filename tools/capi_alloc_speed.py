@@ -10,7 +10,10 @@ their ratio. Where the placed runs' extra time goes, from two more variants of t
   timer; the timer's own cost included), i.e. remc's Python lookup;
 - ``bare table``: the allocator replaced by a Python function returning the recorded addresses of a previous
   run by request index, and a no-op free: the ctypes callback boundary and ONNX Runtime's own
-  allocation path, with the least Python possible (unchecked: a measurement, never used for real runs).
+  allocation path, with the least Python possible (unchecked: a measurement, never used for real runs);
+- ``Python alone``: one run's requests replayed on the allocator without ONNX Runtime, through its hot path
+  and through its general path (what every request took before the hot path), the least of 30 replays:
+  robust to a loaded machine, unlike the run times.
 
     nice -n 10 python tools/capi_alloc_speed.py --models mobilenet_v2,resnet50 --runs 20 --out results/capi_alloc_speed.json
 """
@@ -94,6 +97,7 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
             times[key].append(clock() - t0)
     use(real_alloc, real_free)
     med = {key: statistics.median(v) for key, v in times.items()}
+    python = _python_only(alloc, placed, sess.layout)
     requests = (alloc.stats.calls - calls0) / (2 * runs)
     return {"model": name, "batch": b, "runs": runs, "requests_per_run": requests,
             "planned_share": (alloc.stats.planned - planned0) / (alloc.stats.calls - calls0),
@@ -101,18 +105,53 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
             "remc_over_arena": round(med["remc"] / med["arena"], 3),
             "bare_table_over_arena": round(med["bare table"] / med["arena"], 3),
             "allocator_methods_ms_per_run": round(1e3 * inside[0] / runs, 2),
-            "allocator_us_per_request": round(1e6 * inside[0] / runs / requests, 2)}
+            "allocator_us_per_request": round(1e6 * inside[0] / runs / requests, 2), **python}
+
+
+def _python_only(alloc, placed, lay, reps: int = 30) -> dict:  # noqa: ANN001
+    """remc's allocator alone, no ONNX Runtime: one run's recorded requests and frees replayed on a fresh
+    ``PlacedAllocator`` of the same layout (from the live state the run started with), ``reps`` times; the
+    least seconds per request (an alloc and its free), through ``alloc`` (its hot path) and through
+    ``_alloc`` (the general path every request took before the hot path)."""
+    from remc.backends.placement import from_layout
+    placed()
+    before = (list(alloc.starts), dict(alloc.size_at), alloc.in_use, alloc.runs)
+    alloc.record = []
+    placed()
+    rec, alloc.record = alloc.record, None
+    out = {}
+    for key in ("alloc", "_alloc"):
+        best = float("inf")
+        for _ in range(reps):
+            pa = from_layout(alloc.base, alloc.capacity, lay)
+            pa.starts, pa.size_at, pa.in_use, pa.runs = list(before[0]), dict(before[1]), before[2], before[3]
+            pa.phase = "run"
+            pa.begin_run()
+            get, put, base = getattr(pa, key), pa.free, pa.base
+            t0 = time.perf_counter()
+            for _run, op, off, n in rec:
+                if op == "a":
+                    get(n)
+                else:
+                    put(base + off)
+            best = min(best, time.perf_counter() - t0)
+        assert pa.stats.fallback == 0, "the replay left the layout"
+        out["python_us_per_request_" + ("hot_path" if key == "alloc" else "general_path")] = round(
+            1e6 * best / (len(rec) / 2), 2)
+    return out
 
 
 def render(rows: list[dict]) -> str:
     out = ["| model | requests per run | arena (ms) | remc's placement (ms) | remc / arena | bare table (ms) | "
-           "bare table / arena | inside remc's alloc+free per run (ms) | per request (µs) |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "bare table / arena | inside remc's alloc+free per run (ms) | per request (µs) | Python alone, hot path "
+           "(µs per request) | Python alone, general path (µs) |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["median_ms"]
         out.append(f"| {r['model']} b{r['batch']} | {r['requests_per_run']:.0f} | {m['arena']} | {m['remc']} | "
                    f"{r['remc_over_arena']} | {m['bare table']} | {r['bare_table_over_arena']} | "
-                   f"{r['allocator_methods_ms_per_run']} | {r['allocator_us_per_request']} |")
+                   f"{r['allocator_methods_ms_per_run']} | {r['allocator_us_per_request']} | "
+                   f"{r.get('python_us_per_request_hot_path', '–')} | {r.get('python_us_per_request_general_path', '–')} |")
     return "\n".join(out)
 
 
