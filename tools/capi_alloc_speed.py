@@ -97,8 +97,8 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
             times[key].append(clock() - t0)
     use(real_alloc, real_free)
     med = {key: statistics.median(v) for key, v in times.items()}
-    python = _python_only(alloc, placed, sess.layout)
     requests = (alloc.stats.calls - calls0) / (2 * runs)
+    python = _python_only(alloc, placed, sess.layout)
     return {"model": name, "batch": b, "runs": runs, "requests_per_run": requests,
             "planned_share": (alloc.stats.planned - planned0) / (alloc.stats.calls - calls0),
             "median_ms": {key: round(1e3 * v, 2) for key, v in med.items()},
