@@ -29,7 +29,13 @@ What the C API lacks, and how it is set here (checked at run time, else ``Runtim
 
 ``Session`` mimics the part of ``onnxruntime.InferenceSession`` and its IOBinding that ``runtime.Runner``
 uses (``get_inputs``, ``get_outputs``, ``io_binding``, ``run_with_iobinding``), so the runner, ``measure``
-and ``compile --verify`` drive it unchanged.
+and ``compile --verify`` drive it unchanged; ``Binding.bind_output_buffer`` writes an output into a caller's
+array (``Run``'s pre-allocated outputs), which ``backends.trainer``'s fixed-buffer loop uses.
+
+Speed: the callbacks are Python. ``PlacedAllocator.alloc`` has a hot path for a request at its planned
+offset. ``tools/capi_alloc_speed.py`` measures where the time goes: on MobileNetV2 and ResNet50 (test size)
+callbacks that only look the address up in a table ran as fast as ONNX Runtime's arena, so the ``ctypes``
+boundary itself costs little and the rest is remc's bookkeeping (BENCHMARKS, last section).
 """
 from __future__ import annotations
 
@@ -277,7 +283,7 @@ class Session:
     optimization, no memory pattern, no planner reuse."""
 
     def __init__(self, model: onnx.ModelProto, allocator, *, threads: int | None = None, log_level: int = 4,
-                 profile_prefix: str | None = None, layout=None) -> None:
+                 profile_prefix: str | None = None, layout=None, prepack: bool = True) -> None:
         self.api = a = api()
         self.allocator = allocator
         self.layout = layout
@@ -293,7 +299,7 @@ class Session:
         """(phase, request index, bytes) of the first request that did not fit."""
         self._struct = self._make_allocator()
         self.ptr = _P()
-        so = self._options(threads, log_level, profile_prefix)
+        so = self._options(threads, log_level, profile_prefix, prepack)
         try:
             self._create(model, so)
         finally:
@@ -320,12 +326,13 @@ class Session:
             return p
 
         def _free(_this: int, p: int | None) -> None:
-            if not p or over.give(p):
-                return
             try:
-                pa.free(p)
-            except Exception:  # noqa: BLE001
+                if pa.free(p):  # remc's buffer (the hot path), else an overflow block
+                    return
+            except Exception:  # noqa: BLE001 - nothing may cross into C
                 pass
+            if p:
+                over.give(p)
 
         info = a.mem_info.value
         callbacks = (ALLOC_FN(_alloc), FREE_FN(_free), INFO_FN(lambda _this: info))
@@ -333,7 +340,7 @@ class Session:
         _ALIVE.append((struct, callbacks, over))
         return struct
 
-    def _options(self, threads: int | None, log_level: int, profile_prefix: str | None) -> int:
+    def _options(self, threads: int | None, log_level: int, profile_prefix: str | None, prepack: bool) -> int:
         a = self.api
         so = _P()
         a.check(a.CreateSessionOptions(C.byref(so)))
@@ -346,6 +353,8 @@ class Session:
         if profile_prefix:
             a.check(a.EnableProfiling(so, profile_prefix.encode()))
         a.check(a.AddSessionConfigEntry(so, b"session.use_env_allocators", b"1"))
+        if not prepack:  # no packed weight copies (MatMul/Gemm/ConvTranspose read their weights as they are)
+            a.check(a.AddSessionConfigEntry(so, b"session.disable_prepacking", b"1"))
         C.c_int32.from_address(so.value + a.offsets.order).value = 1  # ExecutionOrder::PRIORITY_BASED
         C.c_uint8.from_address(so.value + a.offsets.mem_reuse).value = 0  # enable_mem_reuse = false
         return so
@@ -418,19 +427,24 @@ class Session:
     def io_binding(self) -> Binding:
         return Binding(self)
 
-    def run_with_iobinding(self, binding: Binding) -> None:
-        """One run of the graph on the bound inputs; its outputs stay in the binding until cleared."""
+    def run_with_iobinding(self, binding: Binding, run_options: None = None) -> None:
+        """One run of the graph on the bound inputs. Outputs bound to caller buffers (``bind_output_buffer``)
+        are written there; the others are allocated by the run (in remc's buffer) and stay in the binding until
+        cleared. ``run_options``: the Python binding's; CPU runs take none."""
+        if run_options is not None:
+            raise ValueError("a C-API session takes no Python RunOptions")
         a = self.api
         binding.clear_binding_outputs()
         names = [o.name for o in self._outputs]
         cin = (C.c_char_p * len(binding.inputs))(*[n.encode() for n in binding.inputs])
         cval = (_P * len(binding.inputs))(*[v.value for v in binding.inputs.values()])
         cout = (C.c_char_p * len(names))(*[n.encode() for n in names])
-        outs = (_P * len(names))()
+        fixed = binding.fixed_outputs
+        outs = (_P * len(names))(*[fixed[n][0].value if n in fixed else None for n in names])
         self.failure = None
         a.check(a.RunOptionsUnsetTerminate(self.run_options))
         st = a.Run(self.ptr, self.run_options, cin, cval, len(binding.inputs), cout, len(names), outs)
-        binding.outputs[:] = [_P(v) for v in outs if v]
+        binding.outputs[:] = [_P(v) for n, v in zip(names, outs) if v and n not in fixed]
         if st:
             msg = a.error(st)
             binding.clear_binding_outputs()
@@ -468,7 +482,10 @@ class Binding:
         self.inputs: dict[str, C.c_void_p] = {}
         self._arrays: list[np.ndarray] = []
         self.outputs: list[C.c_void_p] = []
-        self._finalizer = weakref.finalize(self, _release_values, session.api, self.inputs, self.outputs)
+        self.fixed_outputs: dict[str, tuple[C.c_void_p, np.ndarray]] = {}
+        """Outputs written into caller buffers (``bind_output_buffer``): name -> (tensor over it, the array)."""
+        self._finalizer = weakref.finalize(self, _release_values, session.api, self.inputs, self.outputs,
+                                           self.fixed_outputs)
 
     def bind_cpu_input(self, name: str, arr: np.ndarray) -> None:
         a = self.session.api
@@ -484,7 +501,23 @@ class Binding:
         self._arrays.append(arr)
 
     def bind_output(self, name: str, device_type: str = "cpu", device_id: int = 0) -> None:
-        """Outputs are always the run's own (ONNX Runtime allocates them from remc's buffer)."""
+        """An output the run allocates (ONNX Runtime allocates it from remc's buffer): the default."""
+
+    def bind_output_buffer(self, name: str, arr: np.ndarray) -> None:
+        """Output ``name`` is written into ``arr`` (C-contiguous, of the output's shape and type) by every run:
+        a tensor over its memory passed to ``Run`` as the pre-allocated output, so nothing of it is in remc's
+        buffer (as ``IOBinding.bind_ortvalue_output``)."""
+        if not arr.flags.c_contiguous:
+            raise ValueError(f"output buffer {name!r} is not C-contiguous")
+        a = self.session.api
+        shape = (C.c_int64 * max(arr.ndim, 1))(*arr.shape)
+        v = _P()
+        a.check(a.CreateTensorWithDataAsOrtValue(a.mem_info, arr.ctypes.data, arr.nbytes, shape, arr.ndim,
+                                                 helper.np_dtype_to_tensor_dtype(arr.dtype), C.byref(v)))
+        old = self.fixed_outputs.pop(name, None)
+        if old is not None:
+            a.ReleaseValue(old[0])
+        self.fixed_outputs[name] = (v, arr)
 
     def clear_binding_outputs(self) -> None:
         a = self.session.api
@@ -499,11 +532,12 @@ class Binding:
         return [_to_numpy(self.session.api, v) for v in self.outputs]
 
 
-def _release_values(a: _Api, inputs: dict, outputs: list) -> None:
-    for v in list(inputs.values()) + list(outputs):
+def _release_values(a: _Api, inputs: dict, outputs: list, fixed: dict) -> None:
+    for v in list(inputs.values()) + list(outputs) + [v for v, _arr in fixed.values()]:
         a.ReleaseValue(v)
     inputs.clear()
     outputs.clear()
+    fixed.clear()
 
 
 def _to_numpy(a: _Api, value: C.c_void_p) -> np.ndarray:
@@ -529,16 +563,18 @@ def _to_numpy(a: _Api, value: C.c_void_p) -> np.ndarray:
 
 
 def placed_session(model: onnx.ModelProto, cap: int, layout, *, threads: int | None = None,
-                   log_level: int = 4, profile_prefix: str | None = None) -> tuple[Session, object]:
+                   log_level: int = 4, profile_prefix: str | None = None,
+                   prepack: bool = True) -> tuple[Session, object]:
     """A ``Session`` of ``model`` on remc's allocator over a fresh host buffer of ``cap`` bytes, following
-    ``layout`` (a ``passes.placement.Layout``; None: best fit only), and the allocator."""
+    ``layout`` (a ``passes.placement.Layout``; None: best fit only), and the allocator. ``prepack`` False:
+    ``session.disable_prepacking`` (``DeviceSettings.prepack``)."""
     from .placement import from_layout
     buf = HostBuffer(cap)
     alloc = from_layout(buf.ptr, int(cap), layout)
     alloc.buffer = buf
     try:
         sess = Session(model, alloc, threads=threads, log_level=log_level, profile_prefix=profile_prefix,
-                       layout=layout)
+                       layout=layout, prepack=prepack)
     except RuntimeError as exc:  # ONNX Runtime's error, or a request that did not fit
         from .runtime import _failure
         alloc.close()

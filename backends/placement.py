@@ -9,8 +9,8 @@ initializers at session creation (``Reserve``, which calls ``Alloc``), node outp
 (cuDNN workspaces through ``GetScratchBuffer``) — and ``free`` when the tensor dies. A NULL from ``alloc``
 fails ``ORT_ENFORCE(p != nullptr)``, so the node fails and the run returns an error. ``run_with_iobinding``
 releases the GIL while it runs; a ``ctypes`` callback takes it back. Fed inputs (OrtValues made by
-``Runner``) come from the Python binding's own allocator, outside this buffer. There is no such hook for
-the CPU provider from Python, so CPU sessions keep the BFC arena (and its exact replay).
+``Runner``) come from the Python binding's own allocator, outside this buffer. The Python binding has no
+such hook for the CPU provider; ``backends.capi`` registers the same allocator through ONNX Runtime's C API.
 
 ``PlacedAllocator`` owns one buffer (``DeviceBuffer``: ``cudaMalloc`` of exactly the cap, on the CUDA runtime
 ONNX Runtime loaded) and hands out addresses in it: the k-th request of a phase (session creation, or a run:
@@ -106,12 +106,18 @@ class PlacedAllocator:
         requested bytes (of the allocation freed, for 'f')): what ``backends.scratch`` reads a kernel's
         requests from."""
         self.requested: dict[int, int] = {}  # offset -> bytes requested (with ``record``)
+        self._sizes: list[int] = []
+        self._offs: list[int] = []
+        """The current run's planned sizes and offsets by request index (``begin_run``): ``alloc``'s hot path."""
 
     # -- phases
     def begin_run(self) -> None:
         """The next requests are a run's: its k-th request gets the run's k-th planned offset."""
         self.phase, self.k = "run", 0
         self.runs += 1
+        plan = self._plan()
+        self._sizes = [size for size, _ in plan]
+        self._offs = [off for _, off in plan]
 
     def _later(self) -> bool:
         return self.phase == "run" and self.runs > 1 and self.later_run is not None
@@ -190,9 +196,41 @@ class PlacedAllocator:
 
     # -- the two operations
     def alloc(self, nbytes: int) -> int | None:
-        """An address for ``nbytes`` (None: nothing fits)."""
+        """An address for ``nbytes`` (None: nothing fits).
+
+        The hot path (every request of a run that follows the layout): the k-th request has the k-th planned
+        size and that range is free, checked by one bisection of the live starts; no call, no allocation but
+        the list insert. Anything else (session creation, a size the plan does not have here, a taken range,
+        a trace or record being kept) takes ``_alloc`` (lookahead, scratch regions, best fit)."""
         st = self.stats
         st.calls += 1
+        k = self.k
+        sizes = self._sizes
+        if k < len(sizes) and nbytes > 0 and sizes[k] == -(-nbytes // ALIGN) * ALIGN \
+                and self.trace is None and self.record is None and self.events is None:
+            size = sizes[k]
+            off = self._offs[k]
+            end = off + size
+            starts = self.starts
+            i = bisect.bisect_right(starts, off)
+            if end <= self.capacity and (i == 0 or starts[i - 1] + self.size_at[starts[i - 1]] <= off) \
+                    and (i == len(starts) or starts[i] >= end):
+                self.k = k + 1
+                st.planned += 1
+                starts.insert(i, off)
+                self.size_at[off] = size
+                in_use = self.in_use + size
+                self.in_use = in_use
+                if in_use > st.peak_in_use:
+                    st.peak_in_use = in_use
+                if end > st.high_water:
+                    st.high_water = end
+                return self.base + off
+        return self._alloc(nbytes)
+
+    def _alloc(self, nbytes: int) -> int | None:
+        """``alloc`` off its hot path."""
+        st = self.stats
         if nbytes <= 0:
             return None
         size = _round(nbytes)
@@ -236,21 +274,25 @@ class PlacedAllocator:
         if self.trace is not None:
             self.trace.append((self.phase, idx, int(nbytes), off, how))
 
-    def free(self, ptr: int | None) -> None:
+    def free(self, ptr: int | None) -> bool:
+        """Free the allocation at ``ptr``; False when it is not one of this allocator's (nothing is done: a
+        double free is ignored, not fatal)."""
         if not ptr:
-            return
-        off = int(ptr) - self.base
+            return False
+        off = ptr - self.base
         size = self.size_at.pop(off, None)
         if size is None:
-            return  # not ours (never happens with ONNX Runtime; a double free is ignored, not fatal)
-        del self.starts[bisect.bisect_left(self.starts, off)]
+            return False
+        starts = self.starts
+        del starts[bisect.bisect_left(starts, off)]
         self.in_use -= size
         if self.record is not None:
             self.record.append((self.runs if self.phase == "run" else 0, "f", off, self.requested.pop(off, size)))
         if self.events is not None:
             self.events.append(("f", off, size))
-        if self._closing and not self.starts:
+        if self._closing and not starts:
             self._release()
+        return True
 
     def close(self) -> None:
         """The session is gone: release the buffer once its last allocation is freed (now, if none is live)."""
@@ -474,12 +516,51 @@ def _cpsat_layout(lay, least: int, wall: float | None = None):  # noqa: ANN001, 
     return None if overlaps(out) else out
 
 
+def layout_tag(device: str, settings=None) -> str:  # noqa: ANN001
+    """What a layout depends on besides the graph: the device kind, ONNX Runtime's version and the settings
+    that change kernel memory (a stored layout is used only under the same tag)."""
+    import onnxruntime
+
+    from ..ir.device import parse_device
+    from . import runtime
+    settings = settings or runtime.DEFAULT_SETTINGS
+    kind = parse_device(device)[0]
+    tag = f"{kind}/onnxruntime {onnxruntime.__version__}/prepack={int(settings.prepack)}"
+    return tag + (f"/cudnn={settings.cudnn_conv_algo_search}" if kind == "cuda" else "")
+
+
+def plan_layout(model, events, device: str, settings=None, time_left: float | None = None):  # noqa: ANN001, ANN201
+    """(the layout a run of ``model`` uses, a note): the layout ``model`` carries (``remc compile`` stores it in
+    the metadata entry ``passes.placement.LAYOUT_KEY``) when it is for this device and settings and its
+    allocations are exactly ``events``' (``layout_from_text``); else ``best_layout(events)``, with a note
+    saying why when a stored one was set aside (empty when none was stored)."""
+    from ..passes.placement import LAYOUT_KEY, blocks_of, layout_from_text
+    text = next((p.value for p in model.metadata_props if p.key == LAYOUT_KEY), None)
+    if text is None:
+        return best_layout(events, time_left), ""
+    lay, why = layout_from_text(text, blocks_of(events), layout_tag(device, settings))
+    if lay is not None:
+        return lay, ""
+    return best_layout(events, time_left), f"the model's stored layout was not used: {why}; derived again here"
+
+
+def store_layout(model, lay, device: str, settings=None) -> None:  # noqa: ANN001
+    """Write ``lay`` into ``model``'s metadata (``passes.placement.LAYOUT_KEY``), replacing any stored one."""
+    from ..passes.placement import LAYOUT_KEY, layout_to_text
+    keep = [(p.key, p.value) for p in model.metadata_props if p.key != LAYOUT_KEY]
+    del model.metadata_props[:]
+    for k, v in keep + [(LAYOUT_KEY, layout_to_text(lay, layout_tag(device, settings)))]:
+        e = model.metadata_props.add()
+        e.key, e.value = k, v
+
+
 def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels: bool | None = None,
                  bound_outputs: bool = False):
     """remc's layout (``best_layout``) of ``model``'s allocations on ``device``: the events
     ``passes.arena.graph_events`` predicts, with kernel memory measured per op signature on the device
     (``backends.scratch``; when ``measure_kernels`` is None: where the CUDA provider is available);
-    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout)."""
+    ``bound_outputs``: the graph outputs are written to the caller's buffers (not in the layout). Without
+    ``bound_outputs`` the layout ``model`` carries is used when it holds (``plan_layout``)."""
     from ..passes.arena import graph_events
     from . import runtime
     from .scratch import kernel_memory
@@ -487,4 +568,7 @@ def model_layout(model, device: str = "cuda", settings=None, *, measure_kernels:
     if measure_kernels is None:
         measure_kernels = not device.startswith("cuda") or runtime.cuda_available()
     km = kernel_memory(model, device, settings=settings) if measure_kernels else None
-    return best_layout(graph_events(model, device, km, bound_outputs=bound_outputs))
+    events = graph_events(model, device, km, bound_outputs=bound_outputs)
+    if bound_outputs:
+        return best_layout(events)
+    return plan_layout(model, events, device, settings)[0]

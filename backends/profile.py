@@ -96,6 +96,8 @@ def _cache_key(sig: dict, device: str, settings: runtime.DeviceSettings = runtim
     tag = device_tag(device)
     if not device.startswith("cpu") and settings.cudnn_conv_algo_search != "HEURISTIC":
         tag += f"/cudnn={settings.cudnn_conv_algo_search}"  # another algorithm: other times and workspaces
+    if not settings.prepack:
+        tag += "/no-prepack"  # no packed weight copies: other kernel memory and times
     blob = json.dumps({"sig": sig, "device": tag, "ort": onnxruntime.__version__}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()
 

@@ -202,7 +202,8 @@ class DeviceSettings:
     - ``placement`` (CUDA): ``"remc"``: under a cap, tensors live at the addresses of remc's static layout
       in one buffer of the cap (``backends.placement``; the need is the layout's height, no arena);
       ``"arena"``: ONNX Runtime's BFC arena with ``gpu_mem_limit`` = the cap (its need is the replayed arena).
-      CPU always uses the BFC arena (there is no allocator hook for the CPU provider from Python).
+      On CPU ``"remc"`` drives ONNX Runtime's C library (``backends.capi``: remc's allocator registered as
+      the environment's) where it loads, else the BFC arena.
     - ``arena_extend`` (CUDA arena): how it grows. Its regions never coalesce, so growing by exactly each
       request (``kSameAsRequested``) leaves a plan with recomputation unable to place a large tensor in the
       free space of many small regions (results/gpu_h100_e_arena_probe.json); power-of-two regions by default.
@@ -214,6 +215,10 @@ class DeviceSettings:
     placement: str = "remc"
     arena_extend: str = "kNextPowerOfTwo"
     one_region: bool = False
+    prepack: bool = True
+    """False: ``session.disable_prepacking=1`` in every session (CPU: MLAS keeps no packed copy of a
+    MatMul/Gemm weight or ConvTranspose filter; each run packs into scratch instead). Kernel memory is
+    measured per setting (part of the cache key), so the prediction follows it."""
 
     def __post_init__(self) -> None:
         if self.placement not in PLACEMENTS:
@@ -230,10 +235,10 @@ class DeviceSettings:
         return available()
 
     def placed_loop(self, device: str) -> bool:
-        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: CUDA with placement
-        'remc'. On CPU the loop keeps ONNX Runtime's arena (and its replay): the C-API runner has no IOBinding
-        to caller buffers yet."""
-        return parse_device(device)[0] == "cuda" and self.placement == "remc"
+        """Whether ``remc train``'s loop (``backends.trainer``) runs on remc's allocator: wherever capped sessions
+        do (``placed``). On CPU the C-API session reads the state and data from, and writes every output
+        into, the trainer's numpy buffers (``capi.Binding.bind_output_buffer``), as IOBinding does on CUDA."""
+        return self.placed(device)
 
 
 DEFAULT_SETTINGS = DeviceSettings()
@@ -318,7 +323,7 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
     so.enable_mem_pattern = mem_pattern
     so.enable_mem_reuse = mem_reuse
     so.log_severity_level = log_level
-    if not prepack:
+    if not prepack or not settings.prepack:
         so.add_session_config_entry("session.disable_prepacking", "1")
     if threads is not None:
         so.intra_op_num_threads = threads
@@ -369,7 +374,8 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
         proto = load_model(model, with_data=True)
         if layout is None:
             layout = placement.model_layout(proto, device, settings)
-        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level)
+        return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level,
+                                   prepack=settings.prepack)
     require_cuda()
     _binding_cuda_allocator(parse_device(device)[1])
     if layout is None:

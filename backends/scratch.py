@@ -199,7 +199,7 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     rng = np.random.default_rng(prof.seed)
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
     if _on_remc_allocator(device, prof.settings):
-        return _measure_placed(one, feeds, p, types, consts, device)
+        return _measure_placed(one, feeds, p, types, consts, device, prepack=prof.settings.prepack)
     try:
         # kSameAsRequested: every request gets a chunk of exactly its rounded size, so the stats are requests
         events = runtime._profile_events(one, device, feeds, mem_limit=1 << 46, arena_extend="kSameAsRequested",
@@ -215,7 +215,7 @@ def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[
     after = int(a["mem_bytes_in_use"])
     before = after - int(a["mem_in_use_delta"])
     outs = sum(rounded(types[o].nbytes) for o in p.node.output if o and types[o].nbytes)
-    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
+    packed = _packed_input(p.node, prof.settings.prepack)
     copied = sum(types[i].nbytes for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
     cuda = device.startswith("cuda")  # no pre-packing there: 'before' holds the node's initializers
@@ -361,8 +361,16 @@ def kernel_memory_of(merged: tuple[tuple[tuple, ...], int]) -> KernelMemory:
     return KernelMemory(scratch=peak, persistent=kept, prepack=0, raw=(0, 0, peak), requests=reqs, later_extra=extra)
 
 
+def _packed_input(node: onnx.NodeProto, prepack: bool) -> str | None:
+    """The initializer a pre-packing kernel packs (and ONNX Runtime then does not copy), if any: none with
+    ``session.disable_prepacking`` (``DeviceSettings.prepack`` False)."""
+    if prepack and node.op_type in PREPACKING_OPS and len(node.input) > 1:
+        return node.input[1]
+    return None
+
+
 def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Probe, types: dict[str, TensorType],
-                    consts: dict, device: str) -> KernelMemory:
+                    consts: dict, device: str, *, prepack: bool = True) -> KernelMemory:
     """Kernel memory of a one-node model run twice on remc's allocator (``backends.capi``): every request is
     seen with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
     copies; ``persistent``: what the first run left allocated beyond its outputs; ``scratch``: the first run's
@@ -373,7 +381,7 @@ def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Prob
     cap = 4 * tensors + (256 << 20)
     runs: list[list[tuple[str, int, int]]] = []
     try:
-        sess, alloc = capi.placed_session(one, cap, None)
+        sess, alloc = capi.placed_session(one, cap, None, prepack=prepack)
         alloc.events = []
         binding = sess.io_binding()
         for inp in sess.get_inputs():
@@ -401,7 +409,7 @@ def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Prob
     out_bytes = [types[o].nbytes if o and o in types else 0 for o in p.node.output]
     reqs, extra = merge_runs(requests_of_run(runs[0], out_bytes), requests_of_run(runs[1], out_bytes))
     outs = sum(rounded(b) for b in out_bytes if b)
-    packed = p.node.input[1] if p.node.op_type in PREPACKING_OPS and len(p.node.input) > 1 else None
+    packed = _packed_input(p.node, prepack)
     copied = sum(rounded(types[i].nbytes) for i in dict.fromkeys(p.node.input)
                  if i in consts and i != packed and initializer_in_arena(types[i].nbytes, device))
     return KernelMemory(scratch=max(0, peak - after), persistent=max(0, after - before - outs),

@@ -22,11 +22,13 @@ the session is made with ``enable_cuda_graph`` and each parity is its own graph 
 buffers outside the arena (``fixed_bytes``: both state sets, the data, the other outputs) count
 against the cap: the session's arena gets ``mem_limit - fixed_bytes``.
 
-On CUDA with remc's placement (``DeviceSettings.placement == "remc"``, the default) a capped trainer always
-uses fixed buffers, and the session allocates from remc's buffer of ``mem_limit - fixed_bytes`` at the
-offsets of the stripped step graph's layout (its graph outputs bound, so not in the layout:
-``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is then ``fixed_bytes`` plus the
-buffer's high-water mark.
+With remc's placement (``DeviceSettings.placed_loop``: CUDA, and CPU where ``backends.capi`` can drive ONNX
+Runtime's C library; the default) a capped trainer always uses fixed buffers, and the session allocates from
+remc's buffer of ``mem_limit - fixed_bytes`` at the offsets of the stripped step graph's layout (its graph
+outputs bound, so not in the layout: ``backends.placement.model_layout(bound_outputs=True)``); ``peak`` is
+then ``fixed_bytes`` plus the buffer's high-water mark. On CPU the fixed buffers are numpy arrays
+(``host_buffers``): the C-API session reads the state and data from them and writes every output into them
+(``capi.Binding.bind_cpu_input``, ``bind_output_buffer``).
 """
 from __future__ import annotations
 
@@ -67,7 +69,10 @@ class TrainResult:
     state_bytes: int = 0
     """Bytes of the carried state (weights, optimizer state, statistics)."""
     placed_peak: int | None = None
-    """With remc's allocator (CUDA): fixed buffers plus the buffer's high-water mark, bytes (exact)."""
+    """With remc's allocator: fixed buffers plus the buffer's high-water mark, bytes (exact)."""
+    placement: dict | None = None
+    """With remc's allocator: its requests ('calls'), those at their planned offset ('planned'), 'fallback',
+    'rejected', the buffer ('buffer') and its high-water mark ('high_water')."""
 
     @property
     def steps_per_second(self) -> float:
@@ -151,6 +156,9 @@ class Trainer:
             raise ModelError("CUDA graph capture needs --device cuda")
         self.fixed = fixed_buffers or cuda_graph
         self.cuda_graph = cuda_graph
+        self.host_buffers = placed and self.kind == "cpu"
+        """remc's CPU placement (``backends.capi``): the state, data and outputs are numpy arrays the C-API
+        session reads and writes in place (no ``OrtValue``)."""
         self.device, self.mem_limit = device, mem_limit
         self.state = {k: self._to_device(v) for k, v in initial.items()}
         self.state_bytes = int(sum(v.nbytes for v in initial.values()))
@@ -189,7 +197,9 @@ class Trainer:
         if self.fixed:
             self._make_bindings(types)
 
-    def _empty(self, shape, dtype) -> ort.OrtValue:
+    def _empty(self, shape, dtype) -> ort.OrtValue | np.ndarray:
+        if self.host_buffers:
+            return np.zeros(shape, dtype=dtype)
         if self.kind == "cpu":
             return ort.OrtValue.ortvalue_from_numpy(np.zeros(shape, dtype=dtype))
         return ort.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype, "cuda", self.device_id)
@@ -197,7 +207,7 @@ class Trainer:
     def _make_bindings(self, types: dict) -> None:
         """Two state sets, fixed data and output buffers, and one IOBinding per step parity."""
         other = {n: self.state[n] for n in self.state}
-        second = {n: self._to_device(np.zeros(v.shape(), dtype=v.numpy().dtype)) for n, v in other.items()}
+        second = {n: self._to_device(np.zeros_like(_host(v))) for n, v in other.items()}
         self.sets = [other, second]
         self.data_bufs: dict[str, ort.OrtValue] = {}
         for name in self.data_names:
@@ -216,18 +226,22 @@ class Trainer:
         self.bindings = []
         for parity in (0, 1):
             b = self.session.io_binding()
+            bind_in = b.bind_cpu_input if self.host_buffers else b.bind_ortvalue_input
+            bind_out = b.bind_output_buffer if self.host_buffers else b.bind_ortvalue_output
             for name, ov in self.data_bufs.items():
-                b.bind_ortvalue_input(name, ov)
+                bind_in(name, ov)
             for name, ov in self.sets[parity].items():
-                b.bind_ortvalue_input(name, ov)
+                bind_in(name, ov)
             for name in self.output_names:
                 base = name[: -len(UPDATED_SUFFIX)] if name.endswith(UPDATED_SUFFIX) else None
                 ov = self.sets[1 - parity][base] if base in self.state else self.out_bufs[name]
-                b.bind_ortvalue_output(name, ov)
+                bind_out(name, ov)
             self.bindings.append(b)
 
-    def _to_device(self, arr: np.ndarray) -> ort.OrtValue:
+    def _to_device(self, arr: np.ndarray) -> ort.OrtValue | np.ndarray:
         arr = np.ascontiguousarray(arr)
+        if self.host_buffers:
+            return arr.copy()
         if self.kind == "cpu":
             return ort.OrtValue.ortvalue_from_numpy(arr.copy())
         return ort.OrtValue.ortvalue_from_numpy(arr, "cuda", self.device_id)
@@ -264,7 +278,14 @@ class Trainer:
         for name, ov in self.data_bufs.items():
             if name not in feeds:
                 raise ModelError(f"no feed for graph input {name!r}")
-            ov.update_inplace(np.ascontiguousarray(feeds[name]))
+            if self.host_buffers:
+                data = np.asarray(feeds[name])
+                if data.shape != ov.shape or data.dtype != ov.dtype:
+                    raise ModelError(f"feed {name!r} is {data.dtype}{list(data.shape)}, the graph takes "
+                                     f"{ov.dtype}{list(ov.shape)}")
+                np.copyto(ov, data)
+            else:
+                ov.update_inplace(np.ascontiguousarray(feeds[name]))
         opts = None
         if self.cuda_graph:
             opts = ort.RunOptions()
@@ -281,16 +302,31 @@ class Trainer:
         self.bindings[parity].synchronize_outputs()
         self.steps_done += 1
         self.state = self.sets[1 - parity]
-        return float(self.out_bufs["loss"].numpy())
+        return float(_host(self.out_bufs["loss"]).reshape(-1)[0])
 
     @property
     def placed_peak(self) -> int | None:
         """With remc's allocator: the bytes the steps so far needed in all (fixed buffers plus its high-water mark)."""
         return None if self.allocator is None else self.fixed_bytes + self.allocator.stats.high_water
 
+    @property
+    def placement_stats(self) -> dict | None:
+        """With remc's allocator: what it saw (``TrainResult.placement``)."""
+        a = self.allocator
+        if a is None:
+            return None
+        st = a.stats
+        return {"calls": st.calls, "planned": st.planned, "fallback": st.fallback, "rejected": st.rejected,
+                "buffer": a.capacity, "high_water": st.high_water, "fixed_bytes": self.fixed_bytes}
+
     def state_numpy(self) -> dict[str, np.ndarray]:
         """The carried state, copied to the host."""
-        return {k: v.numpy() for k, v in self.state.items()}
+        return {k: _host(v).copy() for k, v in self.state.items()}
+
+
+def _host(value: ort.OrtValue | np.ndarray) -> np.ndarray:
+    """A host array of ``value`` (the array itself for a numpy buffer, a copy of an ``OrtValue``)."""
+    return value if isinstance(value, np.ndarray) else value.numpy()
 
 
 def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu", *,
@@ -310,7 +346,8 @@ def train(model: onnx.ModelProto, feeds: Feeds, steps: int, device: str = "cpu",
         losses.append(loss)
         if on_step is not None:
             on_step(k, loss, times[-1])
-    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes, trainer.placed_peak)
+    return TrainResult(tuple(losses), tuple(times), None, trainer.state_bytes, trainer.placed_peak,
+                       trainer.placement_stats)
 
 
 def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
@@ -335,19 +372,22 @@ def measure_train_peak(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu"
 
 
 def least_cap(model: onnx.ModelProto, feeds: Feeds, device: str = "cpu", *, steps: int = 2,
-              resolution: int = 256, fixed_buffers: bool = True) -> int:
+              resolution: int = 256, fixed_buffers: bool = True, settings: DeviceSettings = DEFAULT_SETTINGS) -> int:
     """The least budget (arena limit plus the bytes outside it) under which ``steps`` training steps run,
     found by ``passes.arena.bisect_least`` on the arena limit (a fresh session per probe): the search the
-    replay (``remc.fit.predict`` with ``steps``) runs, so both probe the same caps."""
+    replay (``remc.fit.predict`` with ``steps``) runs, so both probe the same caps. With remc's placement
+    (``settings.placed_loop``) the limit is remc's buffer (fixed buffers)."""
     from remc.passes.arena import bisect_least
 
     from .runtime import OutOfMemory
     stripped, initial = split_state(model)
+    fixed_buffers = fixed_buffers or settings.placed_loop(device)
     outside = (fixed_outside_bytes if fixed_buffers else loop_outside_bytes)(stripped, initial, device)
 
     def fits(cap: int) -> bool:
         try:
-            trainer = Trainer(model, device, mem_limit=cap + outside, fixed_buffers=fixed_buffers)
+            trainer = Trainer(model, device, mem_limit=cap + outside, fixed_buffers=fixed_buffers,
+                              settings=settings)
             for k in range(max(steps, 2)):
                 trainer.step(feeds(k))
             return True

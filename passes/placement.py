@@ -64,6 +64,8 @@ class Layout:
     upper_bound_only: bool = False
     """The greedy layout where CP-SAT's improvement was skipped for lack of time (``backends.placement.
     best_layout``): the run's layout is at most this high."""
+    stored: bool = False
+    """Read from a compiled model (``layout_from_text``), not computed here."""
 
     def sequence(self, phase: str, first_run: bool = True) -> list[tuple[int, int]]:
         """(size, offset) of the allocations of ``phase`` in request order (later runs: no kept buffers)."""
@@ -252,3 +254,51 @@ def overlaps(lay: Layout) -> list[tuple[int, int]]:
                 bad.append((j, i))
         active.append(i)
     return bad
+
+
+# ---------------------------------------------------------------------------------------------------
+# A layout carried by a compiled model
+# ---------------------------------------------------------------------------------------------------
+
+LAYOUT_KEY = "remc.layout"
+"""The compiled model's metadata entry that carries its layout (``layout_to_text``)."""
+LAYOUT_FORMAT = 1
+
+
+def layout_to_text(lay: Layout, tag: str) -> str:
+    """``lay`` as one JSON line for a model's metadata: every block's size, lifetime, phase and request time with
+    its offset, and ``tag`` (what the layout was computed for: device, ONNX Runtime version, settings)."""
+    import json
+    return json.dumps({"format": LAYOUT_FORMAT, "tag": tag, "height": lay.height, "order": lay.order,
+                       "blocks": [[b.size, b.start, b.end, b.phase, int(b.first_run_only), b.request, o]
+                                  for b, o in zip(lay.blocks, lay.offsets)]}, separators=(",", ":"))
+
+
+def layout_from_text(text: str, blocks: tuple[Block, ...] | list[Block], tag: str) -> tuple[Layout | None, str]:
+    """The stored layout ``text`` for ``blocks`` (this run's, from its own events) when it is for ``tag`` and its
+    blocks are exactly these (size, lifetime, phase, request time) and no two live blocks overlap, else
+    (None, why not). The blocks (with their names) are this run's, the offsets and height the stored ones."""
+    import json
+    try:
+        d = json.loads(text)
+        stored = [(int(s), int(a), int(e), str(ph), bool(f), int(r), int(o)) for s, a, e, ph, f, r, o in d["blocks"]]
+        fmt, stored_tag, height = d.get("format"), d.get("tag"), int(d["height"])
+    except (ValueError, KeyError, TypeError) as exc:
+        return None, f"the stored layout cannot be read ({exc})"
+    if fmt != LAYOUT_FORMAT:
+        return None, f"the stored layout has format {fmt}, this remc reads {LAYOUT_FORMAT}"
+    if stored_tag != tag:
+        return None, f"the stored layout is for {stored_tag}, this run is {tag}"
+    mine = [(b.size, b.start, b.end, b.phase, b.first_run_only, b.request) for b in blocks]
+    if len(mine) != len(stored):
+        return None, f"the stored layout has {len(stored)} allocations, this run's events {len(mine)}"
+    for k, (m, s) in enumerate(zip(mine, stored)):
+        if m != s[:6]:
+            return None, (f"allocation {k} ({blocks[k].what or '?'}) differs: stored {s[:6]}, this run's events {m} "
+                          "(kernel memory measured differently here?)")
+    offsets = tuple(s[6] for s in stored)
+    lb, what = live_peak(list(blocks))
+    lay = Layout(tuple(blocks), offsets, height, lb, what, str(d.get("order", "")), stored=True)
+    if any(o < 0 or o % 256 or o + b.size > height for b, o in zip(blocks, offsets)) or overlaps(lay):
+        return None, "the stored layout is not valid for these allocations"
+    return lay, ""

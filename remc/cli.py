@@ -114,15 +114,24 @@ def _placement_opt(p: argparse.ArgumentParser) -> None:
     p.add_argument("--placement", choices=("remc", "arena"), default="remc",
                    help="where tensors live under the cap: 'remc' (default) lays every tensor out at its own "
                         "address in one buffer of the cap (CUDA: gpu_external_alloc; CPU: ONNX Runtime's C library "
-                        "with remc's allocator; remc train and demo keep the arena on CPU); 'arena' uses ONNX "
+                        "with remc's allocator); 'arena' uses ONNX "
                         "Runtime's BFC arena capped at the cap (fragmentation makes it need more)")
+    prepack_option(p)
+
+
+def prepack_option(p: argparse.ArgumentParser) -> None:
+    """``--no-prepack`` (``DeviceSettings.prepack``)."""
+    p.add_argument("--no-prepack", dest="prepack", action="store_false",
+                   help="session.disable_prepacking=1 in every session: no packed copies of MatMul/Gemm weights "
+                        "and ConvTranspose filters (CPU; kernel memory is measured that way, so the plan's prediction "
+                        "holds only for runs with the same flag)")
 
 
 def device_settings(args: argparse.Namespace):
     """The ``DeviceSettings`` a command's options ask for (built once, carried to every session). Where remc's
     CPU placement is asked for but cannot be used here, a note on stderr says why (the arena is used)."""
     from .backends.runtime import DeviceSettings
-    settings = DeviceSettings(placement=getattr(args, "placement", "remc"))
+    settings = DeviceSettings(placement=getattr(args, "placement", "remc"), prepack=getattr(args, "prepack", True))
     if settings.placement == "remc" and str(getattr(args, "device", "cpu")).startswith("cpu"):
         from .backends import capi
         if not capi.available():
@@ -400,6 +409,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     # --time-limit covers the whole compile from the process's start (remc/timebudget.py)
     clock = CompileClock(args.time_limit, started_ago=process_age())
     options = _strategy_options(args)
+    settings = device_settings(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
             passes = compile_pipeline(batch=args.batch, cost=resolve_cost(args.cost, args.device),
@@ -418,8 +428,12 @@ def cmd_compile(args: argparse.Namespace) -> int:
             else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
                 from .progress import fit_round_note
                 fit = compile_fit(rest, state, device=args.device, verify=args.verify,
-                                  on_round=fit_round_note(progress), settings=device_settings(args))
+                                  on_round=fit_round_note(progress), settings=settings)
         t0 = clock.elapsed()
+        lay = fit.prediction.layout if fit is not None and fit.prediction is not None else None
+        if lay is not None:  # the run uses these offsets when its own events are the same (plan_layout)
+            from .backends.placement import store_layout
+            store_layout(state.lowered, lay, args.device, settings)
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:

@@ -1,4 +1,5 @@
-"""``remc demo``: the main job on a built-in example — training under a memory cap.
+"""``remc demo``: the main job on a built-in example — training under a memory cap (on remc's placement by
+default, CPU and CUDA: ``--placement arena`` for ONNX Runtime's arena).
 
 Builds a zoo model's training step (forward, loss, backward and the SGD-with-momentum update, one ONNX
 graph: ``passes/optimizer.py``), finds the least cap the unmodified step runs under on ONNX Runtime (a
@@ -45,8 +46,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .run_cli import run_graph
     from .train import TrainOptions, compile_step_graph, data_feeds, reference_run, run_training
     settings = settings or runtime.DEFAULT_SETTINGS
-    if not settings.placed_loop(device):  # the demo trains: on CPU the loop runs on ONNX Runtime's arena
-        settings = dataclasses.replace(settings, placement="arena")
+    if not settings.placed_loop(device):  # the demo trains: where the loop cannot run on remc's allocator,
+        settings = dataclasses.replace(settings, placement="arena")  # every part of it runs on the arena
 
     if model not in zoo.list_models():
         raise RemcError(f"unknown zoo model {model!r}; models: {', '.join(zoo.list_models())}")
@@ -69,7 +70,8 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
         single_need = predict(step, device, settings=settings).total
     else:
         feeds = data_feeds(step, 0, False)
-        loop_need = min(least_cap(step, feeds, device, steps=steps, fixed_buffers=fixed) for fixed in (True, False))
+        loop_need = min(least_cap(step, feeds, device, steps=steps, fixed_buffers=fixed, settings=settings)
+                        for fixed in (True, False))
         single_need = runtime.bisect_peak(step, device, feeds=runtime.random_inputs(step, 0), runs=2,
                                           resolution=256, settings=settings).peak + runtime.outside_bytes(step, device)
     budget = int(fraction * min(loop_need, single_need))
@@ -85,7 +87,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     rep = run_graph(str(out_path), device=device, compare=str(step_path), plan=str(plan_path), iters=5,
                     settings=settings)
     ways = [("unmodified_under_cap", settings)]
-    if settings.placed(device):  # also as a user without remc runs it: ONNX Runtime's arena, gpu_mem_limit = cap
+    if settings.placed(device):  # also as a user without remc runs it: ONNX Runtime's arena capped at the budget
         ways.append(("unmodified_under_cap_arena", dataclasses.replace(settings, placement="arena")))
     for key, st in ways:
         try:
@@ -135,30 +137,43 @@ def print_demo(rep: dict[str, Any]) -> None:
           f"{'<=' if ok else '>'} budget), time overhead {rep['measured_overhead']:.3f}x")
     print(f"the unmodified graph under the same cap: {rep['unmodified_under_cap']}")
     if "unmodified_under_cap_arena" in rep:
-        print(f"  ... and on ONNX Runtime's own arena (gpu_mem_limit = cap): {rep['unmodified_under_cap_arena']}")
+        print(f"  ... and on ONNX Runtime's own arena ({_arena_cap(rep['device'])}): {rep['unmodified_under_cap_arena']}")
     print(f"outputs match the unmodified graph: {rep['outputs_match']} ({rep['compare_worst']})")
     print_training(rep)
     print(f"files in {rep['workdir']}")
 
 
+def _arena_cap(device: str) -> str:
+    return "gpu_mem_limit = cap" if device.startswith("cuda") else "its CPU arena's max_mem = cap"
+
+
 def print_training(rep: dict[str, Any]) -> None:
     """The training part of the demo's report."""
     t, ref = rep["training"], rep["training"]["reference"]
-    where = ("two sets of weights and momentum in buffers bound once, outside the arena" if rep["loop"] ==
-             "fixed buffers" else "weights and momentum kept in the arena between steps")
+    placed = t.get("placed_peak") is not None
+    outside = "remc's buffer" if placed else "the arena"
+    where = (f"two sets of weights and momentum in buffers bound once, outside {outside}"
+             if rep["loop"] == "fixed buffers" else "weights and momentum kept in the arena between steps")
     print(f"training {rep['steps']} steps under a cap of the budget ({rep['budget']} bytes), {where}:")
     for k, (loss, ref_loss) in enumerate(zip(t["losses"], ref["losses"])):
         print(f"  step {k + 1}  loss {loss:.6f}   unmodified graph (no cap) {ref_loss:.6f}")
     peak = t.get("measured_peak")
     ok = peak is not None and peak <= rep["budget"]
-    print(f"  compiled: {t['steps_per_second']:.2f} steps/s, peak in use measured {peak} bytes "
-          f"({'<=' if ok else '>'} budget), replayed {t['predicted_in_use']} bytes; least cap replayed "
-          f"{t['predicted_least_cap']} bytes")
+    if placed:
+        st = t.get("placement") or {}
+        print(f"  compiled: {t['steps_per_second']:.2f} steps/s, peak measured {peak} bytes ({'<=' if ok else '>'} "
+              f"budget: remc's buffer's high-water mark plus the state, data and output buffers), predicted "
+              f"{t['predicted_in_use']} bytes (remc's layout); {st.get('planned', 0)} of {st.get('calls', 0)} "
+              f"allocations at their planned address")
+    else:
+        print(f"  compiled: {t['steps_per_second']:.2f} steps/s, peak in use measured {peak} bytes "
+              f"({'<=' if ok else '>'} budget), replayed {t['predicted_in_use']} bytes; least cap replayed "
+              f"{t['predicted_least_cap']} bytes")
     under = "ran" if ref.get("fits_cap") else f"out of memory ({ref.get('oom', '')})"
     print(f"  the unmodified graph under the same cap: {under}")
     if "fits_cap_arena" in ref:
         under = "ran" if ref["fits_cap_arena"] else f"out of memory ({ref.get('oom_arena', '')})"
-        print(f"  ... and on ONNX Runtime's own arena (gpu_mem_limit = cap): {under}")
+        print(f"  ... and on ONNX Runtime's own arena ({_arena_cap(rep['device'])}): {under}")
     same = t["losses"] == ref["losses"]
     diff = max((abs(a - b) / max(abs(b), 1e-30) for a, b in zip(t["losses"], ref["losses"])), default=0.0)
     print(f"  the unmodified graph without a cap: {ref['steps_per_second']:.2f} steps/s; losses equal step for "

@@ -52,6 +52,10 @@ class ArenaPrediction:
     """Op signatures whose kernel memory the time limit left unmeasured (not modeled; 0: all measured)."""
     layout_upper_bound: bool = False
     """remc's layout without CP-SAT's improvement, for lack of time: the run needs at most ``total``."""
+    layout: Any = field(default=None, compare=False, repr=False)
+    """remc's layout itself (``passes.placement.Layout``; placement 'remc' only): what ``remc compile`` stores."""
+    layout_note: str = ""
+    """Why the layout the model carries was set aside and derived again (empty: none stored, or it was used)."""
 
     @property
     def total(self) -> int:
@@ -127,7 +131,7 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     may then skip CP-SAT's improvement (``backends.placement.best_layout``) and be an upper bound of the run's
     (``layout_upper_bound``)."""
     from .backends import runtime
-    from .backends.placement import best_layout as layout
+    from .backends.placement import plan_layout
     from .backends.scratch import unmeasured_kernels
     from .passes.arena import graph_events, least_limit, replay
     settings = settings or runtime.DEFAULT_SETTINGS
@@ -138,10 +142,10 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
         km, unmeasured, _ = unmeasured_kernels(lowered, device, settings=settings, deadline=deadline)
     ev = graph_events(lowered, device, km)
     if settings.placed(device):
-        lay = layout(ev, time_left=layout_time_left)
+        lay, note = plan_layout(lowered, ev, device, settings, time_left=layout_time_left)
         return ArenaPrediction(lay.height, lay.lower_bound, runtime.outside_bytes(lowered, device), lay.peak_what,
                                measure_kernels, "remc", kernels_unmeasured=unmeasured,
-                               layout_upper_bound=lay.upper_bound_only)
+                               layout_upper_bound=lay.upper_bound_only, layout=lay, layout_note=note)
     cfg = runtime.arena_config(device, settings=settings)
     configs = [cfg]
     if not cfg.one_region:

@@ -67,6 +67,10 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                mem_limit=mem_limit, placement="remc" if placed else "arena")
     rep["arena_cap"] = cap
     rep["cap_from_prediction"] = sized
+    if placed and pred.layout is not None:  # the offsets the compile stored in the model, or derived here
+        rep["layout_source"] = "stored in the model" if pred.layout.stored else "derived here"
+        if pred.layout_note:
+            rep["layout_note"] = pred.layout_note
     feeds = runtime.random_inputs(proto, seed)
     try:
         res = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_limit=cap, settings=settings)
@@ -188,7 +192,10 @@ def format_run(rep: dict[str, Any]) -> str:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes: remc's "
                      f"buffer's high-water mark plus {format_size(rep['outside_arena'])} outside it) vs predicted "
                      f"{format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes: its layout's height); "
-                     f"{st.get('planned', 0)} allocations at their planned address, {st.get('fallback', 0)} by best fit")
+                     f"{st.get('planned', 0)} allocations at their planned address, {st.get('fallback', 0)} by best fit"
+                     + (f"; layout {rep['layout_source']}" if rep.get("layout_source") else ""))
+        if rep.get("layout_note"):
+            lines.append(f"  note: {rep['layout_note']}")
     elif rep["measured_peak"] is not None:
         lines.append(f"  memory: measured {format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes) vs "
                      f"predicted {format_size(rep['predicted_peak'])} ({rep['predicted_peak']} bytes), "

@@ -119,6 +119,7 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
     if res.placed_peak is not None:  # remc's allocator: its high-water mark is the measured peak, exactly
         rep["fixed_buffers"] = True
         rep["placed_peak"] = res.placed_peak
+        rep["placement"] = res.placement
         rep["arena_peak"] = None
         rep["measured_peak"] = res.placed_peak
     else:
@@ -136,8 +137,9 @@ def run_training(model: onnx.ModelProto, opts: TrainOptions, *, on_step: Callabl
         from .backends.trainer import least_cap
         from .fit import predict_loop
         steps = max(opts.steps, 2)
-        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed)
-        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed).total
+        rep["least_cap"] = least_cap(model, feeds, opts.device, steps=steps, fixed_buffers=fixed, settings=settings)
+        rep["least_cap_replayed"] = predict_loop(model, opts.device, steps, fixed_buffers=fixed,
+                                                 settings=settings).total
     return rep
 
 
@@ -231,6 +233,8 @@ def train_command(args: argparse.Namespace) -> int:
     if not args.reference:
         model = None  # the unmodified step is needed again only for the reference run
     rep.update(run_training(compiled, opts, on_step=printer))
+    if rep.get("placed_peak") is not None:
+        rep["loop"] = "fixed buffers"  # remc's allocator runs the fixed-buffer loop only
     if args.reference:
         ref = reference_run(model, opts)
         rep["reference"] = ref
@@ -297,18 +301,24 @@ def format_train(rep: dict[str, Any]) -> str:
     cap = f" under a cap of {format_size(rep['mem_limit'])}" if rep.get("mem_limit") else ""
     predicted_in_use = rep.get("predicted_in_use")
     if rep.get("placed_peak") is not None:
+        st = rep.get("placement") or {}
         lines.append(f"  measured peak {rep['placed_peak']} bytes (remc's buffer's high-water mark plus the state, "
                      f"data and output buffers){cap}"
                      + (f" (predicted: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
+                     + f"; {st.get('planned', 0)} of {st.get('calls', 0)} allocations at their planned address"
                      + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
     else:
         peak = f"{rep['measured_peak']} bytes" if rep.get("measured_peak") is not None else "not measured"
         lines.append(f"  measured peak in use {peak}{cap}"
                      + (f" (replayed: {predicted_in_use} bytes)" if predicted_in_use is not None else "")
                      + f"; weights and optimizer state {format_size(rep['state_bytes'])}")
+    placed = rep.get("placed_peak") is not None
+    predicted = "predicted by remc's layout" if placed else "replayed"
     if rep.get("least_cap") is not None:
         lines.append(f"  least cap that runs {max(rep['steps'], 2)} steps: measured {rep['least_cap']} bytes, "
-                     f"replayed {rep['least_cap_replayed']} bytes")
+                     f"{predicted} {rep['least_cap_replayed']} bytes"
+                     + (" (below the layout's height a request that no longer fits at its offset is placed by "
+                        "best fit)" if placed and rep["least_cap"] < rep["least_cap_replayed"] else ""))
     ref = rep.get("reference")
     if ref is not None:
         if "fits_cap" in ref:
@@ -319,7 +329,7 @@ def format_train(rep: dict[str, Any]) -> str:
                             f"{'fits' if ref['fits_cap_arena'] else 'out of memory'}"))
         if ref.get("least_cap") is not None:
             lines.append(f"  unmodified graph's least cap that runs {max(rep['steps'], 2)} steps: measured "
-                         f"{ref['least_cap']} bytes, replayed {ref['least_cap_replayed']} bytes")
+                         f"{ref['least_cap']} bytes, {predicted} {ref['least_cap_replayed']} bytes")
         lines.append(f"  unmodified graph without a cap: peak in use "
                      f"{format_size(ref['measured_peak']) if ref.get('measured_peak') else '?'}, "
                      f"{ref['steps_per_second']:.2f} steps/s; losses step for step: max relative difference "
@@ -375,7 +385,10 @@ def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
                    help="relative tolerance of the loss comparison (default 1e-5 on CPU, 1e-4 on CUDA, whose cuDNN "
                         "kernels are not bitwise deterministic)")
     t.add_argument("--placement", choices=("remc", "arena"), default="remc",
-                   help="CUDA: tensors at remc's layout in one buffer of the cap (default), or ONNX Runtime's arena")
+                   help="tensors at remc's layout in one buffer of the cap (default; on CPU through ONNX Runtime's "
+                        "C library), or ONNX Runtime's arena")
+    from .cli import prepack_option
+    prepack_option(t)
     t.add_argument("-o", "--output", help="write the compiled step graph here")
     t.add_argument("--json", action="store_true")
     t.set_defaults(func=train_command)

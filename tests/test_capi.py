@@ -99,3 +99,75 @@ def test_unavailable_cpu_placement_is_said(monkeypatch, capsys):
     assert not s.placed("cpu")
     err = capsys.readouterr().err
     assert err.startswith("remc: note: remc's CPU placement is not available (") and "not laid out" in err
+
+
+def test_no_prepack_is_measured_and_predicted(lowered):
+    """``DeviceSettings(prepack=False)`` (``--no-prepack``): the sessions set ``session.disable_prepacking``,
+    kernel memory is measured that way (no packed copies: session creation requests fewer bytes), the layout
+    follows it to the byte, the outputs are the pre-packing session's, and the need is smaller."""
+    import numpy as np
+
+    from remc.fit import predict
+    on, off = runtime.DeviceSettings(), runtime.DeviceSettings(prepack=False)
+    p_on, p_off = predict(lowered, "cpu", settings=on), predict(lowered, "cpu", settings=off)
+    assert p_off.placement == p_on.placement == "remc" and p_off.total < p_on.total
+    lay_on, lay_off = model_layout(lowered, "cpu", on), model_layout(lowered, "cpu", off)
+    assert lay_off.height == p_off.arena and lay_on.height == p_on.arena
+    created = {}
+    outs = {}
+    for tag, st, lay in (("on", on, lay_on), ("off", off, lay_off)):
+        sess, alloc = runtime.capped_session(lowered, "cpu", lay.height, st, layout=lay)
+        created[tag] = alloc.in_use
+        r = runtime.Runner(sess, runtime.random_inputs(lowered, 0), "cpu", mem_limit=lay.height, allocator=alloc)
+        r()
+        outs[tag] = r.outputs()
+        s = alloc.stats
+        assert s.planned == s.calls and s.fallback == 0 and s.high_water == lay.height, (tag, s)
+    assert created["off"] < created["on"]  # no packed weight copies at session creation
+    for name, v in outs["on"].items():
+        np.testing.assert_allclose(outs["off"][name], v, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
+def _remc(*args: str):
+    import subprocess
+    import sys
+    return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=600)
+
+
+def test_compiled_model_carries_its_layout_and_the_run_follows_it(tmp_path):
+    """``remc compile`` stores its layout in the model; ``remc run`` uses it when its own events are the same:
+    a stored layout that differs from the one remc derives (the greedy 'time' order, valid) is followed to the
+    byte (the buffer's high-water mark is its height); under other settings (``--no-prepack``) it is set aside
+    with a note and the layout derived again."""
+    import onnx
+
+    from remc.backends.placement import model_layout, store_layout
+    from remc.backends.scratch import kernel_memory
+    from remc.passes.arena import graph_events
+    from remc.passes.placement import LAYOUT_KEY, layout
+    train, out = tmp_path / "train.onnx", tmp_path / "out.onnx"
+    assert _remc("zoo", "export", "gpt2", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
+    res = _remc("compile", str(train), "--budget", "150000", "--strategy", "checkpoint-all", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    m = onnx.load(out)
+    assert LAYOUT_KEY in {p.key for p in m.metadata_props}
+    res = _remc("run", str(out), "--mem-limit", "150000", "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["layout_source"] == "stored in the model" and "layout_note" not in rep
+    assert rep["measured_peak"] == rep["predicted_peak"]
+    derived = model_layout(m, "cpu")  # the stored one (it holds)
+    ev = graph_events(m, "cpu", kernel_memory(m, "cpu"))
+    other = layout(ev, orders=("time",))
+    assert other.offsets != derived.offsets
+    store_layout(m, other, "cpu")
+    onnx.save(m, out)
+    res = _remc("run", str(out), "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["layout_source"] == "stored in the model"
+    assert rep["placement_stats"]["high_water"] == other.height and rep["placement_stats"]["fallback"] == 0
+    res = _remc("run", str(out), "--no-prepack")
+    assert res.returncode == 0, res.stderr
+    assert "note: the model's stored layout was not used: the stored layout is for cpu/onnxruntime" in res.stdout
+    assert "layout derived here" in res.stdout

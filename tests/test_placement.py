@@ -213,7 +213,9 @@ def test_device_settings():
     from remc.backends import capi
     from remc.backends.runtime import DeviceSettings
     assert DeviceSettings().placed("cuda") and DeviceSettings().placed("cpu") == capi.available()
-    assert not DeviceSettings().placed_loop("cpu") and DeviceSettings().placed_loop("cuda")
+    assert DeviceSettings().placed_loop("cpu") == capi.available() and DeviceSettings().placed_loop("cuda")
+    assert not DeviceSettings(placement="arena").placed_loop("cpu")
+    assert DeviceSettings().prepack and not DeviceSettings(prepack=False).prepack
     assert not DeviceSettings(placement="arena").placed("cuda:0")
     with pytest.raises(ValueError):
         DeviceSettings(placement="bogus")
@@ -457,3 +459,58 @@ def test_best_layout_stops_cp_sat_at_its_share_of_the_time_left(monkeypatch):
     monkeypatch.setattr(bp, "EXACT_WALL_SHARE", 0.5)
     full = bp.best_layout(ev, time_left=1e6)
     assert not full.upper_bound_only and full.offsets == bp.best_layout(ev).offsets
+
+def test_run_requests_that_follow_the_layout_take_the_hot_path(monkeypatch):
+    ev = random_events(random.Random(3), 80)
+    lay = layout(ev)
+    dev = HostDevice(lay.height, lay)
+    slow: list[int] = []
+    real = dev.alloc._alloc
+
+    def counted(n: int):  # noqa: ANN202
+        if dev.alloc.phase == "run":
+            slow.append(n)
+        return real(n)
+
+    monkeypatch.setattr(dev.alloc, "_alloc", counted)
+    got = dev.replay(ev)
+    assert got["fallback"] == 0 and got["rejected"] == 0
+    assert not slow, f"{len(slow)} run requests left the hot path"
+    assert dev.alloc.stats.high_water == lay.height
+
+
+@pytest.mark.parametrize("planned_at", [256, 1024, 0])
+def test_hot_path_refuses_a_planned_range_that_overlaps_a_live_one(planned_at):
+    """The k-th planned range overlaps the tail of a live allocation (256), the head of the next (1024), or one
+    exactly (0): the hot path must not hand it out."""
+    from remc.backends.placement import PlacedAllocator
+    pa = PlacedAllocator(1 << 20, 8192, {"run": [(512, 0), (512, 768), (512, planned_at)]})
+    pa.begin_run()
+    a, b = pa.alloc(512), pa.alloc(512)
+    assert (a, b) == ((1 << 20), (1 << 20) + 768)
+    c = pa.alloc(512) - (1 << 20)
+    assert pa.stats.rejected == 1 and pa.stats.planned == 2
+    assert all(c + 512 <= s or s + pa.size_at[s] <= c for s in (0, 768))
+
+
+def test_stored_layout_round_trips_and_is_refused_when_it_does_not_hold():
+    """``layout_to_text``/``layout_from_text``: the same offsets back for the same blocks and tag; refused (with
+    the reason) for another tag, a block that differs, another number of blocks, or overlapping offsets."""
+    import dataclasses as dc
+
+    from remc.passes.placement import layout_from_text, layout_to_text
+    ev = random_events(random.Random(4), 60)
+    lay = layout(ev)
+    text = layout_to_text(lay, "cpu/x")
+    back, why = layout_from_text(text, lay.blocks, "cpu/x")
+    assert back is not None and why == "" and back.stored
+    assert back.offsets == lay.offsets and back.height == lay.height and back.blocks == lay.blocks
+    assert layout_from_text(text, lay.blocks, "cpu/y")[1].startswith("the stored layout is for cpu/x")
+    other = list(lay.blocks)
+    other[5] = dc.replace(other[5], size=other[5].size + 256)
+    assert "allocation 5" in layout_from_text(text, other, "cpu/x")[1]
+    assert "allocations" in layout_from_text(text, lay.blocks[:-1], "cpu/x")[1]
+    flat = type(lay)(lay.blocks, tuple(0 for _ in lay.offsets), lay.height, lay.lower_bound)
+    assert layout_from_text(layout_to_text(flat, "cpu/x"), lay.blocks, "cpu/x") == (
+        None, "the stored layout is not valid for these allocations")
+    assert layout_from_text("{not json", lay.blocks, "cpu/x")[0] is None

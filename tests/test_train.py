@@ -124,25 +124,73 @@ def test_fixed_buffers_train_like_fresh_bindings() -> None:
         Trainer(step, cuda_graph=True)
 
 
-def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path) -> None:
-    """ResNet50 (test size, batch 8) compiled for a 2.8 MiB budget and trained 4 steps under an arena cap
-    equal to the budget: the compiled step recomputes, its replayed arena fits the budget, its losses equal
-    the unmodified graph's step for step, and the unmodified step graph runs out of memory under the same
-    cap (its least cap: 3076096 bytes = 2.93 MiB). lin-greedy, a deterministic strategy: what this test
-    checks is the training loop under the cap, not a solver (with the capped CPU arena one region of the
-    cap, approx's plans at this size fragment it past the unmodified graph's need; BENCHMARKS, issue 11)."""
+@pytest.mark.parametrize("placement", ["remc", "arena"])
+def test_train_compiled_graph_matches_unmodified_step_for_step(tmp_path: Path, placement: str) -> None:
+    """ResNet50 (test size, batch 8) compiled for a 2.8 MiB budget and trained 4 steps under a cap equal to
+    the budget: the compiled step recomputes, its predicted need fits the budget, its losses equal the
+    unmodified graph's step for step, and the unmodified step graph runs out of memory under the same cap.
+    On remc's placement (the default; ``backends.capi``) the measured peak (remc's buffer's high-water mark
+    plus the fixed buffers) is the layout's prediction to the byte, every allocation at its planned offset,
+    and the unmodified step runs out of memory on both remc's allocator and the arena; on the arena
+    (``--placement arena``) the arena's peak is within the budget (the unmodified step's least cap there:
+    3076096 bytes = 2.93 MiB). lin-greedy, a deterministic strategy: what this test checks is the training
+    loop under the cap, not a solver (with the capped CPU arena one region of the cap, approx's plans at
+    this size fragment it past the unmodified graph's need; BENCHMARKS, issue 11)."""
     train = tmp_path / "resnet.onnx"
     assert remc("zoo", "export", "resnet50", "--size", "small", "--batch", "8", "--train", "-o", str(train)).returncode == 0
     out = tmp_path / "step.onnx"
     res = remc("train", str(train), "--steps", "4", "--budget", "2.8MiB", "--strategy", "lin-greedy",
-               "--reference", "--json", "-o", str(out))
+               "--reference", "--json", "-o", str(out), "--placement", placement)
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
     assert rep["recomputes"] > 0 and rep["predicted_on_device"] <= rep["budget"] == rep["mem_limit"]
     assert rep["losses"] == rep["reference"]["losses"]
-    assert len(set(rep["losses"])) == 4 and 0 < rep["arena_peak"] <= rep["budget"]
     assert rep["reference"]["fits_cap"] is False, rep["reference"]
+    assert len(set(rep["losses"])) == 4
+    if placement == "remc":
+        assert rep["device_model"] == "remc's layout" and rep["loop"] == "fixed buffers"
+        assert rep["measured_peak"] == rep["placed_peak"] == rep["predicted_in_use"] <= rep["budget"], rep
+        st = rep["placement"]
+        assert st["planned"] == st["calls"] > 0 and st["fallback"] == st["rejected"] == 0, st
+        assert rep["reference"]["fits_cap_arena"] is False, rep["reference"]
+    else:
+        assert rep["device_model"] == "replayed arena" and rep.get("placed_peak") is None
+        assert 0 < rep["arena_peak"] <= rep["budget"]
     assert "optimizer.step" in state_inputs(onnx.load(out))
+
+
+def test_placed_cpu_loop_trains_like_the_arena_and_follows_its_layout() -> None:
+    """The fixed-buffer loop on remc's CPU placement (``backends.capi``: state, data and outputs in numpy
+    buffers the C-API session reads and writes in place, every other tensor in remc's buffer) gives the
+    losses and state of the loop on ONNX Runtime's arena bit for bit; every request lands at its planned
+    offset, the buffer's high-water mark is the layout's height ``predict_loop`` predicts, and the peak is
+    that plus the fixed buffers. A cap one 256-byte block below the prediction runs out of memory (a one-line
+    OutOfMemory, no crash), as does a cap that does not hold the fixed buffers."""
+    from remc.backends import capi
+    from remc.backends.runtime import DeviceSettings, OutOfMemory, random_inputs
+    from remc.fit import predict_loop
+    if not capi.available():
+        pytest.skip("ONNX Runtime's C library cannot be driven here")
+    step = append_optimizer(_small_train("resnet50"), OptimizerOptions("adamw", lr=0.01))
+    feeds = lambda k: random_inputs(step, k % 2)  # noqa: E731
+    pred = predict_loop(step, "cpu", 3)
+    assert pred.placement == "remc"
+    placed = Trainer(step, mem_limit=pred.total)
+    arena = Trainer(step, mem_limit=4 * pred.total, fixed_buffers=True, settings=DeviceSettings(placement="arena"))
+    assert placed.allocator is not None and placed.host_buffers and arena.allocator is None
+    losses = [(placed.step(feeds(k)), arena.step(feeds(k))) for k in range(3)]
+    assert all(a == b for a, b in losses) and len({a for a, _ in losses}) == 3, losses
+    sp, sa = placed.state_numpy(), arena.state_numpy()
+    assert sp.keys() == sa.keys() and all(np.array_equal(sp[n], sa[n]) for n in sp)
+    st = placed.placement_stats
+    assert st["planned"] == st["calls"] > 0 and st["fallback"] == 0, st
+    assert placed.placed_peak == pred.peak_total == pred.total and st["high_water"] == pred.arena
+    with pytest.raises(OutOfMemory, match="out of memory on cpu"):
+        tight = Trainer(step, mem_limit=pred.total - 256)
+        for k in range(3):
+            tight.step(feeds(k))
+    with pytest.raises(OutOfMemory, match="fixed buffers"):
+        Trainer(step, mem_limit=placed.fixed_bytes)
 
 
 def test_train_bad_input(tmp_path: Path) -> None:
@@ -200,8 +248,9 @@ def test_training_loop_replay_is_the_measured_arena(opt_name: str, fixed: bool) 
     step = append_optimizer(_small_train("resnet50", 4), OptimizerOptions(opt_name))
     feeds = lambda k: random_inputs(step, 0)  # noqa: E731
     steps = 5
-    pred = predict_loop(step, "cpu", steps, fixed_buffers=fixed)
-    assert least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed) == pred.total
+    arena = runtime.DeviceSettings(placement="arena")
+    pred = predict_loop(step, "cpu", steps, fixed_buffers=fixed, settings=arena)
+    assert least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed, settings=arena) == pred.total
     ev, carried, outside = train_events(step, "cpu", fixed_buffers=fixed)
     cfg = runtime.arena_config("cpu")
     ran_out = []
@@ -210,7 +259,7 @@ def test_training_loop_replay_is_the_measured_arena(opt_name: str, fixed: bool) 
         replayed = steps if rp.fits else rp.runs - 1
         measured = 0
         try:
-            trainer = Trainer(step, mem_limit=cap, fixed_buffers=fixed)
+            trainer = Trainer(step, mem_limit=cap, fixed_buffers=fixed, settings=arena)
             for k in range(steps):
                 trainer.step(feeds(k))
                 measured += 1

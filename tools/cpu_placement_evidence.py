@@ -13,10 +13,14 @@ linear chain) say so. The unmodified training graph runs under cap = budget too.
 
     python tools/cpu_placement_evidence.py --out results/cpu_placement.json [--fraction 0.95] [--models a,b]
     python tools/cpu_placement_evidence.py --render results/cpu_placement.json
+
+``--no-prepack``: every session, measurement and prediction with ``session.disable_prepacking=1``
+(``DeviceSettings(prepack=False)``); checkpoint-all's need (and so the budget) is then its need that way.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -29,14 +33,15 @@ from remc.ir.errors import PlanError, RemcError
 from remc.passes.strategies import SOLVER_NAMES, STRATEGIES
 from remc.pipeline import State, compile_pipeline, run, stages
 
-ARENA = runtime.DeviceSettings(placement="arena")
+SETTINGS = [runtime.DeviceSettings()]
+"""The settings of every session, measurement and prediction (``--no-prepack`` replaces it)."""
 
 
 def under_cap(model, budget: int) -> dict:
     """Two runs of ``model`` under cap = ``budget`` on remc's allocator (as ``remc run --mem-limit``)."""
     try:
         cap = runtime.arena_cap(model, "cpu", budget)
-        sess, alloc = runtime.capped_session(model, "cpu", cap)
+        sess, alloc = runtime.capped_session(model, "cpu", cap, SETTINGS[0])
         r = runtime.Runner(sess, runtime.random_inputs(model, 0), "cpu", mem_limit=cap, allocator=alloc)
         r()
         r()
@@ -50,7 +55,7 @@ def under_cap(model, budget: int) -> dict:
 def compile_at(passes, s: State, budget: int) -> tuple[dict, object]:
     s.budget = budget
     t0 = time.perf_counter()
-    fit = compile_fit(stages(passes, first="schedule"), s, device="cpu", verify=True)
+    fit = compile_fit(stages(passes, first="schedule"), s, device="cpu", verify=True, settings=SETTINGS[0])
     return {"budget": budget, "rounds": fit.rounds, "solver_budget": fit.solver_budget,
             "predicted": fit.prediction.total, "live_peak": int(s.sim.peak),
             "seconds": round(time.perf_counter() - t0, 1)}, s.lowered
@@ -94,15 +99,16 @@ def one_model(name: str, fraction: float, time_limit: float, strategies: list[st
     batch = cfg.pop("batch")
     train = zoo.export(name, batch, train=True, **cfg)
     low = run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50)).lowered
-    need = predict(low, "cpu").total
-    arena_need = predict(low, "cpu", settings=ARENA).total
+    need = predict(low, "cpu", settings=SETTINGS[0]).total
+    arena_need = predict(low, "cpu", settings=dataclasses.replace(SETTINGS[0], placement="arena")).total
     budget = int(fraction * need)
     rows = []
     for strat in strategies:
         rows.append(one_strategy(train, strat, budget, time_limit))
         print(json.dumps(rows[-1]), flush=True)
     return {"model": name, "batch": batch, "checkpoint_all_needs": need, "checkpoint_all_arena_needs": arena_need,
-            "budget": budget, "fraction": fraction, "unmodified_under_cap": under_cap(train, budget), "rows": rows}
+            "budget": budget, "fraction": fraction, "unmodified_under_cap": under_cap(train, budget), "rows": rows,
+            "prepack": SETTINGS[0].prepack}
 
 
 def render(data: list[dict]) -> str:
@@ -145,7 +151,9 @@ def main() -> None:
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--render")
+    ap.add_argument("--no-prepack", dest="prepack", action="store_false")
     a = ap.parse_args()
+    SETTINGS[0] = runtime.DeviceSettings(prepack=a.prepack)
     if a.render:
         print(render(json.loads(Path(a.render).read_text())))
         return

@@ -11,7 +11,7 @@ import argparse
 import json
 import time
 
-from remc.backends.runtime import load_model
+from remc.backends.runtime import DeviceSettings, load_model
 from remc.fit import predict, predict_loop
 from remc.ir.onnx_io import save_model
 from remc.passes.optimizer import OptimizerOptions, append_optimizer, memory_parts
@@ -31,9 +31,10 @@ def main() -> None:
         step = append_optimizer(step, OptimizerOptions(a.append, lr=a.lr, momentum=a.momentum))
     if a.save:
         save_model(step, a.save)
-    fixed = predict_loop(step, "cpu", 2)
-    fresh = predict_loop(step, "cpu", 2, fixed_buffers=False)
-    single = predict(step, "cpu")
+    arena = DeviceSettings(placement="arena")  # what this tool replays: ONNX Runtime's arena
+    fixed = predict_loop(step, "cpu", 2, settings=arena)
+    fresh = predict_loop(step, "cpu", 2, fixed_buffers=False, settings=arena)
+    single = predict(step, "cpu", settings=arena)
     print(json.dumps({"fixed_least_cap": fixed.total, "fixed_outside": fixed.outside, "fresh_least_cap": fresh.total,
                       "single_least_cap": single.total, "parts": memory_parts(step),
                       "seconds": round(time.perf_counter() - t, 1)}))

@@ -24,6 +24,7 @@ import json
 import time
 
 from remc import zoo
+from remc.backends.runtime import DeviceSettings
 from remc.backends.trainer import (
     fixed_outside_bytes,
     least_cap,
@@ -36,6 +37,9 @@ from remc.fit import predict_loop
 from remc.passes.optimizer import OptimizerOptions, append_optimizer
 from remc.train import compile_step_graph, data_feeds
 
+ARENA = DeviceSettings(placement="arena")
+"""What this tool checks: the replay of ONNX Runtime's arena (remc's CPU placement: ``remc train``)."""
+
 
 def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
     cfg = dict(zoo.small_config(model))
@@ -43,12 +47,12 @@ def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
     step = append_optimizer(zoo.export(model, batch, train=True, **cfg), OptimizerOptions(opt))
     feeds = data_feeds(step, 0, False)
     rows = []
-    needs = {fixed: least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed) for fixed in (True, False)}
+    needs = {fixed: least_cap(step, feeds, "cpu", steps=steps, fixed_buffers=fixed, settings=ARENA) for fixed in (True, False)}
     graphs = [("unmodified", step, None)]
     budget = int(0.9 * min(needs.values()))
     t0 = time.perf_counter()
     try:
-        state, fit = compile_step_graph(step, budget, strategy, steps=steps)
+        state, fit = compile_step_graph(step, budget, strategy, steps=steps, settings=ARENA)
         graphs.append((strategy, state.lowered, fit))
     except Exception as e:  # noqa: BLE001 — a row saying why
         rows.append({"model": model, "optimizer": opt, "graph": strategy, "budget": budget, "error": str(e)})
@@ -57,8 +61,8 @@ def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
     for name, g, fit in graphs:
         for fixed in (True, False):
             measured = needs[fixed] if name == "unmodified" else least_cap(g, feeds, "cpu", steps=steps,
-                                                                           fixed_buffers=fixed)
-            replayed = predict_loop(g, "cpu", steps, fixed_buffers=fixed)
+                                                                           fixed_buffers=fixed, settings=ARENA)
+            replayed = predict_loop(g, "cpu", steps, fixed_buffers=fixed, settings=ARENA)
             row = {"model": model, "batch": batch, "optimizer": opt, "graph": name, "steps": steps,
                    "loop": "fixed buffers" if fixed else "fresh outputs",
                    "least_cap_measured": measured, "least_cap_replayed": replayed.total,
@@ -66,9 +70,9 @@ def check(model: str, opt: str, strategy: str, steps: int) -> list[dict]:
             if fit is not None and fit.fixed_buffers == fixed:  # the loop the plan was fitted to
                 stripped, init = split_state(g)
                 out = (fixed_outside_bytes if fixed else loop_outside_bytes)(stripped, init, "cpu")
-                at = predict_loop(g, "cpu", steps, budget=budget, fixed_buffers=fixed)
+                at = predict_loop(g, "cpu", steps, budget=budget, fixed_buffers=fixed, settings=ARENA)
                 peak = measure_train_peak(g, feeds, "cpu", steps=steps, mem_limit=budget, fixed_buffers=fixed)
-                losses = train(g, feeds, steps, mem_limit=budget, fixed_buffers=fixed).losses
+                losses = train(g, feeds, steps, mem_limit=budget, fixed_buffers=fixed, settings=ARENA).losses
                 row.update(budget=budget, fit_rounds=fit.rounds, peak_in_use_measured=peak + out if peak else None,
                            peak_in_use_replayed=at.in_use_total, fits_budget_replayed=at.fits_budget,
                            losses_equal_unmodified=list(losses) == list(ref),
@@ -96,7 +100,7 @@ def drift(path: str, steps: int, caps: list[int], out: str) -> None:
         rp = replay(ev, dataclasses.replace(cfg, limit=cap - outside), runs=steps, carried=carried)
         measured = 0
         try:
-            trainer = Trainer(step, mem_limit=cap, fixed_buffers=False)
+            trainer = Trainer(step, mem_limit=cap, fixed_buffers=False, settings=ARENA)
             for k in range(steps):
                 trainer.step(feeds(k))
                 measured += 1
