@@ -31,7 +31,6 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     current: dict[str, str] = {}
     count: dict[str, int] = {}
     protos: list[onnx.NodeProto] = []
-    copies: set[int] = set()  # indices of recomputed copies in ``protos``
     for stage in plan.stages:
         for stmt in stage:
             if not isinstance(stmt, Compute):
@@ -42,36 +41,48 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
                 node = by_name.get(node_name)
                 if node is None:
                     raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
-                if k:
-                    copies.add(len(protos))
                 protos.append(_emit(node.proto, k, current))
     outputs = {v.name for v in graph.outputs}
-    protos = _drop_dead_copies(protos, copies, outputs)
+    protos = drop_dead_nodes(protos, outputs)
     _drop_dead_optional_outputs(protos, outputs)
     return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"), in_place=True)
 
 
-def _drop_dead_copies(protos: list[onnx.NodeProto], copies: set[int], graph_outputs: set[str]
-                      ) -> list[onnx.NodeProto]:
-    """Remove recomputed copies whose outputs nothing reads (e.g. a unit's running-statistics update when
-    the unit is recomputed for its activations): ONNX Runtime would keep their outputs to the end of the
-    run. Removing them only lowers cost and memory below what the plan was validated at."""
+def drop_dead_nodes(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> list[onnx.NodeProto]:
+    """Remove the node copies whose outputs nothing reads (transitively), first computes included.
+
+    A copy nothing reads arises when a unit is recomputed before any reader used the earlier copy: the
+    schedule computes every unit in its own stage (the frontier), and when none of the unit's readers runs
+    before the next recompute, every reader reads the later copy. remc's model frees such a copy right
+    after its compute, but ONNX Runtime keeps an output nothing reads to the end of the run (U-Net b4
+    416x608, checkmate at 0.5: the first ``block1/conv2/grad/1``, 259 MB, beside its recompute to the end).
+    A recomputed unit's running-statistics update is another (its output was the first copy's). Removing
+    them only lowers cost and memory below what the plan was validated at. A node with a graph output is
+    always kept."""
     readers: dict[str, int] = {}
-    for p in protos:
+    producer: dict[str, int] = {}
+    for k, p in enumerate(protos):
         for name in p.input:
             readers[name] = readers.get(name, 0) + 1
+        for name in p.output:
+            if name:
+                producer[name] = k
+
+    def unread(k: int) -> bool:
+        return all(not o or (readers.get(o, 0) == 0 and o not in graph_outputs) for o in protos[k].output)
+
     dead: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for k, p in enumerate(protos):
-            if k in dead or k not in copies:
-                continue
-            if all(not o or (readers.get(o, 0) == 0 and o not in graph_outputs) for o in p.output):
-                dead.add(k)
-                changed = True
-                for name in p.input:
-                    readers[name] -= 1
+    work = [k for k in range(len(protos)) if unread(k)]
+    while work:
+        k = work.pop()
+        if k in dead:
+            continue
+        dead.add(k)
+        for name in protos[k].input:
+            readers[name] -= 1
+            j = producer.get(name)
+            if j is not None and j not in dead and readers[name] == 0 and unread(j):
+                work.append(j)
     return [p for k, p in enumerate(protos) if k not in dead]
 
 
