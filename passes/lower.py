@@ -18,7 +18,7 @@ import heapq
 import onnx
 
 from ..ir.errors import ModelError, PlanError
-from ..ir.graph import Graph
+from ..ir.graph import Graph, Node
 from ..ir.onnx_io import export_model
 from ..ir.onnx_types import node_keys
 from ..ir.plan import Compute, Plan
@@ -31,6 +31,7 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     current: dict[str, str] = {}
     count: dict[str, int] = {}
     protos: list[onnx.NodeProto] = []
+    origin: list[Node] = []  # the graph node each proto copies
     for stage in plan.stages:
         for stmt in stage:
             if not isinstance(stmt, Compute):
@@ -42,14 +43,19 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
                 if node is None:
                     raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
                 protos.append(_emit(node.proto, k, current))
+                origin.append(node)
     outputs = {v.name for v in graph.outputs}
-    protos = drop_dead_nodes(protos, outputs)
+    dead = dead_nodes(protos, outputs)
+    protos = [p for k, p in enumerate(protos) if k not in dead]
+    origin = [n for k, n in enumerate(origin) if k not in dead]
     _drop_dead_optional_outputs(protos, outputs)
+    protos = _slice_partly_read_splits(protos, origin, outputs)
     return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"), in_place=True)
 
 
-def drop_dead_nodes(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> list[onnx.NodeProto]:
-    """Remove the node copies whose outputs nothing reads (transitively), first computes included.
+def dead_nodes(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> set[int]:
+    """Indices of the node copies whose outputs nothing reads (transitively), first computes included: lowering
+    leaves them out.
 
     A copy nothing reads arises when a unit is recomputed before any reader used the earlier copy: the
     schedule computes every unit in its own stage (the frontier), and when none of the unit's readers runs
@@ -83,7 +89,50 @@ def drop_dead_nodes(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> li
             j = producer.get(name)
             if j is not None and j not in dead and readers[name] == 0 and unread(j):
                 work.append(j)
-    return [p for k, p in enumerate(protos) if k not in dead]
+    return dead
+
+
+def _slice_partly_read_splits(protos: list[onnx.NodeProto], origin: list[Node], graph_outputs: set[str]
+                              ) -> list[onnx.NodeProto]:
+    """Each Split some of whose outputs nothing reads becomes one Slice per output that is read.
+
+    Split's outputs are not optional, and ONNX Runtime keeps an output nothing reads to the end of the run,
+    while remc's model frees a copy's outputs together when its register is freed. A recomputed Split (a
+    Concat's gradient, GPT-2's and ViT's query/key/value split) whose other output's readers all ran, or read
+    a later copy, would hold that output to the end (U-Net: ``de0s/re1`` of the test graph ``unet_train``).
+    The Slices' starts, ends and axes are shared Constant nodes (8 bytes each)."""
+    read = {name for p in protos for name in p.input} | graph_outputs
+    out: list[onnx.NodeProto] = []
+    consts: dict[tuple[str, int], str] = {}
+    made: list[onnx.NodeProto] = []
+
+    def const(what: str, value: int) -> str:
+        key = (what, value)
+        if key not in consts:
+            name = f"remc.slice.{what}.{value}"
+            consts[key] = name
+            made.append(onnx.helper.make_node("Constant", [], [name], name=name,
+                                              value=onnx.helper.make_tensor(name, onnx.TensorProto.INT64, [1],
+                                                                            [value])))
+        return consts[key]
+
+    for p, node in zip(protos, origin):
+        unread = [o for o in p.output if o and o not in read]
+        if p.op_type != "Split" or p.domain not in ("", "ai.onnx") or not unread or len(unread) == len(p.output):
+            out.append(p)
+            continue
+        axis = next((a.i for a in p.attribute if a.name == "axis"), 0)
+        sizes = [v.shape[axis] for v in node.outputs]
+        rank = len(node.outputs[0].shape)
+        axis = axis % rank
+        start = 0
+        for i, (o, size) in enumerate(zip(p.output, sizes)):
+            if o in read:
+                out.append(onnx.helper.make_node(
+                    "Slice", [p.input[0], const("at", start), const("at", start + size), const("axis", axis)], [o],
+                    name=f"{p.name}/slice{i}"))
+            start += size
+    return made + out
 
 
 def _drop_dead_optional_outputs(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> None:
