@@ -23,13 +23,15 @@ excess, and there the tensors the lowered graph holds that the model does not.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 
 import onnx
 
-from remc.backends.strategies import make_options
+from remc.backends.strategies import REGISTRY, make_options
 from remc.fit import dag_with_measured_scratch
 from remc.ir.graph import Graph, Node
 from remc.ir.plan import Compute, Plan
@@ -152,7 +154,8 @@ def compare(graph: Graph, plan: Plan, lowered: onnx.ModelProto, device: str, scr
     model = model_live(graph, plan, device, scratch)
     rows = []
     for name, holds, live, sc in lowered_live(lowered, device, kernel):
-        pred, psc = model.get(name, ({}, 0))
+        base = re.sub(r"/slice\d+$", "", name)  # a partly read Split lowered as Slices (passes.lower)
+        pred, psc = model.get(name, model.get(base, ({}, 0)))
         accounted = {b for b, vals in holds.items() if any(v in pred for v in vals)}
         extra = sorted(((b, live[b]) for b in live if b not in accounted), key=lambda x: -x[1])
         held_vals = {v for vals in holds.values() for v in vals}
@@ -180,43 +183,68 @@ def report(rows: list[NodeLive], with_scratch: bool, tolerance: int = 0) -> dict
             "first_over": show(over[0] if over else None), "worst": show(worst)}
 
 
+def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, granularity: str) -> dict:
+    """Solve, plan and lower at ``budget`` from the DAG state ``st0`` and compare (``report``)."""
+    from remc.backends.scratch import kernel_memory
+    from remc.passes.validate import simulate
+    fields = {f.name for f in dataclasses.fields(REGISTRY[strategy].options)}
+    passes = compile_pipeline(strategy=strategy, device=device, granularity=granularity,
+                              options=make_options(strategy, **({"time_limit": time_limit}
+                                                                if "time_limit" in fields else {})))
+    st = State(model=st0.model, budget=budget, graph=st0.graph, costs=st0.costs, units=st0.units,
+               granularity=st0.granularity, dag=st0.dag)
+    run(passes[3:], st)
+    assert st.plan is not None and st.lowered is not None and st.dag is not None and st.graph is not None
+    sim = simulate(st.plan)
+    km = kernel_memory(st.lowered, device)
+    scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km.get(n.name)) is not None}
+    rows = compare(st.graph, st.plan, st.lowered, device, scratch, km)
+    rep = {"strategy": strategy, "solver_budget": budget, "constant": int(st.dag.constant),
+           "validator_peak_less_constant": int(sim.peak - st.dag.constant),
+           "recomputes": sum(sim.recomputes.values()),
+           "without_scratch": report(rows, False), "with_scratch": report(rows, True)}
+    return {"report": rep, "rows": [r.__dict__ for r in rows]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", help="training graph (.onnx)")
-    ap.add_argument("--strategy", default="checkmate")
-    ap.add_argument("--fraction", type=float, default=None, help="budget: this fraction of checkpoint-all's peak")
+    ap.add_argument("--strategy", default="checkmate", help="one or several, comma-separated")
+    ap.add_argument("--fraction", default=None, help="budget: these fractions (comma-separated) of checkpoint-all's peak")
     ap.add_argument("--budget", type=int, default=None, help="solver budget in bytes")
     ap.add_argument("--time-limit", type=float, default=30.0)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--granularity", default="coarse")
-    ap.add_argument("--scratch", action="store_true", help="compare with kernel scratch on both sides")
-    ap.add_argument("--json", default=None, help="write the per-node rows here")
+    ap.add_argument("--json", default=None, help="write the reports and per-node rows here")
     a = ap.parse_args(argv)
-    from remc.backends.scratch import kernel_memory
     model = onnx.load(a.model)
-    passes = compile_pipeline(strategy=a.strategy, device=a.device, granularity=a.granularity,
-                              options=make_options(a.strategy, time_limit=a.time_limit))
+    passes = compile_pipeline(device=a.device, granularity=a.granularity)
     st = run(passes[:3], State(model=model))
     dag_with_measured_scratch(st, a.device)
-    assert st.dag is not None and st.graph is not None
+    assert st.dag is not None
     ca = int(checkpoint_all(st.dag).peak(st.dag))
-    budget = a.budget if a.budget is not None else int((a.fraction or 1.0) * ca)
-    st.budget = budget
-    run(passes[3:], st)
-    assert st.plan is not None and st.lowered is not None
-    from remc.passes.validate import simulate
-    sim = simulate(st.plan)
-    km_in = kernel_memory(st.lowered, a.device)
-    scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km_in.get(n.name)) is not None}
-    rows = compare(st.graph, st.plan, st.lowered, a.device, scratch, km_in)
-    rep = {"model": a.model, "strategy": a.strategy, "checkpoint_all_peak": ca, "solver_budget": budget,
-           "constant": int(st.dag.constant), "validator_peak_less_constant": int(sim.peak - st.dag.constant),
-           "recomputes": sum(sim.recomputes.values()),
-           "without_scratch": report(rows, False), "with_scratch": report(rows, True)}
-    print(json.dumps(rep, indent=1))
+    budgets = [a.budget] if a.budget is not None else [int(float(f) * ca) for f in (a.fraction or "1.0").split(",")]
+    results = []
+    for strategy in a.strategy.split(","):
+        for b in budgets:
+            try:
+                r = one(st, strategy, b, a.time_limit, a.device, a.granularity)
+            except Exception as e:  # noqa: BLE001 (a strategy with no plan at this budget: recorded)
+                r = {"report": {"strategy": strategy, "solver_budget": b, "error": str(e)[:300]}, "rows": []}
+            rep = r["report"]
+            rep["checkpoint_all_peak"] = ca
+            results.append(r)
+            ws, wsc = rep.get("without_scratch"), rep.get("with_scratch")
+            line = {"strategy": strategy, "budget": b} | ({"error": rep["error"][:120]} if "error" in rep else {
+                "model_live_peak": ws["predicted_peak"], "lowered_live_peak": ws["lowered_peak"],
+                "nodes_over": ws["nodes_over"], "with_scratch": [wsc["predicted_peak"], wsc["lowered_peak"],
+                                                                 wsc["nodes_over"]],
+                "first_over": ws["first_over"] and [ws["first_over"]["node"], ws["first_over"]["excess"],
+                                                    ws["first_over"]["lowered_not_in_model"][:3]]})
+            print(json.dumps(line), flush=True)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"report": rep, "rows": [r.__dict__ for r in rows]}, f)
+            json.dump({"model": a.model, "results": results}, f)
     return 0
 
 
