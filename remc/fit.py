@@ -23,6 +23,7 @@ from typing import Any
 import onnx
 
 from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
+from .passes.milp_model import simple_lower_bound
 from .pipeline import Pass, State, run
 from .timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, CompileClock
 
@@ -226,6 +227,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
     stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
     layout_noted = False
+    floor = simple_lower_bound(state.dag)  # no schedule needs less in remc's model: a solver budget below it is
+    # infeasible for every strategy, so the downward search never solves there (ViT-B/16 zoo at 1.44 GB: the first
+    # step went 4.8 MB below it, and two of approx's solves were spent proving budgets infeasible)
     for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
@@ -274,6 +278,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 new = upward.pop(0) if upward else None
             elif infeasible is None:
                 new = too_big - stride * max(excess, budget // 200)
+                if new < floor:  # every schedule needs the floor: bisect between it and the plan instead
+                    infeasible = floor - 1
+                    new = (infeasible + too_big) // 2
             else:
                 new = (infeasible + too_big) // 2
             if upward is None and first_error is None and (
@@ -297,7 +304,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"({what} plus inputs and parameters{why_not}; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}); least "
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}, and no "
+                                f"schedule needs less than {floor} there); least "
                                 f"feasible for {state.schedule.strategy} found: {best} bytes"
                                  + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new

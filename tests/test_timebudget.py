@@ -191,3 +191,30 @@ def test_first_round_solves_at_the_budget_less_the_input_graphs_arena_excess(mon
     assert report.history[0] == {"round": 0, "input_graph_excess": 40, "solver_budget": 1960}
     assert report.rounds == 1 and report.solver_budget == 1960 and st.plan.budget == 2000
 
+
+
+def test_fit_never_solves_below_the_least_any_schedule_needs(monkeypatch) -> None:
+    """When the plan's live peak is near the model's lower bound (``simple_lower_bound``) and the device needs
+    more, the tightened solver budget stays at or above the bound (a solve below it is infeasible for every
+    strategy: a round spent proving it) and the loop ends with a PlanError that names the bound."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.ir.errors import PlanError
+    from remc.ir.schedule import checkpoint_all
+    from remc.passes.milp_model import simple_lower_bound
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    st = run(stages(passes, last="units"), State(model=model))
+    floor = simple_lower_bound(st.dag)
+    st.budget = budget = int(checkpoint_all(st.dag).peak(st.dag))  # 172 bytes; the bound 144, the constant 108
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(budget + 40, 0, 0))
+    solved_at: list[int] = [budget]  # the first round's, then each re-solve's (``on_round``)
+    with pytest.raises(PlanError) as err:
+        compile_fit(stages(passes, first="schedule"), st, device="cuda:9",
+                    on_round=lambda r: solved_at.append(r["solver_budget"]))
+    assert solved_at and min(solved_at) >= floor, f"solved at {solved_at}, below the bound {floor}"
+    assert f"no schedule needs less than {floor}" in str(err.value)
