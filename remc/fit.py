@@ -330,19 +330,27 @@ UPWARD_ROUNDS = 3
 
 
 def _upward_budgets(report: FitReport, budget: int) -> list[int]:
-    """Solver budgets between the first round's and the user's budget, not tried yet: the device's need is
-    not monotone in the solver budget (a tighter live-bytes schedule may place its peak where the layout or
-    the arena needs more: VGG16 test size on remc's CPU placement, approx: 1045888 bytes at a solver budget
-    of 790 KiB, 1077888 at 700 KiB), so once lowering it fails, a few higher ones are tried."""
-    first = next((h["solver_budget"] for h in report.history if "predicted" in h), None)
-    if first is None or first >= budget:
+    """Solver budgets above the lowest one tried, not tried yet: the device's need is not monotone in the solver
+    budget (a tighter live-bytes schedule may place its peak where the layout or the arena needs more: VGG16 test
+    size on remc's CPU placement, approx: 1045888 bytes at a solver budget of 790 KiB, 1077888 at 700 KiB), so
+    once lowering it fails, a few higher ones are tried: between the first round's and the user's budget, or,
+    when the first round solved at the budget itself (``remc train``'s loop), between the lowest solver budget
+    that gave a plan and the budget (ViT-B/16 zoo step at 1.44 GB on ONNX Runtime's arena, approx: one step
+    needed 1472660808 bytes at the budget and 1590905160 at 1406999328, and nothing in between was tried)."""
+    solved = [h["solver_budget"] for h in report.history if "predicted" in h]
+    if not solved:
+        return []
+    first = solved[0]
+    lo, hi = (first, budget) if first < budget else (min(solved), first)
+    tol = max(budget // 1000, 256)
+    if hi - lo <= tol:
         return []
     tried = [h["solver_budget"] for h in report.history]
-    step = (budget - first) / (UPWARD_ROUNDS + 1)
+    step = (hi - lo) / (UPWARD_ROUNDS + 1)
     out = []
     for k in range(1, UPWARD_ROUNDS + 1):
-        b = int(first + k * step)
-        if all(abs(b - t) > max(budget // 1000, 256) for t in tried):
+        b = int(lo + k * step)
+        if all(abs(b - t) > tol for t in tried):
             out.append(b)
     return out
 

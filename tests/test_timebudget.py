@@ -218,3 +218,22 @@ def test_fit_never_solves_below_the_least_any_schedule_needs(monkeypatch) -> Non
                     on_round=lambda r: solved_at.append(r["solver_budget"]))
     assert solved_at and min(solved_at) >= floor, f"solved at {solved_at}, below the bound {floor}"
     assert f"no schedule needs less than {floor}" in str(err.value)
+
+
+def test_upward_budgets_between_the_lowest_plan_and_the_budget() -> None:
+    """When the first round solved at the budget itself (``remc train``'s loop) and a tighter round needed more
+    on the device, the solver budgets between them are tried (the need is not monotone in the solver budget);
+    a first round below the budget (an anticipated excess) keeps its range up to the budget."""
+    from remc.fit import UPWARD_ROUNDS, FitReport, _upward_budgets
+
+    budget = 1440000000
+    report = FitReport(budget, budget, 2, history=[
+        {"round": 1, "solver_budget": budget, "predicted": 1472660808},
+        {"round": 2, "solver_budget": 1406999328, "predicted": 1590905160}])
+    ups = _upward_budgets(report, budget)
+    assert len(ups) == UPWARD_ROUNDS and all(1406999328 < b < budget for b in ups)
+    anticipated = FitReport(budget, 1400000000, 1, history=[
+        {"round": 0, "input_graph_excess": 40000000, "solver_budget": 1400000000},
+        {"round": 1, "solver_budget": 1400000000, "predicted": 1450000000}])
+    ups = _upward_budgets(anticipated, budget)
+    assert len(ups) == UPWARD_ROUNDS and all(1400000000 < b < budget for b in ups)
