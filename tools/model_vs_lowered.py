@@ -183,6 +183,38 @@ def report(rows: list[NodeLive], with_scratch: bool, tolerance: int = 0) -> dict
             "first_over": show(over[0] if over else None), "worst": show(worst)}
 
 
+def device_need(lowered: onnx.ModelProto, device: str, kernel: dict) -> dict:
+    """What the device needs for ``lowered`` (``remc.fit.predict``: remc's layout on CPU) and, at the live peak
+    of its allocations, the bytes by kind: tensors (graph outputs apart), kernel temporaries and kept buffers,
+    initializers and pre-packed weights in the buffer, and the 256-byte rounding."""
+    from remc.fit import predict
+    from remc.passes.arena import rounded
+    from remc.passes.placement import blocks_of
+    pred = predict(lowered, device)
+    ev = graph_events(lowered, device, kernel)
+    blocks = blocks_of(ev)
+    times = sorted({b.start for b in blocks})
+    outputs = {o.name for o in lowered.graph.output}
+    raw = {k: b for ne in ev.nodes for k, b in ne.allocs}
+    best: tuple[int, int] = (-1, 0)
+    for t in times:
+        live = sum(b.size for b in blocks if b.start <= t < b.end)
+        best = max(best, (live, t))
+    parts: dict[str, int] = {}
+    for b in blocks:
+        if not b.start <= best[1] < b.end:
+            continue
+        w = b.what
+        kind = ("initializer" if w == "initializer" else "pre-packed weight" if w == "pre-packed weight" else
+                "kernel kept" if w.startswith("kept by") else "kernel temporary" if w.startswith(("scratch of",
+                "temporary of")) else "graph output" if w in outputs else "tensor")
+        parts[kind] = parts.get(kind, 0) + b.size
+        if w in raw:
+            parts["of which rounding"] = parts.get("of which rounding", 0) + rounded(raw[w]) - raw[w]
+    return {"total": pred.total, "layout_height": pred.arena, "live_lower_bound": pred.in_use_peak,
+            "outside": pred.outside, "at_live_peak": parts}
+
+
 def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, granularity: str) -> dict:
     """Solve, plan and lower at ``budget`` from the DAG state ``st0`` and compare (``report``)."""
     from remc.backends.scratch import kernel_memory
@@ -200,6 +232,7 @@ def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, 
     scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km.get(n.name)) is not None}
     rows = compare(st.graph, st.plan, st.lowered, device, scratch, km)
     rep = {"strategy": strategy, "solver_budget": budget, "constant": int(st.dag.constant),
+           "model_peak": int(sim.peak), "device": device_need(st.lowered, device, km),
            "validator_peak_less_constant": int(sim.peak - st.dag.constant),
            "recomputes": sum(sim.recomputes.values()),
            "without_scratch": report(rows, False), "with_scratch": report(rows, True)}
@@ -236,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
             ws, wsc = rep.get("without_scratch"), rep.get("with_scratch")
             line = {"strategy": strategy, "budget": b} | ({"error": rep["error"][:120]} if "error" in rep else {
+                "model_peak": rep["model_peak"], "device_need": rep["device"]["total"],
                 "model_live_peak": ws["predicted_peak"], "lowered_live_peak": ws["lowered_peak"],
                 "nodes_over": ws["nodes_over"], "with_scratch": [wsc["predicted_peak"], wsc["lowered_peak"],
                                                                  wsc["nodes_over"]],
