@@ -34,7 +34,7 @@ import onnx
 from remc.backends.strategies import REGISTRY, make_options
 from remc.fit import dag_with_measured_scratch
 from remc.ir.graph import Graph, Node
-from remc.ir.plan import Compute, Plan
+from remc.ir.plan import Compute, Plan, print_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes.arena import graph_events
 from remc.passes.dagbuild import kernel_scratch
@@ -154,7 +154,7 @@ def compare(graph: Graph, plan: Plan, lowered: onnx.ModelProto, device: str, scr
     model = model_live(graph, plan, device, scratch)
     rows = []
     for name, holds, live, sc in lowered_live(lowered, device, kernel):
-        base = re.sub(r"/slice\d+$", "", name)  # a partly read Split lowered as Slices (passes.lower)
+        base = re.sub(r"/release\d+_*$", "", name)  # the Identity releasing an unread output (passes.lower)
         pred, psc = model.get(name, model.get(base, ({}, 0)))
         accounted = {b for b, vals in holds.items() if any(v in pred for v in vals)}
         extra = sorted(((b, live[b]) for b in live if b not in accounted), key=lambda x: -x[1])
@@ -215,7 +215,8 @@ def device_need(lowered: onnx.ModelProto, device: str, kernel: dict) -> dict:
             "outside": pred.outside, "at_live_peak": parts}
 
 
-def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, granularity: str) -> dict:
+def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, granularity: str,
+        save: str | None = None) -> dict:
     """Solve, plan and lower at ``budget`` from the DAG state ``st0`` and compare (``report``)."""
     from remc.backends.scratch import kernel_memory
     from remc.passes.validate import simulate
@@ -231,6 +232,10 @@ def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, 
     km = kernel_memory(st.lowered, device)
     scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km.get(n.name)) is not None}
     rows = compare(st.graph, st.plan, st.lowered, device, scratch, km)
+    if save:
+        onnx.save(st.lowered, save)
+        with open(save + ".plan", "w") as f:
+            f.write(print_plan(st.plan))
     rep = {"strategy": strategy, "solver_budget": budget, "constant": int(st.dag.constant),
            "model_peak": int(sim.peak), "device": device_need(st.lowered, device, km),
            "validator_peak_less_constant": int(sim.peak - st.dag.constant),
@@ -249,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--granularity", default="coarse")
     ap.add_argument("--json", default=None, help="write the reports and per-node rows here")
+    ap.add_argument("--save-lowered", default=None, help="write the (last) lowered graph here, its plan beside it")
     a = ap.parse_args(argv)
     model = onnx.load(a.model)
     passes = compile_pipeline(device=a.device, granularity=a.granularity)
@@ -261,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
     for strategy in a.strategy.split(","):
         for b in budgets:
             try:
-                r = one(st, strategy, b, a.time_limit, a.device, a.granularity)
+                r = one(st, strategy, b, a.time_limit, a.device, a.granularity, a.save_lowered)
             except Exception as e:  # noqa: BLE001 (a strategy with no plan at this budget: recorded)
                 r = {"report": {"strategy": strategy, "solver_budget": b, "error": str(e)[:300]}, "rows": []}
             rep = r["report"]
