@@ -38,7 +38,7 @@ from remc.ir.plan import Compute, Plan, print_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes.arena import graph_events
 from remc.passes.dagbuild import kernel_scratch
-from remc.pipeline import State, compile_pipeline, run
+from remc.pipeline import State, compile_pipeline, run, shaped_model
 
 
 @dataclass
@@ -230,7 +230,8 @@ def one(st0: State, strategy: str, budget: int, time_limit: float, device: str, 
     assert st.plan is not None and st.lowered is not None and st.dag is not None and st.graph is not None
     sim = simulate(st.plan)
     km = kernel_memory(st.lowered, device)
-    scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km.get(n.name)) is not None}
+    km_in = kernel_memory(shaped_model(st.graph), device)  # what W_v took (remc.fit.dag_with_measured_scratch)
+    scratch = {n.name: int(k.scratch) for n in st.graph.nodes if (k := km_in.get(n.name)) is not None}
     rows = compare(st.graph, st.plan, st.lowered, device, scratch, km)
     if save:
         onnx.save(st.lowered, save)
