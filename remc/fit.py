@@ -228,8 +228,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
     layout_noted = False
     floor = simple_lower_bound(state.dag)  # no schedule needs less in remc's model: a solver budget below it is
-    # infeasible for every strategy, so the downward search never solves there (ViT-B/16 zoo at 1.44 GB: the first
-    # step went 4.8 MB below it, and two of approx's solves were spent proving budgets infeasible)
+    # infeasible for every strategy, so the downward search never spends a round solving there
     for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
