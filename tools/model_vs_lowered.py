@@ -84,7 +84,7 @@ def model_live(graph: Graph, plan: Plan, device: str, scratch: dict[str, int]) -
         k = count.get(v, 0)
         count[v] = k + 1
         others: dict[str, int] = {}
-        for reg, (u, c) in live.items():
+        for u, c in live.values():
             others.update({copy_name(name, c): b for name, b in mvals[u]})
         live[st.reg] = (v, k)
         for node, own in _unit_profile(members[v], kept, k):
@@ -176,8 +176,8 @@ def report(rows: list[NodeLive], with_scratch: bool, tolerance: int = 0) -> dict
     def show(r: NodeLive | None) -> dict | None:
         if r is None:
             return None
-        p, l = tot(r)
-        return {"node": r.node, "predicted": p, "lowered": l, "excess": l - p,
+        p, low = tot(r)
+        return {"node": r.node, "predicted": p, "lowered": low, "excess": low - p,
                 "lowered_not_in_model": r.extra[:8], "model_not_lowered": r.missing[:8]}
     return {"predicted_peak": peak_p, "lowered_peak": peak_l, "nodes": len(rows), "nodes_over": len(over),
             "first_over": show(over[0] if over else None), "worst": show(worst)}
