@@ -12,12 +12,13 @@ side by side:
 - lowered: the arena tensors live while the node runs (graph outputs and initializers excluded: the model's
   constant has them), from the lowered graph's events;
 
-both without kernel scratch (``--scratch`` adds each side's: the model's per-node scratch of W_v, the events'
-measured one). It prints the totals, the first node where lowered > predicted, the node of the largest
-excess, and there the tensors the lowered graph holds that the model does not.
+each with and without kernel scratch (the model's per-node scratch in W_v, the events' measured one; the
+comparison is ``passes.livecheck.compare``), per plan for each strategy and budget asked. It prints the totals,
+the first node where lowered > predicted and the tensors the lowered graph holds there that the model does not,
+and what the device needs (``remc.fit.predict``) with its parts at the live peak.
 
-    python tools/model_vs_lowered.py /tmp/model/unet_s2.onnx --strategy checkmate --fraction 0.5
-    python tools/model_vs_lowered.py TRAIN.onnx --strategy approx --budget 1200000 --json out.json
+    python tools/model_vs_lowered.py unet_s2.onnx --strategy checkmate,approx --fraction 0.7,0.75,0.8
+    python tools/model_vs_lowered.py TRAIN.onnx --strategy approx --budget 1200000 --json out.json --save-lowered low.onnx
 """
 # ruff: noqa: E402
 from __future__ import annotations
@@ -25,143 +26,17 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import re
 import sys
-from dataclasses import dataclass, field
 
 import onnx
 
 from remc.backends.strategies import REGISTRY, make_options
 from remc.fit import dag_with_measured_scratch
-from remc.ir.graph import Graph, Node
-from remc.ir.plan import Compute, Plan, print_plan
+from remc.ir.plan import print_plan
 from remc.ir.schedule import checkpoint_all
 from remc.passes.arena import graph_events
-from remc.passes.dagbuild import kernel_scratch
+from remc.passes.livecheck import NodeLive, compare
 from remc.pipeline import State, compile_pipeline, run, shaped_model
-
-
-@dataclass
-class NodeLive:
-    """Live bytes while one lowered node runs, on both sides."""
-
-    node: str
-    predicted: int
-    lowered: int
-    predicted_scratch: int = 0
-    lowered_scratch: int = 0
-    extra: list[tuple[str, int]] = field(default_factory=list)
-    """Tensors live in the lowered graph that the model does not count (buffer name, bytes)."""
-    missing: list[tuple[str, int]] = field(default_factory=list)
-    """Tensors the model counts that the lowered graph does not hold (in place, aliased, freed earlier)."""
-
-
-def copy_name(value: str, k: int) -> str:
-    """The name lowering gives value ``value`` in a unit's ``k``-th recompute (``passes.lower._emit``)."""
-    return f"{value}/re{k}" if k else value
-
-
-def model_live(graph: Graph, plan: Plan, device: str, scratch: dict[str, int]) -> dict[str, tuple[dict[str, int], int]]:
-    """Per node copy (its lowered name): the tensors remc's model holds while it runs ({name: bytes}) and its
-    kernel scratch in W_v."""
-    by_name = {n.name: n for n in graph.nodes}
-    kept = graph.kept
-    index = plan.unit_index()
-    members = [[by_name[m] for m in u.members] for u in plan.units]
-    mvals = []
-    for mem in members:
-        inside = set(mem)
-        mvals.append([(v.name, v.nbytes) for n in mem for v in n.outputs
-                      if v not in kept and any(u.node not in inside for u in v.uses)])
-    live: dict[int, tuple[int, int]] = {}  # register -> (unit, copy)
-    count: dict[int, int] = {}
-    out: dict[str, tuple[dict[str, int], int]] = {}
-    for _, _, st in plan.statements():
-        if not isinstance(st, Compute):
-            live.pop(st.reg)
-            continue
-        v = index[st.unit]
-        k = count.get(v, 0)
-        count[v] = k + 1
-        others: dict[str, int] = {}
-        for u, c in live.values():
-            others.update({copy_name(name, c): b for name, b in mvals[u]})
-        live[st.reg] = (v, k)
-        for node, own in _unit_profile(members[v], kept, k):
-            sc = max(kernel_scratch(node, device), int(scratch.get(node.name, 0)))
-            out[copy_name(node.name, k)] = ({**others, **own}, sc)
-    return out
-
-
-def _unit_profile(unit: list[Node], kept: set, k: int) -> list[tuple[Node, dict[str, int]]]:
-    """Per member, the unit's own values live while it runs, as ``passes.dagbuild.unit_peak`` counts them."""
-    inside = set(unit)
-    position = {n: i for i, n in enumerate(unit)}
-    held: dict[str, int] = {}
-    ends: dict[int, list[str]] = {}
-    out = []
-    for i, n in enumerate(unit):
-        for v in n.outputs:
-            if v in kept:
-                continue
-            name = copy_name(v.name, k)
-            held[name] = v.nbytes
-            if not any(u.node not in inside for u in v.uses):
-                last = max((position[u.node] for u in v.uses), default=i)
-                ends.setdefault(last, []).append(name)
-        out.append((n, dict(held)))
-        for name in ends.pop(i, []):
-            held.pop(name, None)
-    return out
-
-
-def lowered_live(lowered: onnx.ModelProto, device: str, kernel: dict | None) -> list[tuple[str, dict[str, list[str]], dict[str, int], int]]:
-    """Per lowered node in execution order: (name, buffer -> values it holds, buffer -> bytes, scratch) while it
-    runs; graph outputs are left out (the model's constant)."""
-    ev = graph_events(lowered, device, kernel)
-    graph_outputs = {o.name for o in lowered.graph.output}
-    protos = {n.name: n for n in lowered.graph.node}
-    live: dict[str, int] = {}
-    holds: dict[str, list[str]] = {}
-    buffer_of: dict[str, str] = {}
-    out = []
-    for ne in ev.nodes:
-        allocated = dict(ne.allocs)
-        p = protos.get(ne.node)
-        if p is not None:
-            for i, o in enumerate(p.output):
-                if not o:
-                    continue
-                if o in allocated:
-                    buffer_of[o] = o
-                    holds[o] = [o]
-                    if o not in graph_outputs:
-                        live[o] = allocated[o]
-                elif i == 0 and p.input and p.input[0] in buffer_of:
-                    b = buffer_of[p.input[0]]
-                    buffer_of[o] = b
-                    holds.setdefault(b, []).append(o)
-        sc = max(sum(ne.before), max(ne.scratch, default=0))
-        out.append((ne.node, {b: list(holds.get(b, [b])) for b in live}, dict(live), sc))
-        for b in ne.frees:
-            live.pop(b, None)
-    return out
-
-
-def compare(graph: Graph, plan: Plan, lowered: onnx.ModelProto, device: str, scratch: dict[str, int],
-            kernel: dict | None) -> list[NodeLive]:
-    """``NodeLive`` per lowered node, in execution order."""
-    model = model_live(graph, plan, device, scratch)
-    rows = []
-    for name, holds, live, sc in lowered_live(lowered, device, kernel):
-        base = re.sub(r"/release\d+_*$", "", name)  # the Identity releasing an unread output (passes.lower)
-        pred, psc = model.get(name, model.get(base, ({}, 0)))
-        accounted = {b for b, vals in holds.items() if any(v in pred for v in vals)}
-        extra = sorted(((b, live[b]) for b in live if b not in accounted), key=lambda x: -x[1])
-        held_vals = {v for vals in holds.values() for v in vals}
-        missing = sorted(((v, b) for v, b in pred.items() if v not in held_vals), key=lambda x: -x[1])
-        rows.append(NodeLive(name, sum(pred.values()), sum(live.values()), psc, sc, extra, missing))
-    return rows
 
 
 def report(rows: list[NodeLive], with_scratch: bool, tolerance: int = 0) -> dict:
