@@ -9,7 +9,9 @@ order makes that consumer the one the plan intended.
 The result must run with ``ExecutionOrder.PRIORITY_BASED`` (Kahn order, lowest node index first: a
 topological node list runs exactly as listed, except that ONNX Runtime runs Shape and Size nodes as soon
 as their input exists, so the node list is put in that order too) and graph optimizations off (CSE would
-merge the copies). Optional outputs that nothing reads are dropped from the copies.
+merge the copies). Node copies nothing reads are left out (first computes included), optional outputs that
+nothing reads are dropped, and a required output that nothing reads gets an Identity reader: ONNX Runtime
+keeps an unread output to the end of the run, remc's model does not (``tests/test_model_lowered.py``).
 """
 from __future__ import annotations
 
@@ -31,7 +33,6 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
     current: dict[str, str] = {}
     count: dict[str, int] = {}
     protos: list[onnx.NodeProto] = []
-    copies: set[int] = set()  # indices of recomputed copies in ``protos``
     for stage in plan.stages:
         for stmt in stage:
             if not isinstance(stmt, Compute):
@@ -42,37 +43,77 @@ def lower(graph: Graph, plan: Plan) -> onnx.ModelProto:
                 node = by_name.get(node_name)
                 if node is None:
                     raise PlanError(f"plan unit {stmt.unit!r} names node {node_name!r}, which the graph lacks")
-                if k:
-                    copies.add(len(protos))
                 protos.append(_emit(node.proto, k, current))
     outputs = {v.name for v in graph.outputs}
-    protos = _drop_dead_copies(protos, copies, outputs)
+    dead = dead_nodes(protos, outputs)
+    protos = [p for k, p in enumerate(protos) if k not in dead]
     _drop_dead_optional_outputs(protos, outputs)
+    protos = _release_unread_outputs(protos, outputs)
     return order_for_ort(export_model(graph, protos, name=f"{graph.name}_remat"), in_place=True)
 
 
-def _drop_dead_copies(protos: list[onnx.NodeProto], copies: set[int], graph_outputs: set[str]
-                      ) -> list[onnx.NodeProto]:
-    """Remove recomputed copies whose outputs nothing reads (e.g. a unit's running-statistics update when
-    the unit is recomputed for its activations): ONNX Runtime would keep their outputs to the end of the
-    run. Removing them only lowers cost and memory below what the plan was validated at."""
+def dead_nodes(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> set[int]:
+    """Indices of the node copies whose outputs nothing reads (transitively), first computes included: lowering
+    leaves them out.
+
+    A copy nothing reads arises when a unit is recomputed before any reader used the earlier copy: the
+    schedule computes every unit in its own stage (the frontier), and when none of the unit's readers runs
+    before the next recompute, every reader reads the later copy. remc's model frees such a copy right
+    after its compute, but ONNX Runtime keeps an output nothing reads to the end of the run (U-Net b4
+    416x608, checkmate at 0.5: the first ``block1/conv2/grad/1``, 259 MB, beside its recompute to the end).
+    A recomputed unit's running-statistics update is another (its output was the first copy's). Removing
+    them only lowers cost and memory below what the plan was validated at. A node with a graph output is
+    always kept."""
     readers: dict[str, int] = {}
-    for p in protos:
+    producer: dict[str, int] = {}
+    for k, p in enumerate(protos):
         for name in p.input:
             readers[name] = readers.get(name, 0) + 1
+        for name in p.output:
+            if name:
+                producer[name] = k
+
+    def unread(k: int) -> bool:
+        return all(not o or (readers.get(o, 0) == 0 and o not in graph_outputs) for o in protos[k].output)
+
     dead: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for k, p in enumerate(protos):
-            if k in dead or k not in copies:
-                continue
-            if all(not o or (readers.get(o, 0) == 0 and o not in graph_outputs) for o in p.output):
-                dead.add(k)
-                changed = True
-                for name in p.input:
-                    readers[name] -= 1
-    return [p for k, p in enumerate(protos) if k not in dead]
+    work = [k for k in range(len(protos)) if unread(k)]
+    while work:
+        k = work.pop()
+        if k in dead:
+            continue
+        dead.add(k)
+        for name in protos[k].input:
+            readers[name] -= 1
+            j = producer.get(name)
+            if j is not None and j not in dead and readers[name] == 0 and unread(j):
+                work.append(j)
+    return dead
+
+
+def _release_unread_outputs(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> list[onnx.NodeProto]:
+    """After each node with a required output nothing reads, an Identity that reads it (its own output unread).
+
+    ONNX Runtime keeps an output nothing reads to the end of the run, while remc's model frees a copy's outputs
+    when its register is freed. A copy is lowered for some of its outputs only when the others' readers read
+    another copy: a recomputed LayerNormalization whose Mean and InvStdDev the gradient reads while its Y was
+    read by an earlier copy's readers (ViT), or a Split of which one part is needed (a Concat's gradient in
+    U-Net, GPT-2's query/key/value). An Identity aliases its input (no allocation), and its input's buffer is
+    freed when it ends, right after the node (measured on CPU: peak in use 4194048 bytes without it, 2097408
+    with it, each equal to ``passes.arena``'s replay)."""
+    read = {name for p in protos for name in p.input} | graph_outputs
+    names = {p.name for p in protos}
+    out: list[onnx.NodeProto] = []
+    for p in protos:
+        out.append(p)
+        for i, o in enumerate(p.output):
+            if o and o not in read:
+                name = f"{p.name}/release{i}"
+                while name in names:
+                    name += "_"
+                names.add(name)
+                out.append(onnx.helper.make_node("Identity", [o], [f"{o}/released"], name=name))
+    return out
 
 
 def _drop_dead_optional_outputs(protos: list[onnx.NodeProto], graph_outputs: set[str]) -> None:

@@ -23,6 +23,7 @@ from typing import Any
 import onnx
 
 from .ir.errors import InfeasibleError, NoScheduleInTime, PlanError, SolverError
+from .passes.milp_model import simple_lower_bound
 from .pipeline import Pass, State, run
 from .timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, CompileClock
 
@@ -232,6 +233,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
     stride, last_need = 1, None  # the step doubles while the need does not fall (it is flat over a range)
     layout_noted = False
+    floor = simple_lower_bound(state.dag)  # no schedule needs less in remc's model: a solver budget below it is
+    # infeasible for every strategy, so the downward search never spends a round solving there
     for rnd in range(1, max_rounds + UPWARD_ROUNDS + 1):
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
@@ -280,6 +283,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 new = upward.pop(0) if upward else None
             elif infeasible is None:
                 new = too_big - stride * max(excess, budget // 200)
+                if new < floor:  # every schedule needs the floor: bisect between it and the plan instead
+                    infeasible = floor - 1
+                    new = (infeasible + too_big) // 2
             else:
                 new = (infeasible + too_big) // 2
             if upward is None and first_error is None and (
@@ -303,7 +309,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
                                 f"Runtime {device}: after {rnd} round(s) the best needs {best} bytes there "
                                 f"({what} plus inputs and parameters{why_not}; its live bytes in remc's model: "
-                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}); least "
+                                f"{min(h['live_peak'] for h in report.history if h.get('live_peak'))}, and no "
+                                f"schedule needs less than {floor} there); least "
                                 f"feasible for {state.schedule.strategy} found: {best} bytes"
                                  + (f"; the run under the cap failed: {fails[-1]}" if fails else "")), report)
             state.budget = new
@@ -400,19 +407,27 @@ UPWARD_ROUNDS = 3
 
 
 def _upward_budgets(report: FitReport, budget: int) -> list[int]:
-    """Solver budgets between the first round's and the user's budget, not tried yet: the device's need is
-    not monotone in the solver budget (a tighter live-bytes schedule may place its peak where the layout or
-    the arena needs more: VGG16 test size on remc's CPU placement, approx: 1045888 bytes at a solver budget
-    of 790 KiB, 1077888 at 700 KiB), so once lowering it fails, a few higher ones are tried."""
-    first = next((h["solver_budget"] for h in report.history if "predicted" in h), None)
-    if first is None or first >= budget:
+    """Solver budgets above the lowest one tried, not tried yet: the device's need is not monotone in the solver
+    budget (a tighter live-bytes schedule may place its peak where the layout or the arena needs more: VGG16 test
+    size on remc's CPU placement, approx: 1045888 bytes at a solver budget of 790 KiB, 1077888 at 700 KiB), so
+    once lowering it fails, a few higher ones are tried: between the first round's and the user's budget, or,
+    when the first round solved at the budget itself (``remc train``'s loop), between the lowest solver budget
+    that gave a plan and the budget (ViT-B/16 zoo step at 1.44 GB on ONNX Runtime's arena, approx: one step
+    needed 1472660808 bytes at the budget and 1590905160 at 1406999328, and nothing in between was tried)."""
+    solved = [h["solver_budget"] for h in report.history if "predicted" in h]
+    if not solved:
+        return []
+    first = solved[0]
+    lo, hi = (first, budget) if first < budget else (min(solved), first)
+    tol = max(budget // 1000, 256)
+    if hi - lo <= tol:
         return []
     tried = [h["solver_budget"] for h in report.history]
-    step = (budget - first) / (UPWARD_ROUNDS + 1)
+    step = (hi - lo) / (UPWARD_ROUNDS + 1)
     out = []
     for k in range(1, UPWARD_ROUNDS + 1):
-        b = int(first + k * step)
-        if all(abs(b - t) > max(budget // 1000, 256) for t in tried):
+        b = int(lo + k * step)
+        if all(abs(b - t) > tol for t in tried):
             out.append(b)
     return out
 

@@ -265,3 +265,49 @@ def test_a_plan_that_leaves_slack_is_re_solved_above_it(monkeypatch, second_need
         assert not slack[0]["kept"] and report.prediction.total == 140 and report.solver_budget == 160
         assert st.schedule.cost(st.dag) == 52.0
     assert st.budget == 160
+
+
+def test_fit_never_solves_below_the_least_any_schedule_needs(monkeypatch) -> None:
+    """When the plan's live peak is near the model's lower bound (``simple_lower_bound``) and the device needs
+    more, the tightened solver budget stays at or above the bound (a solve below it is infeasible for every
+    strategy: a round spent proving it) and the loop ends with a PlanError that names the bound."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.ir.errors import PlanError
+    from remc.ir.schedule import checkpoint_all
+    from remc.passes.milp_model import simple_lower_bound
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    st = run(stages(passes, last="units"), State(model=model))
+    floor = simple_lower_bound(st.dag)
+    st.budget = budget = int(checkpoint_all(st.dag).peak(st.dag))  # 172 bytes; the bound 144, the constant 108
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(budget + 40, 0, 0))
+    solved_at: list[int] = [budget]  # the first round's, then each re-solve's (``on_round``)
+    with pytest.raises(PlanError) as err:
+        compile_fit(stages(passes, first="schedule"), st, device="cuda:9",
+                    on_round=lambda r: solved_at.append(r["solver_budget"]))
+    assert solved_at and min(solved_at) >= floor, f"solved at {solved_at}, below the bound {floor}"
+    assert f"no schedule needs less than {floor}" in str(err.value)
+
+
+def test_upward_budgets_between_the_lowest_plan_and_the_budget() -> None:
+    """When the first round solved at the budget itself (``remc train``'s loop) and a tighter round needed more
+    on the device, the solver budgets between them are tried (the need is not monotone in the solver budget);
+    a first round below the budget (an anticipated excess) keeps its range up to the budget."""
+    from remc.fit import UPWARD_ROUNDS, FitReport, _upward_budgets
+
+    budget = 1440000000
+    report = FitReport(budget, budget, 2, history=[
+        {"round": 1, "solver_budget": budget, "predicted": 1472660808},
+        {"round": 2, "solver_budget": 1406999328, "predicted": 1590905160}])
+    ups = _upward_budgets(report, budget)
+    assert len(ups) == UPWARD_ROUNDS and all(1406999328 < b < budget for b in ups)
+    anticipated = FitReport(budget, 1400000000, 1, history=[
+        {"round": 0, "input_graph_excess": 40000000, "solver_budget": 1400000000},
+        {"round": 1, "solver_budget": 1400000000, "predicted": 1450000000}])
+    ups = _upward_budgets(anticipated, budget)
+    assert len(ups) == UPWARD_ROUNDS and all(1400000000 < b < budget for b in ups)
