@@ -404,7 +404,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .ir.plan import print_plan
     from .outputs import Outputs
     from .pipeline import State, compile_pipeline, run, stages
-    from .progress import solver_progress
+    from .progress import compile_status, solver_progress
     from .timebudget import ONLY_ROUND_SHARE, CompileClock, process_age
     # --time-limit covers the whole compile from the process's start (remc/timebudget.py)
     clock = CompileClock(args.time_limit, started_ago=process_age())
@@ -412,13 +412,15 @@ def cmd_compile(args: argparse.Namespace) -> int:
     settings = device_settings(args)
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
-            passes = compile_pipeline(batch=args.batch, cost=resolve_cost(args.cost, args.device),
+            cost = resolve_cost(args.cost, args.device)
+            shown = compile_status(progress, args.device, cost)
+            passes = compile_pipeline(batch=args.batch, cost=cost,
                                       granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
             try:
                 state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
-                            on_pass=lambda p, st: _require_training_graph(p.name, st, args.model))
+                            on_pass=lambda p, st: (_require_training_graph(p.name, st, args.model), shown(p.name)))
             except ModelError as e:  # a forward model may fail shape inference before the check above
                 raise ModelError(f"{e}{_forward_only_hint(args.model)}") from None
             rest = stages(passes, first="schedule")

@@ -22,7 +22,7 @@ def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[Callable
     from rich.live import Live
     from rich.text import Text
 
-    live = Live(Text("solving ..."), console=Console(stderr=True), refresh_per_second=4, transient=True)
+    live = Live(Text("reading the model ..."), console=Console(stderr=True), refresh_per_second=4, transient=True)
     with live:
         yield _Display(strategy, live, Text)
 
@@ -37,6 +37,11 @@ class _Display:
         """Show ``text`` before the solver's progress from now on."""
         self.prefix = text
         self.live.update(self.text(text), refresh=True)  # now, not at the next tick: a short step still shows
+
+    def status(self, text: str) -> None:
+        """Show ``text`` alone until the solver reports (a step before the solve: reading the model, timing costs,
+        measuring kernel memory); unlike ``note`` it does not stay before the solver's progress."""
+        self.live.update(self.text(text), refresh=True)
 
     def __call__(self, ev: ProgressEvent) -> None:
         parts = [self.prefix + ":"] if self.prefix else []
@@ -70,4 +75,24 @@ def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:
             return
         note(f"fit round {r['round']} (needed {format_size(r['predicted'])} > {format_size(r['budget'])}, "
              f"solving at {format_size(r['solver_budget'])})")
+    return show
+
+
+NEXT_STEP = {"import": "costs", "costs": "units", "units": "kernel memory"}
+"""What ``compile_status`` shows after each pass of the compile pipeline, by the pass that ran."""
+
+
+def compile_status(progress: Any, device: str, cost: str) -> Callable[[str], None]:
+    """A callback (the name of the pass that just ran) that shows on the live display what the compile does
+    next, before the solver reports: a user sees "timing op costs on cpu", not "solving ...". A no-op without
+    a display."""
+    status = getattr(progress, "status", None)
+    texts = {"costs": f"timing op costs on {device} ..." if cost == "profile" else "counting FLOPs ...",
+             "units": "grouping nodes into scheduling units ...",
+             "kernel memory": f"measuring kernel memory on {device} (cached per op signature) ..."}
+
+    def show(done: str) -> None:
+        nxt = NEXT_STEP.get(done)
+        if status is not None and nxt is not None:
+            status(texts[nxt])
     return show

@@ -91,3 +91,24 @@ def test_plan_plot_with_a_measured_run(tmp_path: Path) -> None:
     res = remc("plan", "show", str(plan), "--plot", str(png), "--run", str(out))
     assert res.returncode == 0, res.stderr
     assert plt.imread(png).std() > 0.01
+
+
+def test_compile_status_says_what_comes_before_the_solve() -> None:
+    """The live display names each step before the solve (not "solving ..." while costs are timed or kernel
+    memory is measured); nothing without a display."""
+    from remc.progress import compile_status
+
+    class Live:
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def status(self, text: str) -> None:
+            self.seen.append(text)
+
+    live = Live()
+    show = compile_status(live, "cpu", "profile")
+    for done in ("import", "costs", "units", "schedule"):
+        show(done)
+    assert live.seen == ["timing op costs on cpu ...", "grouping nodes into scheduling units ...",
+                         "measuring kernel memory on cpu (cached per op signature) ..."]
+    compile_status(None, "cpu", "flops")("import")  # no display: nothing to do, no error
