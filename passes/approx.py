@@ -29,6 +29,7 @@ from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
+from .feasible import find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
@@ -43,6 +44,8 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
+FEASIBLE_NO_LIMIT = 300.0
+"""Seconds of the feasibility MILP (passes/feasible.py) when approx has no time limit."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
@@ -172,22 +175,46 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                           improve=not repair_only)
         best = _cheaper(best, refined.best)
     best = _cheaper(best, given)
+    feasible = None
+    if best is None and not clock.expired():
+        # every heuristic missed: the zero-objective MILP until its first schedule (passes/feasible.py), then
+        # the local search from it with the time left
+        note("feasibility milp")
+        left = clock.left()
+        feasible = find_feasible(dag, budget, lp, time_limit=FEASIBLE_NO_LIMIT if left is None else left,
+                                 threads=o.threads)
+        if feasible.proven_infeasible:
+            _raise(dag, budget, "the MILP with the budget is infeasible (proven by HiGHS), so no schedule fits",
+                   lp, o.threads, clock.left(), at_least=budget + 1)
+        if feasible.schedule is not None:
+            found_c = _fitting(dag, budget, [("feasibility MILP", feasible.schedule)])
+            best = found_c
+            if o.refine and found_c is not None and not repair_only and not clock.expired():
+                end = clock.start + clock.elapsed() + o.refine_seconds
+                if clock.deadline is not None:
+                    end = min(end, clock.deadline)
+                note("refine")
+                refined = _refine(dag, budget, [found_c], None,
+                                  Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
+                best = _cheaper(best, refined.best)
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
+        feas_txt = "" if feasible is None else f"; feasibility MILP: {feasible.status} in {feasible.seconds:.1f} s"
         exists = _exists_text(found.get("least_peak"))
         if clock.expired():
             raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
-                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt}); the least budget "
+                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt}{feas_txt}); the least budget "
                                f"for this order is at least {simple_lower_bound(dag)} bytes (proven lower bound)"
                                f"{exists}", lp_bound)
         how = "LP rounding and repair" if o.refine else "LP rounding"
-        _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
+        _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt}{feas_txt})", lp,
                o.threads, clock.left(), exists)
     extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,
-                  refine_stopped=None if refined is None else refined.stopped)
+                  refine_stopped=None if refined is None else refined.stopped,
+                  feasibility_milp=None if feasible is None else f"{feasible.status} in {feasible.seconds:.1f} s")
     if exact is not None:
         extras.update(lp_bound=exact.bound, lp_objective=exact.objective, **exact.sizes)
     elif math.isfinite(lp_bound):
@@ -446,13 +473,15 @@ def _exists_text(least_peak: int | None) -> str:
 
 
 def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
-           time_limit: float | None = None, exists: str = "") -> None:
+           time_limit: float | None = None, exists: str = "", at_least: int = 0) -> None:
     """InfeasibleError with the least-budget bound: the LP's (``least_budget_bound``) when ``time_limit`` (the
-    seconds left; None: no limit) is enough to build and solve it, else the simple bound."""
+    seconds left; None: no limit) is enough to build and solve it, else the simple bound; at least
+    ``at_least`` (a bound proven by the caller, e.g. budget + 1 when the MILP at the budget is infeasible)."""
     cols = model_columns(dag)
     if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
         lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
     else:
         lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
+    lb = max(lb, at_least)
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound){exists}", lb)
