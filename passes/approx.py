@@ -110,8 +110,13 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     ``repair_only``: the local search runs only when no schedule within the budget is in hand after the
     rounding, and then only repairs (no improving moves): a caller that resumes the search later does so.
 
+    When nothing fits after all of that (every heuristic missed the budget), the zero-objective MILP runs
+    with the time left until its first schedule (passes/feasible.py; FEASIBLE_NO_LIMIT seconds without a
+    limit), and the local search starts from that schedule.
+
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
-    true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
+    true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
+    nothing fits; LpUnfinished when time ran out before any schedule.
     """
     o = options or ApproxOptions()
     clock = clock or Clock(o.time_limit)
