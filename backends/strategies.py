@@ -25,13 +25,14 @@ from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
+from ..passes.feasible import ExactSearch
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, SolverBackend
 from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
-from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
+from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
 
 StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
@@ -77,6 +78,12 @@ WARM_SHARE = 0.7
 NO_INCUMBENT_APPROX_SHARE = 0.6
 """approx's share of checkmate's limit when no baseline fits (layered n=250 seed 2 at 0.8: at 0.3 its least-memory
 starts got 3 s and found nothing, and CP-SAT's C=2 model then found nothing in 26 s)."""
+
+
+def _race() -> ExactSearch | None:
+    """CP-SAT's first schedule (``cpsat_first``) to race against approx's feasibility MILP, when OR-Tools is
+    installed (passes/feasible.py)."""
+    return cpsat_first if importlib.util.find_spec("ortools") is not None else None
 
 
 def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> Schedule | None:
@@ -133,7 +140,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
             incumbent = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
-                                             clock=clock)
+                                             clock=clock, race=_race())
             notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
         except (InfeasibleError, SolverError) as e:
             notes["refine"] = f"approx in full: {e}"
@@ -171,7 +178,8 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
         s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
-                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True)
+                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True,
+                                 race=_race())
     except _approx.LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may
@@ -246,7 +254,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
     clock = Clock(o.time_limit)
     incumbent = _incumbent(dag, budget, clock, start)
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
-                                clock=clock)
+                                clock=clock, race=_race())
 
 
 def _baseline(name: str) -> StrategyFn:
@@ -322,7 +330,7 @@ def solve_approx(dag: DAG, budget: int, *, incumbent: Schedule | None = None, pr
     if "thresholds" in fields and fields["thresholds"] is not None:
         fields["thresholds"] = tuple(fields["thresholds"])
     return _approx.solve_approx(dag, budget, make_options("approx", **fields), lp=HighsBackend(),
-                                incumbent=incumbent, progress=progress)
+                                incumbent=incumbent, progress=progress, race=_race())
 
 
 def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: int | None = None) -> int:

@@ -29,7 +29,7 @@ from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
-from .feasible import find_feasible
+from .feasible import ExactSearch, find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
@@ -85,7 +85,8 @@ class _Candidate:
 
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
-                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False) -> Schedule:
+                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
+                 race: ExactSearch | None = None) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -112,7 +113,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
 
     When nothing fits after all of that (every heuristic missed the budget), the zero-objective MILP runs
     with the time left until its first schedule (passes/feasible.py; FEASIBLE_NO_LIMIT seconds without a
-    limit), and the local search starts from that schedule.
+    limit), raced against ``race`` (e.g. CP-SAT's first schedule, wired by the registry), and the local
+    search starts from that schedule.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
@@ -187,7 +189,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         note("feasibility milp")
         left = clock.left()
         feasible = find_feasible(dag, budget, lp, time_limit=FEASIBLE_NO_LIMIT if left is None else left,
-                                 threads=o.threads)
+                                 threads=o.threads, race=race)
         if feasible.proven_infeasible:
             _raise(dag, budget, "the MILP with the budget is infeasible (proven by HiGHS), so no schedule fits",
                    lp, o.threads, clock.left(), at_least=budget + 1)
@@ -219,7 +221,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,
                   refine_stopped=None if refined is None else refined.stopped,
-                  feasibility_milp=None if feasible is None else f"{feasible.status} in {feasible.seconds:.1f} s")
+                  feasibility_milp=None if feasible is None
+                  else f"{feasible.status} in {feasible.seconds:.1f} s" + (" (by the race)" if feasible.by == "race" else ""))
     if exact is not None:
         extras.update(lp_bound=exact.bound, lp_objective=exact.objective, **exact.sizes)
     elif math.isfinite(lp_bound):

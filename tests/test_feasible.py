@@ -98,3 +98,32 @@ def test_approx_proves_infeasibility_with_the_milp():
         solve_approx(dag, budget, threads=1, refine_seconds=1)
     assert e.value.least_feasible == budget + 1
     assert "MILP with the budget is infeasible" in str(e.value)
+
+
+def test_cpsat_first_schedule_fits_and_stops_when_asked():
+    """CP-SAT's first schedule (the race's other search) on a hard case where its C=3 model finds one: within
+    the budget and correct; with ``stop`` already set it returns nothing."""
+    import threading
+
+    from remc.backends.cpsat import cpsat_first
+    dag = _layered(40, 6, 5)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert best_baseline(dag, budget) is None
+    sched = cpsat_first(dag, budget, 300.0, threading.Event())
+    assert sched is not None and not check(dag, sched.R, sched.S) and sched.peak(dag) <= budget
+    stop = threading.Event()
+    stop.set()
+    assert cpsat_first(dag, budget, 300.0, stop) is None
+
+
+def test_race_returns_a_checked_schedule_and_survives_a_failing_racer():
+    dag, budget = _hard()
+    known = find_feasible(dag, budget, HighsBackend(), time_limit=None, threads=1).schedule
+    assert known is not None
+    res = find_feasible(dag, budget, HighsBackend(), time_limit=300, threads=1, race=lambda d, b, s, stop: known)
+    assert res.status == "found" and res.schedule.peak(dag) <= budget and not check(dag, res.schedule.R, res.schedule.S)
+
+    def broken(d, b, s, stop):
+        raise RuntimeError("racer failed")
+    res = find_feasible(dag, budget, HighsBackend(), time_limit=300, threads=1, race=broken)
+    assert res.status == "found" and res.by == "milp"
