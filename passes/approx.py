@@ -29,7 +29,7 @@ from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
-from .feasible import ExactSearch, find_feasible
+from .feasible import MAX_FEASIBLE_COLUMNS, ExactSearch, find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
@@ -44,6 +44,9 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
+FEASIBLE_SHARE = 0.4
+"""Share of the time left that approx keeps for its exact feasibility phase (passes/feasible.py) when no
+schedule fits at its start (no baseline, no warm start) and its stage search finds none either."""
 FEASIBLE_NO_LIMIT = 300.0
 """Seconds of the feasibility MILP (passes/feasible.py) when approx has no time limit."""
 STAGE_SEARCH_UNITS = 120
@@ -135,22 +138,31 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     cols = model_columns(dag)
     staged = None
     found: dict[str, int] = {}
+    # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
+    # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
+    left0 = clock.left()
+    reserve = FEASIBLE_SHARE * left0 if given is None and left0 is not None \
+        and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
-        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE,
+        share = 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
+        staged = _stage_search(dag, budget, given, clock, share * (1.0 - reserve / left0) if reserve else share,
                                found)
         given = _cheaper(given, staged)
+    heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
+    if given is None and reserve and clock.deadline is not None:
+        heur_end = clock.deadline - reserve
     note("lp")
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
     best = None
     if cols > MAX_LP_COLUMNS:
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
-    elif clock.expired():
+    elif clock.expired() or (heur_end is not None and time.perf_counter() >= heur_end):
         lp_status = "not started (time limit reached)"
     elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
         lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
-        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
+        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
         try:
             exact = relax.at(budget)
         except _LpStopped as stop:
@@ -174,8 +186,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if o.refine and cols <= MAX_LP_COLUMNS and not (repair_only and (best is not None or given is not None)):
         # (above MAX_LP_COLUMNS the stage search's own local search ran instead)
         end = clock.start + clock.elapsed() + o.refine_seconds
-        if clock.deadline is not None:
-            end = min(end, clock.deadline)
+        if heur_end is not None:
+            end = min(end, heur_end if best is None and given is None else clock.deadline)
         note("refine", bound=max(lp_bound, base))
         starts = [c for c in (best, given) if c is not None]
         refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals),

@@ -6,10 +6,11 @@ layered DAG at 0.8 of its checkpoint-all peak (tests/test_feasible.py) every one
 peak they reach is 7120 bytes for a budget of 6694) while schedules at 6224 bytes exist. With no cost in its
 objective every solution of the model is optimal, so the MIP solver stops at the first one it finds; its
 heuristics and branching look for nothing but feasibility. Measured on that graph, 1 thread on the loaded
-2 cores: HiGHS found a schedule (cost 6552, peak 6656) in 5.1 s; the same MILP with the cost objective found
-none in 60 s; CP-SAT's retention-interval model (backends/cpsat.py) proved C=2 infeasible in 1.8 s and
-needed 16.5 s for its first C=3 schedule (nothing with C=4 in 30 s). A proven infeasible model proves that
-no schedule fits the budget (for the fixed order), which the heuristics cannot.
+2 cores: HiGHS found a schedule (cost 6552, peak 6656) in 5.1 s (dense memory rows; the recurrence form
+found none in 60 s); the same MILP with the cost objective found none in 60 s; CP-SAT's retention-interval
+model (backends/cpsat.py) with a hard capacity proved C=2 infeasible in 1.8 s and needed 16.5 s for its
+first C=3 schedule. A proven infeasible model proves that no schedule fits the budget (for the fixed
+order), which the heuristics cannot.
 
 The schedule found is usually expensive; callers hand it to their cost phases (local search, CP-SAT, the
 MILP) as a warm start.
@@ -74,10 +75,12 @@ def find_feasible(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: floa
     """A schedule of ``dag`` within ``budget`` bytes from the zero-objective MILP (solved by backend ``mip``
     until its first solution, within ``time_limit`` seconds), or a proof that none exists.
 
-    ``race`` (with a time limit): another exact search run in a thread at the same time; the first schedule
-    of either is returned and the other search is stopped (neither dominates: on the random layered DAGs
-    of tools/feasibility_exact.py HiGHS found schedules in 6-29 s where CP-SAT's C=3 model found none in
-    30 s, and CP-SAT in 1-5 s where HiGHS took 29 s or none in 30 s; results/s12b/).
+    ``race`` (with a time limit): another exact search run in a thread at the same time (the registry
+    wires CP-SAT's least-memory model, backends/cpsat.py ``cpsat_first``); the first schedule of either is
+    returned and the other search is stopped. Neither dominates (results/s12b/, 2 loaded cores): on
+    40-unit random layered DAGs HiGHS found schedules in 5-29 s where CP-SAT's models found none in 30 s,
+    and CP-SAT in 0.3-1 s where HiGHS took 19-29 s; on a 140-unit one only CP-SAT's least-memory model
+    found one (7.6 s; HiGHS none in 60 s).
 
     The solution is cleaned and checked in exact bytes; with a float memory unit (large byte counts) a
     solution over the budget by solver tolerance makes it solve again with the budget lowered by the excess
