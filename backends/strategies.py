@@ -25,7 +25,7 @@ from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
-from ..passes.feasible import ExactSearch
+from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
@@ -75,6 +75,11 @@ WARM_SHARE = 0.7
 """Share of the time limit a warm start's repair (``start``: e.g. a previous fit round's schedule) may use."""
 
 
+FEASIBLE_SHARE = 0.8
+"""Share of the time left that checkmate's exact feasibility race may take when approx found nothing."""
+FEASIBLE_NO_LIMIT = 300.0
+"""Seconds of that race without a time limit."""
+
 NO_INCUMBENT_APPROX_SHARE = 0.6
 """approx's share of checkmate's limit when no baseline fits (layered n=250 seed 2 at 0.8: at 0.3 its least-memory
 starts got 3 s and found nothing, and CP-SAT's C=2 model then found nothing in 26 s)."""
@@ -107,6 +112,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
        search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
        and its LP bound;
+    2b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
+       against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
     3. (OR-Tools installed, at most CP_UNITS units) CP-SAT's C=2 model from that schedule and its bound valid
        for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
@@ -128,6 +135,17 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         incumbent = _cheaper(dag, incumbent, first)
         if math.isfinite(lp_bound):
             bounds["lp"] = lp_bound
+    if incumbent is None and not clock.expired():
+        # every heuristic missed the budget within approx's share: the exact feasibility race
+        # (passes/feasible.py) with most of the time left, its schedule the warm start of the phases below
+        left = clock.left()
+        feas = find_feasible(dag, budget, HighsBackend(), threads=o.threads, race=_race(),
+                             time_limit=FEASIBLE_NO_LIMIT if left is None else FEASIBLE_SHARE * left)
+        notes["feasibility"] = f"{feas.status} in {feas.seconds:.1f} s" + (" (CP-SAT)" if feas.by == "race" else "")
+        if feas.proven_infeasible:
+            raise InfeasibleError(f"checkmate: no schedule of the {dag.n} units fits {budget} bytes (proven: the "
+                                  f"MILP with the budget is infeasible)", budget + 1)
+        incumbent = feas.schedule
     if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
             and not clock.expired():
         left = clock.left()
@@ -179,7 +197,7 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
         s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
                                  lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True,
-                                 race=_race())
+                                 exact_phase=False)  # checkmate runs the exact feasibility race itself
     except _approx.LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may

@@ -89,7 +89,7 @@ class _Candidate:
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
                  clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
-                 race: ExactSearch | None = None) -> Schedule:
+                 race: ExactSearch | None = None, exact_phase: bool = True) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -117,7 +117,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     When nothing fits after all of that (every heuristic missed the budget), the zero-objective MILP runs
     with the time left until its first schedule (passes/feasible.py; FEASIBLE_NO_LIMIT seconds without a
     limit), raced against ``race`` (e.g. CP-SAT's first schedule, wired by the registry), and the local
-    search starts from that schedule.
+    search starts from that schedule. ``exact_phase`` False leaves that phase out (a caller that runs it
+    itself: checkmate).
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
@@ -141,7 +142,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
     # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
     left0 = clock.left()
-    reserve = FEASIBLE_SHARE * left0 if given is None and left0 is not None \
+    reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
@@ -195,7 +196,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         best = _cheaper(best, refined.best)
     best = _cheaper(best, given)
     feasible = None
-    if best is None and not clock.expired():
+    if best is None and exact_phase and not clock.expired():
         # every heuristic missed: the zero-objective MILP until its first schedule (passes/feasible.py), then
         # the local search from it with the time left
         note("feasibility milp")

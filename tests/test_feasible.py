@@ -127,3 +127,13 @@ def test_race_returns_a_checked_schedule_and_survives_a_failing_racer():
         raise RuntimeError("racer failed")
     res = find_feasible(dag, budget, HighsBackend(), time_limit=300, threads=1, race=broken)
     assert res.status == "found" and res.by == "milp"
+
+
+def test_checkmate_proves_infeasibility_with_the_feasibility_race():
+    """checkmate runs the race itself when approx finds nothing: the MILP's infeasibility is its proof."""
+    from remc.backends.strategies import make_options, solve
+    rng = np.random.default_rng(7)
+    dag = [random_dag(int(rng.integers(5, 7)), rng, p=0.5) for _ in range(6)][5]
+    with pytest.raises(InfeasibleError) as e:
+        solve("checkmate", dag, 14, make_options("checkmate", time_limit=300, threads=1))
+    assert e.value.least_feasible == 15 and "MILP with the budget is infeasible" in str(e.value)

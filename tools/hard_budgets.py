@@ -54,7 +54,7 @@ def main() -> None:
             ex = r.extras
             src = ex.get("rule") or ex.get("from")
             print(f"{name}: {r.status}, {100 * (s.cost(dag) / dag.total_cost - 1):+.2f}%, peak {s.peak(dag)} B, "
-                  f"{time.perf_counter() - t:.1f} s; from {src}; feasibility: {ex.get('feasibility_milp', '-')}",
+                  f"{time.perf_counter() - t:.1f} s; from {src}; feasibility: {ex.get('feasibility_milp') or ex.get('feasibility', '-')}",
                   flush=True)
         except Exception as e:  # noqa: BLE001 (the line says what failed)
             print(f"{name}: {type(e).__name__}: {str(e)[:300]} ({time.perf_counter() - t:.1f} s)", flush=True)
