@@ -142,9 +142,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         feas = find_feasible(dag, budget, HighsBackend(), threads=o.threads, race=_race(),
                              time_limit=FEASIBLE_NO_LIMIT if left is None else FEASIBLE_SHARE * left)
         notes["feasibility"] = f"{feas.status} in {feas.seconds:.1f} s" + (" (CP-SAT)" if feas.by == "race" else "")
-        if feas.proven_infeasible:
-            raise InfeasibleError(f"checkmate: no schedule of the {dag.n} units fits {budget} bytes (proven: the "
-                                  f"MILP with the budget is infeasible)", budget + 1)
+        if feas.proven_infeasible:  # the least-budget bound (LP, simple) and above the budget, in the message
+            _milp.raise_infeasible(dag, budget, HighsBackend(), o.threads, clock.left(), proven=True)
         incumbent = feas.schedule
     if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
             and not clock.expired():

@@ -136,4 +136,4 @@ def test_checkmate_proves_infeasibility_with_the_feasibility_race():
     dag = [random_dag(int(rng.integers(5, 7)), rng, p=0.5) for _ in range(6)][5]
     with pytest.raises(InfeasibleError) as e:
         solve("checkmate", dag, 14, make_options("checkmate", time_limit=300, threads=1))
-    assert e.value.least_feasible == 15 and "MILP with the budget is infeasible" in str(e.value)
+    assert e.value.least_feasible == 15 and "needs at least 15 bytes (proven lower bound)" in str(e.value)
