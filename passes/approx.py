@@ -147,8 +147,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
         share = 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
-        staged = _stage_search(dag, budget, given, clock, share * (1.0 - reserve / left0) if reserve else share,
-                               found)
+        if reserve and left0:
+            share *= 1.0 - reserve / left0
+        staged = _stage_search(dag, budget, given, clock, share, found)
         given = _cheaper(given, staged)
     heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
     if given is None and reserve and clock.deadline is not None:
@@ -187,7 +188,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if o.refine and cols <= MAX_LP_COLUMNS and not (repair_only and (best is not None or given is not None)):
         # (above MAX_LP_COLUMNS the stage search's own local search ran instead)
         end = clock.start + clock.elapsed() + o.refine_seconds
-        if heur_end is not None:
+        if heur_end is not None and clock.deadline is not None:
             end = min(end, heur_end if best is None and given is None else clock.deadline)
         note("refine", bound=max(lp_bound, base))
         starts = [c for c in (best, given) if c is not None]
