@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -553,6 +554,65 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     return best, bound, "; ".join(notes)
 
 
+FIRST_COPIES = 3
+"""Computations per unit (at least) of ``cpsat_first``'s model: where every heuristic missed the budget C=2
+was often infeasible (tools/feasibility_exact.py: 5 of 8 cases, proven in 0.2-11 s)."""
+
+
+def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
+                copies: int = FIRST_COPIES) -> Schedule | None:
+    """A schedule within ``budget`` from the model with at most ``copies`` computations per unit whose memory
+    capacity is a variable above the budget, minimized from checkpoint-all (Moccasin's phase 1: the excess
+    guides the search, where a hard capacity leaves CP-SAT nothing to improve until its first schedule),
+    1 worker, presolve off, within ``seconds``; None when it ends above the budget or ``stop`` was set.
+    Measured (2 loaded cores, 60 s): on a 140-unit random layered DAG at 0.8 (tools/bench_moccasin.py's
+    seed 12) it reached the budget in 7.6 s, where the hard-capacity model and HiGHS' zero-objective MILP
+    found nothing in 60 s; on the 40-unit DAGs of tools/feasibility_exact.py it won some cases (0.3 s vs
+    HiGHS' 19 s) and lost others (HiGHS 21 s; C=3 proven above the budget). For the race of
+    passes/feasible.py (``ExactSearch``)."""
+    from ortools.sat.python import cp_model
+
+    n = dag.n
+    g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
+    cap = (budget - dag.constant) // g
+    if cap < 0:
+        return None
+    hint = checkpoint_all(dag)
+    top = max(cap, -(-(hint.peak(dag) - dag.constant) // g))
+    instances = _hint_instances(dag, hint)
+    cps = [max(1 if dag.no_recompute[v] else max(1, min(copies, n - v)), len(instances[0][v])) for v in range(n)]
+    m, pres, start, end, serve, level = _build(cp_model, dag, cps, [int(x) // g for x in dag.mem],
+                                               [int(x) // g for x in dag.workspace], cap, top)
+    m.Minimize(level)  # its least value is the budget: reaching it ends the search (optimal)
+    _add_hint(m, instances, pres, start, end, serve, cps)
+    m.AddHint(level, top)
+    if stop.is_set():
+        return None
+    solver = cp_model.CpSolver()
+    solver.parameters.max_time_in_seconds = max(0.1, float(seconds))
+    solver.parameters.num_workers = 1
+    solver.parameters.cp_model_presolve = False
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.2):
+            if stop.is_set():
+                solver.stop_search()
+                return
+
+    th = threading.Thread(target=watch, daemon=True)
+    th.start()
+    try:
+        status = solver.Solve(m)
+    finally:
+        done.set()
+        th.join()
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE) or solver.Value(level) > cap:
+        return None
+    sched = _extract(solver, dag, cps, pres, start, serve)
+    return Schedule(sched.R, sched.S, strategy="cpsat (least memory)") if sched.peak(dag) <= budget else None
+
+
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
     """The 'cpsat' strategy as the registry (backends/strategies.py) calls it. The cheapest baseline
     schedule that fits is the hint (looked for in at most a quarter of the time limit), and is returned when
@@ -575,4 +635,4 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     return sched
 
 
-__all__ = ["CpSatOptions", "CpBound", "solve_cpsat", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]
+__all__ = ["CpSatOptions", "CpBound", "solve_cpsat", "cpsat_first", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]

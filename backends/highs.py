@@ -157,6 +157,10 @@ def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | 
             try:
                 kind, payload = inbox.get(timeout=min(left, 0.5))
             except queue.Empty:
+                # a heartbeat: HiGHS reports nothing while it presolves or solves its root LP, and a caller
+                # stops the solve by raising in ``progress`` (e.g. passes/feasible.py's race)
+                if progress is not None:
+                    progress(best_obj, bound, time.perf_counter() - t0)
                 continue
             if kind == "incumbent":
                 x, obj = payload

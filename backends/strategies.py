@@ -25,13 +25,14 @@ from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
+from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, SolverBackend
 from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
-from .cpsat import CP_UNITS, CpSatOptions, cpsat_phase, cpsat_strategy
+from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
 
 StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
@@ -74,9 +75,20 @@ WARM_SHARE = 0.7
 """Share of the time limit a warm start's repair (``start``: e.g. a previous fit round's schedule) may use."""
 
 
+FEASIBLE_SHARE = 0.8
+"""Share of the time left that checkmate's exact feasibility race may take when approx found nothing."""
+FEASIBLE_NO_LIMIT = 300.0
+"""Seconds of that race without a time limit."""
+
 NO_INCUMBENT_APPROX_SHARE = 0.6
 """approx's share of checkmate's limit when no baseline fits (layered n=250 seed 2 at 0.8: at 0.3 its least-memory
 starts got 3 s and found nothing, and CP-SAT's C=2 model then found nothing in 26 s)."""
+
+
+def _race() -> ExactSearch | None:
+    """CP-SAT's first schedule (``cpsat_first``) to race against approx's feasibility MILP, when OR-Tools is
+    installed (passes/feasible.py)."""
+    return cpsat_first if importlib.util.find_spec("ortools") is not None else None
 
 
 def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> Schedule | None:
@@ -100,6 +112,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
        search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
        and its LP bound;
+    2b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
+       against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
     3. (OR-Tools installed, at most CP_UNITS units) CP-SAT's C=2 model from that schedule and its bound valid
        for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
@@ -121,6 +135,16 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         incumbent = _cheaper(dag, incumbent, first)
         if math.isfinite(lp_bound):
             bounds["lp"] = lp_bound
+    if incumbent is None and not clock.expired():
+        # every heuristic missed the budget within approx's share: the exact feasibility race
+        # (passes/feasible.py) with most of the time left, its schedule the warm start of the phases below
+        left = clock.left()
+        feas = find_feasible(dag, budget, HighsBackend(), threads=o.threads, race=_race(),
+                             time_limit=FEASIBLE_NO_LIMIT if left is None else FEASIBLE_SHARE * left)
+        notes["feasibility"] = f"{feas.status} in {feas.seconds:.1f} s" + (" (CP-SAT)" if feas.by == "race" else "")
+        if feas.proven_infeasible:  # the least-budget bound (LP, simple) and above the budget, in the message
+            _milp.raise_infeasible(dag, budget, HighsBackend(), o.threads, clock.left(), proven=True)
+        incumbent = feas.schedule
     if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
             and not clock.expired():
         left = clock.left()
@@ -133,7 +157,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
             incumbent = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
-                                             clock=clock)
+                                             clock=clock, race=_race())
             notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
         except (InfeasibleError, SolverError) as e:
             notes["refine"] = f"approx in full: {e}"
@@ -171,7 +195,8 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
         s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
-                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True)
+                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True,
+                                 exact_phase=False)  # checkmate runs the exact feasibility race itself
     except _approx.LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may
@@ -246,7 +271,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
     clock = Clock(o.time_limit)
     incumbent = _incumbent(dag, budget, clock, start)
     return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
-                                clock=clock)
+                                clock=clock, race=_race())
 
 
 def _baseline(name: str) -> StrategyFn:
@@ -322,7 +347,7 @@ def solve_approx(dag: DAG, budget: int, *, incumbent: Schedule | None = None, pr
     if "thresholds" in fields and fields["thresholds"] is not None:
         fields["thresholds"] = tuple(fields["thresholds"])
     return _approx.solve_approx(dag, budget, make_options("approx", **fields), lp=HighsBackend(),
-                                incumbent=incumbent, progress=progress)
+                                incumbent=incumbent, progress=progress, race=_race())
 
 
 def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: int | None = None) -> int:

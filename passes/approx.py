@@ -29,6 +29,7 @@ from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
+from .feasible import MAX_FEASIBLE_COLUMNS, ExactSearch, find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
@@ -43,6 +44,11 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
+FEASIBLE_SHARE = 0.4
+"""Share of the time left that approx keeps for its exact feasibility phase (passes/feasible.py) when no
+schedule fits at its start (no baseline, no warm start) and its stage search finds none either."""
+FEASIBLE_NO_LIMIT = 300.0
+"""Seconds of the feasibility MILP (passes/feasible.py) when approx has no time limit."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
@@ -82,7 +88,8 @@ class _Candidate:
 
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
-                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False) -> Schedule:
+                 clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
+                 race: ExactSearch | None = None, exact_phase: bool = True) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -107,8 +114,15 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     ``repair_only``: the local search runs only when no schedule within the budget is in hand after the
     rounding, and then only repairs (no improving moves): a caller that resumes the search later does so.
 
+    When nothing fits after all of that (every heuristic missed the budget), the zero-objective MILP runs
+    with the time left until its first schedule (passes/feasible.py; FEASIBLE_NO_LIMIT seconds without a
+    limit), raced against ``race`` (e.g. CP-SAT's first schedule, wired by the registry), and the local
+    search starts from that schedule. ``exact_phase`` False leaves that phase out (a caller that runs it
+    itself: checkmate).
+
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
-    true budget is infeasible or when nothing fits; LpUnfinished when time ran out before any schedule.
+    true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
+    nothing fits; LpUnfinished when time ran out before any schedule.
     """
     o = options or ApproxOptions()
     clock = clock or Clock(o.time_limit)
@@ -125,22 +139,32 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     cols = model_columns(dag)
     staged = None
     found: dict[str, int] = {}
+    # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
+    # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
+    left0 = clock.left()
+    reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
+        and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
-        staged = _stage_search(dag, budget, given, clock, 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE,
-                               found)
+        share = 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
+        if reserve and left0:
+            share *= 1.0 - reserve / left0
+        staged = _stage_search(dag, budget, given, clock, share, found)
         given = _cheaper(given, staged)
+    heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
+    if given is None and reserve and clock.deadline is not None:
+        heur_end = clock.deadline - reserve
     note("lp")
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
     best = None
     if cols > MAX_LP_COLUMNS:
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
-    elif clock.expired():
+    elif clock.expired() or (heur_end is not None and time.perf_counter() >= heur_end):
         lp_status = "not started (time limit reached)"
     elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
         lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
-        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, clock.deadline)
+        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
         try:
             exact = relax.at(budget)
         except _LpStopped as stop:
@@ -152,7 +176,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         else:
             if exact is None:
                 _raise(dag, budget, "the LP relaxation is infeasible, so no schedule fits", lp, o.threads,
-                       relax.left(), _exists_text(found.get("least_peak")), proven_above=True)
+                       relax.left(), _exists_text(found.get("least_peak")), at_least=budget + 1)
             assert exact is not None  # _raise raised otherwise
             lp_status, lp_bound = "optimal", exact.bound
             note("rounding", bound=max(lp_bound, base))
@@ -164,30 +188,55 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if o.refine and cols <= MAX_LP_COLUMNS and not (repair_only and (best is not None or given is not None)):
         # (above MAX_LP_COLUMNS the stage search's own local search ran instead)
         end = clock.start + clock.elapsed() + o.refine_seconds
-        if clock.deadline is not None:
-            end = min(end, clock.deadline)
+        if heur_end is not None and clock.deadline is not None:
+            end = min(end, heur_end if best is None and given is None else clock.deadline)
         note("refine", bound=max(lp_bound, base))
         starts = [c for c in (best, given) if c is not None]
         refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals),
                           improve=not repair_only)
         best = _cheaper(best, refined.best)
     best = _cheaper(best, given)
+    feasible = None
+    if best is None and exact_phase and not clock.expired():
+        # every heuristic missed: the zero-objective MILP until its first schedule (passes/feasible.py), then
+        # the local search from it with the time left
+        note("feasibility milp")
+        left = clock.left()
+        feasible = find_feasible(dag, budget, lp, time_limit=FEASIBLE_NO_LIMIT if left is None else left,
+                                 threads=o.threads, race=race)
+        if feasible.proven_infeasible:
+            _raise(dag, budget, "the MILP with the budget is infeasible (proven by HiGHS), so no schedule fits",
+                   lp, o.threads, clock.left(), at_least=budget + 1)
+        if feasible.schedule is not None:
+            found_c = _fitting(dag, budget, [("feasibility MILP", feasible.schedule)])
+            best = found_c
+            if o.refine and found_c is not None and not repair_only and not clock.expired():
+                end = clock.start + clock.elapsed() + o.refine_seconds
+                if clock.deadline is not None:
+                    end = min(end, clock.deadline)
+                note("refine")
+                refined = _refine(dag, budget, [found_c], None,
+                                  Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
+                best = _cheaper(best, refined.best)
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
+        feas_txt = "" if feasible is None else f"; feasibility MILP: {feasible.status} in {feasible.seconds:.1f} s"
         exists = _exists_text(found.get("least_peak"))
         if clock.expired():
             raise LpUnfinished(f"approx: the time limit of {clock.time_limit:g} s passed before any schedule within "
-                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt}); the least budget "
+                               f"{budget} bytes was found (LP: {lp_status}; eps tried: {eps_txt}{feas_txt}); the least budget "
                                f"for this order is at least {simple_lower_bound(dag)} bytes (proven lower bound)"
                                f"{exists}", lp_bound)
         how = "LP rounding and repair" if o.refine else "LP rounding"
-        _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt})", lp,
+        _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt}{feas_txt})", lp,
                o.threads, clock.left(), exists)
     extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,
-                  refine_stopped=None if refined is None else refined.stopped)
+                  refine_stopped=None if refined is None else refined.stopped,
+                  feasibility_milp=None if feasible is None
+                  else f"{feasible.status} in {feasible.seconds:.1f} s" + (" (by the race)" if feasible.by == "race" else ""))
     if exact is not None:
         extras.update(lp_bound=exact.bound, lp_objective=exact.objective, **exact.sizes)
     elif math.isfinite(lp_bound):
@@ -446,17 +495,15 @@ def _exists_text(least_peak: int | None) -> str:
 
 
 def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | None,
-           time_limit: float | None = None, exists: str = "", proven_above: bool = False) -> None:
+           time_limit: float | None = None, exists: str = "", at_least: int = 0) -> None:
     """InfeasibleError with the least-budget bound: the LP's (``least_budget_bound``) when ``time_limit`` (the
-    seconds left; None: no limit) is enough to build and solve it, else the simple bound; ``proven_above``: the
-    relaxation is infeasible at ``budget`` itself, so the bound is at least ``budget + 1`` whatever the bound LP
-    got to within its time."""
+    seconds left; None: no limit) is enough to build and solve it, else the simple bound; at least
+    ``at_least`` (a bound proven by the caller, e.g. budget + 1 when the MILP at the budget is infeasible)."""
     cols = model_columns(dag)
     if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
         lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
     else:
         lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
-    if proven_above:
-        lb = max(lb, budget + 1)
+    lb = max(lb, at_least)
     raise InfeasibleError(f"approx: {why} at a budget of {budget} bytes; every schedule of the {dag.n} units "
                           f"needs at least {lb} bytes (proven lower bound){exists}", lb)

@@ -72,7 +72,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     o = options or CheckmateOptions()
     clock = clock or Clock(o.time_limit)
     if budget < simple_lower_bound(dag):
-        _raise_infeasible(dag, budget, lp, o.threads, clock.left())
+        raise_infeasible(dag, budget, lp, o.threads, clock.left())
     base = float(dag.cost.sum())
     seed, seed_note = _pick(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
     lp_bound, approx_note = -math.inf, "not run"
@@ -105,7 +105,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
             seed = milp_sched
     if seed is None:
         if res is not None and model is not None and res.status == "infeasible":
-            _raise_infeasible(dag, budget, lp, o.threads, clock.left(), proven=model.scale.exact)
+            raise_infeasible(dag, budget, lp, o.threads, clock.left(), proven=model.scale.exact)
         raise NoScheduleInTime(f"checkmate found no schedule within {budget} bytes in {clock.elapsed():.1f} s"
                                + (f" (time limit {o.time_limit:g} s)" if o.time_limit else "")
                                + f"; the least budget for this order is at least {simple_lower_bound(dag)} bytes "
@@ -246,10 +246,11 @@ def _scaled_progress(progress: Progress, model: CheckmateModel, clock: Clock):
     return forward
 
 
-def _raise_infeasible(dag: DAG, budget: int, lp: SolverBackend, threads: int | None,
+def raise_infeasible(dag: DAG, budget: int, lp: SolverBackend, threads: int | None,
                       time_limit: float | None = None, proven: bool = False) -> None:
     """InfeasibleError with a proven lower bound on the least feasible budget; ``proven``: the MILP showed
-    that no schedule fits ``budget`` itself, so the least feasible budget is above it."""
+    that no schedule fits ``budget`` itself (the MILP, or the zero-objective MILP of passes/feasible.py, is
+    infeasible), so the least feasible budget is above it."""
     lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)
     if proven:
         lb = max(lb, budget + 1)

@@ -217,7 +217,10 @@ def run_remc(graph: Path, budget: int, strategy: str, time_limit: float, grace: 
 
 
 def _failure(msg: str) -> str:
-    """How a failed remc run is listed: a proven infeasibility, or no schedule (anything else)."""
+    """How a failed remc run is listed: a proven infeasibility, or no schedule (anything else; a time-out's
+    message also quotes a proven lower bound on the least budget, which proves nothing about this one)."""
+    if "no schedule within" in msg and "time limit" in msg:
+        return "no schedule"
     if "proven lower bound" in msg or "no schedule of this graph can need less" in msg or "(proven:" in msg:
         return "infeasible (proven)"
     return "infeasible (C=3)" if "computations per unit fits" in msg else "no schedule"
