@@ -111,7 +111,9 @@ def search_least(probe: Any, lo: int, hi: int, tol: int, max_probes: int) -> tup
 
 
 def commit() -> str:
-    """The commit of the remc that runs (this file's checkout)."""
+    """The commit of the remc that runs (this file's checkout, or $REMC_COMMIT for a snapshot of it)."""
+    if os.environ.get("REMC_COMMIT"):
+        return os.environ["REMC_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               cwd=Path(__file__).parent).stdout.strip()
