@@ -70,3 +70,10 @@ def test_search_least_keeps_to_its_probes():
     calls: list[int] = []
     best, tried = tt.search_least(_probe(1001, False, calls), 0, 10 ** 9, 1, 4)
     assert len(tried) == 4 and best is not None and best >= 1001
+
+
+def test_search_least_from_the_lower_bound_jumps_to_the_named_need():
+    """A baseline starts at the lower bound: its refusal names its family's need, which trains."""
+    calls: list[int] = []
+    best, tried = tt.search_least(_probe(1337, True, calls), 900, 2000, 10, 2, start=900)
+    assert tried == [(900, False), (1337, True)] and best == 1337

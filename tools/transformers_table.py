@@ -32,6 +32,7 @@ from typing import Any
 
 STRATEGIES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy", "lin-sqrtn",
               "lin-greedy", "approx", "cpsat", "checkmate")
+SOLVERS = ("approx", "cpsat", "checkmate")
 UNMODIFIED = {"unmodified, cap, fixed buffers": ["--loop", "fixed"], "unmodified, cap, fresh outputs": ["--loop", "fresh"],
               "unmodified, no cap": []}
 
@@ -90,13 +91,14 @@ def next_budget(lo: int, hi: int | None, tol: int, hint: int | None) -> int | No
     return (lo + hi) // 2
 
 
-def search_least(probe: Any, lo: int, hi: int, tol: int, max_probes: int) -> tuple[int | None, list[tuple[int, bool]]]:
+def search_least(probe: Any, lo: int, hi: int, tol: int, max_probes: int,
+                 start: int | None = None) -> tuple[int | None, list[tuple[int, bool]]]:
     """Bisection for the least budget at which ``probe(budget) -> (trained, hint, applies)`` trains, starting
-    at ``hi`` (expected to fit; a refusal there moves it up to the figure the refusal names). (The least
-    budget that trained, or None; the probes as (budget, trained)). ``hint`` as in ``next_budget``."""
+    at ``start`` (default ``hi``, a budget expected to fit; a refusal moves up to the figure it names). (The
+    least budget that trained, or None; the probes as (budget, trained)). ``hint`` as in ``next_budget``."""
     tried: list[tuple[int, bool]] = []
     best: int | None = None
-    b: int | None = hi
+    b: int | None = hi if start is None else start
     while b is not None and len(tried) < max_probes:
         ok, hint, applies = probe(b)
         tried.append((b, ok))
@@ -194,7 +196,10 @@ def search_row(tag: str, step: str, hi: int, lo: int, strategy: str, a: argparse
                work: Path, ref: list[float] | None) -> dict[str, Any]:
     """A strategy's least budget on one graph (``search_least``): its row, with its probes."""
     probe = probe_runner(tag, step, strategy, a, runs, work)
-    best, tried = search_least(probe, lo, hi, int(a.tol * lo), a.max_probes)
+    # a solver starts where a plan is expected to fit; a baseline at the lower bound, whose refusal names
+    # what the best plan of its family needs (the next probe)
+    start = hi if strategy in SOLVERS else lo
+    best, tried = search_least(probe, lo, hi, int(a.tol * lo), a.max_probes, start=start)
     last = best if best is not None else tried[-1][0]
     rep = json.loads((runs / f"{tag}_{strategy}_b{last}.json").read_text())
     return {**row(tag, strategy, rep, ref), "least_budget": best, "probes": tried}
