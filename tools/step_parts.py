@@ -2,8 +2,9 @@
 onnx alone (no remc code), to check the lower bound that remc's infeasible-budget messages print (issue #13
 item 5): weights (the carried inputs with an initializer), optimizer state (carried inputs without one),
 their updated copies (outputs ``x.updated``), other initializers, data inputs, the loss; then the floor:
-all of those plus, while the largest parameter's gradient is formed, that gradient and the inputs of the node
-that forms it (an ``Add``/``Sum`` of gradient contributions: each as large as the parameter).
+all of those plus the neediest gradient while it is formed: a parameter's gradient and, when the node that
+forms it is an ``Add``/``Sum`` of contributions (a tied or shared weight), those inputs, each as large as the
+parameter.
 
     python tools/step_parts.py gpt2_s512_sgd_step.onnx
 """
@@ -44,16 +45,20 @@ def parts(model: onnx.ModelProto) -> dict[str, int]:
     other_inits = sum(b for n, b in inits.items() if n not in carried_names)
     other_outputs = sum(nbytes(o.type) for n, o in outs.items() if not n.endswith(UPDATED))
     resident = sum(weights.values()) + sum(state.values()) + updated + data + other_inits + other_outputs
-    # the largest parameter's gradient: the node that forms grad.<p>, and its inputs when it sums contributions
-    p = max(weights, key=weights.get)
-    producer = next(n for n in g.node if GRAD_PREFIX + p in n.output)
-    contributions = len(producer.input) if producer.op_type in ("Add", "Sum") else 0
+    # the neediest gradient: the parameter whose gradient, with the inputs of the node that forms it when that
+    # node sums contributions (each as large as the parameter), needs the most while it is formed
+    def need(name: str) -> tuple[int, int, str]:
+        producer = next((n for n in g.node if GRAD_PREFIX + name in n.output), None)
+        k = len(producer.input) if producer is not None and producer.op_type in ("Add", "Sum") else 0
+        return weights[name] * (1 + k), k, "" if producer is None else producer.op_type
+    p = max(weights, key=lambda n: need(n)[0])
+    total, contributions, op = need(p)
     grad = weights[p]
     return {"weights": sum(weights.values()), "optimizer_state": sum(state.values()), "updated": updated,
             "other_initializers": other_inits, "data": data, "other_outputs": other_outputs,
-            "always_resident": resident, "largest_parameter": p, "its_gradient": grad,
-            "gradient_formed_by": f"{producer.op_type} of {contributions} contributions" if contributions
-            else producer.op_type, "floor": resident + grad * (1 + contributions)}
+            "always_resident": resident, "neediest_parameter": p, "its_gradient": grad,
+            "gradient_formed_by": f"{op} of {contributions} contributions" if contributions
+            else op, "floor": resident + total}
 
 
 def main() -> None:
