@@ -5,6 +5,11 @@ does), load it in HiGHS, solve it at the budget, and free it, ``--rounds`` times
 round); VmRSS after each phase, the LP's size (columns, rows, nonzeros) and the bytes of its matrix.
 
     python tools/fit_memory.py gpt2_s512_sgd_step.onnx --budget 1500000000 --rounds 2 -o results/rss/fit_memory.json
+
+With ``--fit``: the fit's own first phase instead (``remc/fit._solve_raising``: approx at the budget, then,
+when no schedule fits there, at raised solver budgets, keeping the first failure's exception for its message),
+``--keep-tracebacks`` as before commit 6efbe51 (the kept exceptions with their tracebacks); VmRSS after it
+returns (garbage collected, heap trimmed) and its peak (VmHWM, reset after the units).
 """
 from __future__ import annotations
 
@@ -35,12 +40,40 @@ def trim() -> None:
         pass
 
 
+def fit_phase(state: Any, a: argparse.Namespace, mark: Any) -> None:
+    """``remc/fit._solve_raising`` with approx at ``a.budget`` (schedule, plan, lower), as the fit's first round."""
+    from remc import fit
+    from remc.backends.strategies import make_options
+    from remc.pipeline import compile_pipeline, stages
+    if a.keep_tracebacks:
+        fit._detached = lambda e: e  # as before commit 6efbe51
+    fit.RAISE_ATTEMPTS = a.raise_attempts
+    passes = stages(compile_pipeline(cost="flops", strategy="approx",
+                                     options=make_options("approx", time_limit=a.time_limit)), first="schedule")
+    report = fit.FitReport(budget=a.budget, solver_budget=a.budget, rounds=0)
+    with open("/proc/self/clear_refs", "w") as f:  # VmHWM from here
+        f.write("5")
+    mark("before the fit's solve (peak reset)")
+    try:
+        last, first = fit._solve_raising(passes, state, report, None, None)
+        outcome = {"raised_from": last, "solver_budget": report.solver_budget,
+                   "first_error": None if first is None else str(first)[:200]}
+    except Exception as e:  # noqa: BLE001 - every attempt failed: the fit would report it
+        outcome = {"failed": str(e)[:200]}
+        del e
+    trim()
+    mark("after the fit's solve (schedule, plan, lowered model kept; gc, malloc_trim)", **outcome)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("model")
     ap.add_argument("--budget", type=int, required=True)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--time-limit", type=float, default=120.0)
+    ap.add_argument("--fit", action="store_true", help="the fit's solve phase (approx) instead of the bare LP")
+    ap.add_argument("--keep-tracebacks", action="store_true", help="--fit as before 6efbe51")
+    ap.add_argument("--raise-attempts", type=int, default=1, help="--fit: solves above the budget at most")
     ap.add_argument("-o", "--out")
     a = ap.parse_args()
     from remc.backends.highs import HighsBackend
@@ -60,6 +93,12 @@ def main() -> None:
     del model
     trim()
     mark("import, costs, units (the model dropped, the imported graph kept)", units=state.dag.n)
+    if a.fit:
+        fit_phase(state, a, mark)
+        if a.out:
+            Path(a.out).write_text(json.dumps({"model": a.model, "budget": a.budget, "fit": True,
+                                               "keep_tracebacks": a.keep_tracebacks, "phases": phases}, indent=1))
+        return
     dag = state.dag
     for k in range(a.rounds):
         t0 = time.perf_counter()
