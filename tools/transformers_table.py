@@ -165,6 +165,10 @@ def markdown(rows: list[dict[str, Any]], budgets: dict[str, int]) -> str:
     return "\n".join([budget_line, "", *out, "", *notes]) + "\n"
 
 
+class NotRun(Exception):
+    """``--render``: the search's next probe has no report kept (it was not run)."""
+
+
 def probe_runner(tag: str, step: str, strategy: str, a: argparse.Namespace, runs: Path, work: Path) -> Any:
     """``probe(budget) -> (trained, hint, applies)`` for ``search_least``: one ``remc train`` run at the
     budget, its report kept in ``runs`` (and read from there when it exists)."""
@@ -172,6 +176,8 @@ def probe_runner(tag: str, step: str, strategy: str, a: argparse.Namespace, runs
         path = runs / f"{tag}_{strategy}_b{budget}.json"
         if path.exists() and not a.force:
             rep = json.loads(path.read_text())
+        elif a.render:
+            raise NotRun(budget)
         else:
             print(f"{time.strftime('%H:%M:%S')} {tag} {strategy} at {budget}", flush=True)
             rep = run_one(["train", step, "--steps", str(a.steps), "--budget", str(budget), "--strategy", strategy,
@@ -199,8 +205,21 @@ def search_row(tag: str, step: str, hi: int, lo: int, strategy: str, a: argparse
     # a solver starts where a plan is expected to fit; a baseline at the lower bound, whose refusal names
     # what the best plan of its family needs (the next probe)
     start = hi if strategy in SOLVERS else lo
-    best, tried = search_least(probe, lo, hi, int(a.tol * lo), a.max_probes, start=start)
-    last = best if best is not None else tried[-1][0]
+    runs_done: list[tuple[int, bool]] = []
+
+    def kept(b: int) -> tuple[bool, int | None, bool]:
+        out = probe(b)
+        runs_done.append((b, out[0]))
+        return out
+    try:
+        best, tried = search_least(kept, lo, hi, int(a.tol * lo), a.max_probes, start=start)
+    except NotRun as stop:  # --render: the search stopped here (the next probe, at stop.args[0], not run)
+        best = min((b for b, ok in runs_done if ok), default=None)
+        tried = [*runs_done, (stop.args[0], None)]
+    if not runs_done:
+        return {"model": tag, "run": strategy, "rc": None, "error": "not run", "wall_s": 0.0, "max_rss_mib": 0,
+                "least_budget": None, "probes": tried}
+    last = best if best is not None else runs_done[-1][0]
     rep = json.loads((runs / f"{tag}_{strategy}_b{last}.json").read_text())
     return {**row(tag, strategy, rep, ref), "least_budget": best, "probes": tried}
 
@@ -213,13 +232,15 @@ def search_markdown(rows: list[dict[str, Any]], tol: float) -> str:
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     out, notes = [head], []
     for r in rows:
-        probes = ", ".join(f"{b}: {'yes' if ok else 'no'}" for b, ok in r["probes"])
+        probes = ", ".join(f"{b}: {'not run' if ok is None else 'yes' if ok else 'no'}" for b, ok in r["probes"])
         if r["least_budget"] is not None:
             over = f"{r['predicted_overhead']:.3f}" if r.get("predicted_overhead") is not None else ""
             out.append(f"| {r['model']} | {r['run']} | {r['least_budget']} | {probes} | {r.get('recomputes') or ''} | "
                        f"{over} | {r.get('loop') or ''} | {r.get('predicted_on_device') or ''} | "
                        f"{r['measured_peak']} / {r.get('predicted_in_use')} | {r['losses_equal_unmodified']} | "
                        f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
+        elif r["rc"] is None:
+            out.append(f"| {r['model']} | {r['run']} | not run | {probes} | | | | | | | | | |")
         else:
             out.append(f"| {r['model']} | {r['run']} | none (note {len(notes) + 1}) | {probes} | | | | | | | "
                        f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
