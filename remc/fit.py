@@ -606,7 +606,7 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
         dag = state.dag
         if dag is None or budget <= int(dag.constant):
             raise
-        first, err, last = e, e, budget
+        first, err, last = _detached(e), e, budget
     for _ in range(RAISE_ATTEMPTS):
         if clock is not None and clock.time_limit is not None and clock.left() == 0:
             break
@@ -620,9 +620,23 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
                 state, on_pass=on_pass)
             return last, first
         except (InfeasibleError, NoScheduleInTime) as e:
-            err, last = e, new
+            err, last = _detached(e), new
     state.budget = budget
     raise first
+
+
+def _detached(err: BaseException) -> BaseException:
+    """``err`` (and the exceptions it was raised from or during) without their tracebacks. A failed solve's
+    exception that the fit keeps (its message stands if no later round fits) would otherwise keep the
+    strategy's frames alive through every later round, and their locals with them: approx's LP relaxation
+    and its HiGHS instance, about 1.1 GiB on GPT-2 at sequence 512 (``tools/fit_memory.py``)."""
+    e: BaseException | None = err
+    seen: set[int] = set()
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        e.__traceback__ = None
+        e = e.__cause__ or e.__context__
+    return err
 
 
 def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8,

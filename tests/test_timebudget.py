@@ -311,3 +311,36 @@ def test_upward_budgets_between_the_lowest_plan_and_the_budget() -> None:
         {"round": 1, "solver_budget": 1400000000, "predicted": 1450000000}])
     ups = _upward_budgets(anticipated, budget)
     assert len(ups) == UPWARD_ROUNDS and all(1400000000 < b < budget for b in ups)
+
+def test_fit_keeps_no_frame_of_a_failed_solve():
+    """The fit keeps the first solve's InfeasibleError (its message stands when no raised solve fits), but
+    not its traceback: that kept the strategy's frames alive through every later round, with their locals
+    (approx's LP relaxation and its HiGHS instance, 1.1 GiB on GPT-2 s512)."""
+    import gc
+    import weakref
+    from types import SimpleNamespace
+
+    from remc.fit import FitReport, _solve_raising
+    from remc.ir.errors import InfeasibleError
+    from remc.pipeline import Pass, State
+
+    class Held:
+        pass
+
+    held: list = []
+
+    class FailsAtTheBudget(Pass):
+        name = "schedule"
+
+        def apply(self, state):
+            relaxation = Held()  # what a solver's frame holds while it fails
+            held.append(weakref.ref(relaxation))
+            if state.budget == 1000:
+                raise InfeasibleError("no schedule fits", 1500)
+
+    state = State(budget=1000)
+    state.dag = SimpleNamespace(constant=10)
+    last, first = _solve_raising([FailsAtTheBudget()], state, FitReport(1000, 1000, 0), None, None)
+    gc.collect()
+    assert (last, state.budget, str(first)) == (1000, 1500, "no schedule fits")
+    assert len(held) == 2 and held[0]() is None

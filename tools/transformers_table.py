@@ -9,12 +9,20 @@ table (JSON and markdown) is written from those.
 
     python tools/transformers_table.py --model vit=vit_b1_step.onnx:1480000000 --dir results/transformers_strategies \\
         --out results/transformers_strategies.json --md results/transformers_strategies.md
+
+With ``--search`` each strategy's least budget is searched instead (``--model TAG=STEP.onnx:HI:LO``: HI a budget
+expected to fit, LO the graph's lower bound): ``remc train --steps 2 --budget B`` is run at budgets chosen by
+bisection between the largest budget refused and the least that trained, jumping to the figure a refusal names
+(what the strategy's best plan needs) or to what a trained plan's loop needs; every probe trains under a cap of
+its budget, so the least budget found is one that trained. A strategy that does not apply (a refusal without a
+figure, e.g. chen-* on a non-linear graph) is tried once.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +32,7 @@ from typing import Any
 
 STRATEGIES = ("checkpoint-all", "griewank", "chen-sqrtn", "chen-greedy", "ap-sqrtn", "ap-greedy", "lin-sqrtn",
               "lin-greedy", "approx", "cpsat", "checkmate")
+SOLVERS = ("approx", "cpsat", "checkmate")
 UNMODIFIED = {"unmodified, cap, fixed buffers": ["--loop", "fixed"], "unmodified, cap, fresh outputs": ["--loop", "fresh"],
               "unmodified, no cap": []}
 
@@ -53,8 +62,60 @@ def run_one(args: list[str], out: Path, workdir: Path) -> dict[str, Any]:
     return rep
 
 
+ON_DEVICE = (r"the best needs (\d+) bytes there", r"the best plan needs (\d+) bytes on ONNX Runtime")
+NEEDS = (r"the least peak it reaches is (\d+) bytes", r"needs (\d+) bytes, above the budget",
+         r"needs [\d.]+ [KMG]?i?B \((\d+) bytes\), above the budget", r"the least memory it reached: (\d+) bytes")
+
+
+def refusal_need(error: str | None, budget: int) -> int | None:
+    """The least figure above ``budget`` that a refusal names as what the strategy's plan needs on ONNX
+    Runtime (where the fit decides), else in remc's model; None when it names none (the strategy does not
+    apply, or ran out of memory)."""
+    for patterns in (ON_DEVICE, NEEDS):
+        above = [int(m) for pat in patterns for m in re.findall(pat, error or "") if int(m) > budget]
+        if above:
+            return min(above)
+    return None
+
+
+def next_budget(lo: int, hi: int | None, tol: int, hint: int | None) -> int | None:
+    """The next budget of the search, or None when it is done. ``lo``: the largest budget refused (or the
+    lower bound); ``hi``: the least that trained (None: none yet); ``hint``: a figure the last probe named
+    (a refusal's need above its budget, or a trained plan's loop need below its budget)."""
+    if hi is not None and hi - lo <= tol:
+        return None
+    if hint is not None and lo < hint and (hi is None or hint < hi - tol):
+        return hint
+    if hi is None:
+        return None
+    return (lo + hi) // 2
+
+
+def search_least(probe: Any, lo: int, hi: int, tol: int, max_probes: int,
+                 start: int | None = None) -> tuple[int | None, list[tuple[int, bool]]]:
+    """Bisection for the least budget at which ``probe(budget) -> (trained, hint, applies)`` trains, starting
+    at ``start`` (default ``hi``, a budget expected to fit; a refusal moves up to the figure it names). (The
+    least budget that trained, or None; the probes as (budget, trained)). ``hint`` as in ``next_budget``."""
+    tried: list[tuple[int, bool]] = []
+    best: int | None = None
+    b: int | None = hi if start is None else start
+    while b is not None and len(tried) < max_probes:
+        ok, hint, applies = probe(b)
+        tried.append((b, ok))
+        if not applies:
+            break
+        if ok:
+            best = b
+        else:
+            lo = max(lo, b)
+        b = next_budget(lo, best, tol, hint)
+    return best, tried
+
+
 def commit() -> str:
-    """The commit of the remc that runs (this file's checkout)."""
+    """The commit of the remc that runs (this file's checkout, or $REMC_COMMIT for a snapshot of it)."""
+    if os.environ.get("REMC_COMMIT"):
+        return os.environ["REMC_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               cwd=Path(__file__).parent).stdout.strip()
@@ -104,6 +165,90 @@ def markdown(rows: list[dict[str, Any]], budgets: dict[str, int]) -> str:
     return "\n".join([budget_line, "", *out, "", *notes]) + "\n"
 
 
+class NotRun(Exception):
+    """``--render``: the search's next probe has no report kept (it was not run)."""
+
+
+def probe_runner(tag: str, step: str, strategy: str, a: argparse.Namespace, runs: Path, work: Path) -> Any:
+    """``probe(budget) -> (trained, hint, applies)`` for ``search_least``: one ``remc train`` run at the
+    budget, its report kept in ``runs`` (and read from there when it exists)."""
+    def probe(budget: int) -> tuple[bool, int | None, bool]:
+        path = runs / f"{tag}_{strategy}_b{budget}.json"
+        if path.exists() and not a.force:
+            rep = json.loads(path.read_text())
+        elif a.render:
+            raise NotRun(budget)
+        else:
+            print(f"{time.strftime('%H:%M:%S')} {tag} {strategy} at {budget}", flush=True)
+            rep = run_one(["train", step, "--steps", str(a.steps), "--budget", str(budget), "--strategy", strategy,
+                           "--time-limit", str(a.time_limit)], path, work)
+            rep["commit"] = commit()
+            if rep["rc"] in (125, 126, 127):
+                path.unlink()
+                raise SystemExit(f"{strategy}: {rep.get('error')}")
+            path.write_text(json.dumps(rep, indent=1, default=float))
+            print(f"   rc {rep['rc']} {rep['wall_s']:.0f} s {rep['max_rss_mib']} MiB {rep.get('error', '')[:300]}",
+                  flush=True)
+        if rep["rc"] == 0:
+            need = rep["report"].get("predicted_on_device")
+            return True, (int(need) if need is not None and need < budget else None), True
+        hint = refusal_need(rep.get("error"), budget)
+        oom = "out of memory" in (rep.get("error") or "")
+        return False, hint, hint is not None or oom
+    return probe
+
+
+def search_row(tag: str, step: str, hi: int, lo: int, strategy: str, a: argparse.Namespace, runs: Path,
+               work: Path, ref: list[float] | None) -> dict[str, Any]:
+    """A strategy's least budget on one graph (``search_least``): its row, with its probes."""
+    probe = probe_runner(tag, step, strategy, a, runs, work)
+    # a solver starts where a plan is expected to fit; a baseline at the lower bound, whose refusal names
+    # what the best plan of its family needs (the next probe)
+    start = hi if strategy in SOLVERS else lo
+    runs_done: list[tuple[int, bool]] = []
+
+    def kept(b: int) -> tuple[bool, int | None, bool]:
+        out = probe(b)
+        runs_done.append((b, out[0]))
+        return out
+    try:
+        best, tried = search_least(kept, lo, hi, int(a.tol * lo), a.max_probes, start=start)
+    except NotRun as stop:  # --render: the search stopped here (the next probe, at stop.args[0], not run)
+        best = min((b for b, ok in runs_done if ok), default=None)
+        tried = [*runs_done, (stop.args[0], None)]
+    if not runs_done:
+        return {"model": tag, "run": strategy, "rc": None, "error": "not run", "wall_s": 0.0, "max_rss_mib": 0,
+                "least_budget": None, "probes": tried}
+    last = best if best is not None else runs_done[-1][0]
+    rep = json.loads((runs / f"{tag}_{strategy}_b{last}.json").read_text())
+    return {**row(tag, strategy, rep, ref), "least_budget": best, "probes": tried}
+
+
+def search_markdown(rows: list[dict[str, Any]], tol: float) -> str:
+    """The least-budget table: per strategy the least budget that trained and its run, or why none did."""
+    head = ("| model | strategy | least budget that trained | probes (budget: trained?) | recomputations | "
+            "predicted overhead | loop | loop's least cap replayed | peak in use, 2 steps: measured / replayed | "
+            "losses = unmodified | wall s (its run) | max RSS MiB | commit |\n"
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    out, notes = [head], []
+    for r in rows:
+        probes = ", ".join(f"{b}: {'not run' if ok is None else 'yes' if ok else 'no'}" for b, ok in r["probes"])
+        if r["least_budget"] is not None:
+            over = f"{r['predicted_overhead']:.3f}" if r.get("predicted_overhead") is not None else ""
+            out.append(f"| {r['model']} | {r['run']} | {r['least_budget']} | {probes} | {r.get('recomputes') or ''} | "
+                       f"{over} | {r.get('loop') or ''} | {r.get('predicted_on_device') or ''} | "
+                       f"{r['measured_peak']} / {r.get('predicted_in_use')} | {r['losses_equal_unmodified']} | "
+                       f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
+        elif r["rc"] is None:
+            out.append(f"| {r['model']} | {r['run']} | not run | {probes} | | | | | | | | | |")
+        else:
+            out.append(f"| {r['model']} | {r['run']} | none (note {len(notes) + 1}) | {probes} | | | | | | | "
+                       f"{r['wall_s']:.0f} | {r['max_rss_mib']} | {r.get('commit') or ''} |")
+            notes.append(f"{len(notes) + 1}. {r['model']}, {r['run']}, last probe: `{r['error']}`")
+    return "\n".join([f"Bisection to within {tol:.1%} of the lower bound; every budget listed trained 2 steps "
+                      "under a cap of itself or was refused.", "", *out, "", *notes]) + "\n"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--model", action="append", default=[], help="TAG=STEP.onnx:BUDGET (repeatable)")
@@ -114,6 +259,9 @@ def main() -> None:
     ap.add_argument("--force", action="store_true", help="re-run runs whose report exists")
     ap.add_argument("--no-unmodified", action="store_true")
     ap.add_argument("--render", action="store_true", help="run nothing: the table of the reports kept in --dir")
+    ap.add_argument("--search", action="store_true", help="each strategy's least budget (--model TAG=STEP:HI:LO)")
+    ap.add_argument("--tol", type=float, default=0.01, help="--search: stop within this fraction of LO")
+    ap.add_argument("--max-probes", type=int, default=5, help="--search: runs per strategy at most")
     ap.add_argument("--out", required=True, help="the table as JSON")
     ap.add_argument("--md", required=True, help="the table as markdown")
     a = ap.parse_args()
@@ -121,6 +269,18 @@ def main() -> None:
     runs.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="remc-tt-"))
     rows, budgets = [], {}
+    if a.search:  # strategy by strategy, each on every model
+        for strategy in a.strategies.split(","):
+            for spec in a.model:
+                tag, rest = spec.split("=", 1)
+                step, hi, lo = rest.rsplit(":", 2)
+                ref_path = runs / f"{tag}_unmodified_no-cap.json"
+                ref = json.loads(ref_path.read_text()).get("report", {}).get("losses") if ref_path.exists() else None
+                rows.append(search_row(tag, os.path.abspath(step), int(hi), int(lo), strategy, a, runs, work, ref))
+                Path(a.out).write_text(json.dumps({"rows": rows}, indent=1, default=float))
+                Path(a.md).write_text(search_markdown(rows, a.tol))
+        print(Path(a.md).read_text())
+        return
     for spec in a.model:
         tag, rest = spec.split("=", 1)
         step, budget = rest.rsplit(":", 1)
