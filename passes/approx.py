@@ -164,7 +164,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
         lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
-        relax = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
+        relax: _Relaxation | None = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
+        assert relax is not None
         try:
             exact = relax.at(budget)
         except _LpStopped as stop:
