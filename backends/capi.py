@@ -487,13 +487,19 @@ class Binding:
         self._finalizer = weakref.finalize(self, _release_values, session.api, self.inputs, self.outputs,
                                            self.fixed_outputs)
 
-    def bind_cpu_input(self, name: str, arr: np.ndarray) -> None:
+    def _over(self, arr: np.ndarray):  # noqa: ANN202 - an OrtValue pointer
+        """A CPU tensor over ``arr``'s memory (C-contiguous; the caller keeps ``arr`` alive)."""
         a = self.session.api
-        arr = np.ascontiguousarray(arr)
         shape = (C.c_int64 * max(arr.ndim, 1))(*arr.shape)
         v = _P()
         a.check(a.CreateTensorWithDataAsOrtValue(a.mem_info, arr.ctypes.data, arr.nbytes, shape, arr.ndim,
                                                  helper.np_dtype_to_tensor_dtype(arr.dtype), C.byref(v)))
+        return v
+
+    def bind_cpu_input(self, name: str, arr: np.ndarray) -> None:
+        a = self.session.api
+        arr = np.ascontiguousarray(arr)
+        v = self._over(arr)
         old = self.inputs.pop(name, None)
         if old is not None:
             a.ReleaseValue(old)
@@ -510,10 +516,7 @@ class Binding:
         if not arr.flags.c_contiguous:
             raise ValueError(f"output buffer {name!r} is not C-contiguous")
         a = self.session.api
-        shape = (C.c_int64 * max(arr.ndim, 1))(*arr.shape)
-        v = _P()
-        a.check(a.CreateTensorWithDataAsOrtValue(a.mem_info, arr.ctypes.data, arr.nbytes, shape, arr.ndim,
-                                                 helper.np_dtype_to_tensor_dtype(arr.dtype), C.byref(v)))
+        v = self._over(arr)
         old = self.fixed_outputs.pop(name, None)
         if old is not None:
             a.ReleaseValue(old[0])

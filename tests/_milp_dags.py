@@ -57,21 +57,26 @@ def training_graph(layers: int, rng: np.random.Generator, *, skips: tuple[tuple[
                 backward=backward)
 
 
-def exhaustive_optimum(dag: DAG, budget: int) -> float | None:
-    """The least cost over every S (R = solve_r(S)) that is correct and within budget; None if none is.
-
-    This covers every frontier-advancing schedule: any feasible (R, S) can be cleaned to one with
-    R = solve_r(S') and no more cost or memory (see passes/milp_model.clean).
-    """
+def correct_schedules(dag: DAG):
+    """Every (R, S) with R = solve_r(S) that is correct, over every S: every frontier-advancing schedule up to
+    cleaning (any feasible (R, S) can be cleaned to one with R = solve_r(S') and no more cost or memory; see
+    passes/milp_model.clean)."""
     n = dag.n
     cells = [(t, i) for t in range(n) for i in range(t)]
-    best = None
     for bits in itertools.product((False, True), repeat=len(cells)):
         S = np.zeros((n, n), dtype=bool)
         for (t, i), on in zip(cells, bits):
             S[t, i] = on
         R = solve_r(dag, S)
-        if check(dag, R, S) or memory_profile(dag, R, S).max() > budget:
+        if not check(dag, R, S):
+            yield R, S
+
+
+def exhaustive_optimum(dag: DAG, budget: int) -> float | None:
+    """The least cost over every correct schedule (``correct_schedules``) within budget; None if none is."""
+    best = None
+    for R, S in correct_schedules(dag):
+        if memory_profile(dag, R, S).max() > budget:
             continue
         cost = float(R.sum(axis=0) @ dag.cost)
         best = cost if best is None else min(best, cost)
