@@ -261,8 +261,15 @@ class Predictor:
     seen (session creation, data, runs: what every one pays) plus the work times the largest rate above that
     seen so far. Was the largest seconds per unit of work, which a tiny op's session overhead made so large
     that every big kernel was predicted past any deadline (ResNet50 b256 with a 3000 s limit: 205 of 285
-    signatures skipped in 0.7 s). Measurements under a deadline run in a child killed at it
-    (``bounded.run_bounded``), so a prediction that is too low costs at most the time left."""
+    signatures skipped in 0.7 s). The rate comes only from the measurements whose work is within
+    ``RATE_WINDOW`` of the largest seen: the first measurement pays a one-time start-up (a 36-FLOP node took
+    64 ms on CPU, ten times the next ones), which over a tiny op's work made a 20 MFLOP convolution look like
+    23 s and left 47 of 60 signatures of a small torch export unprofiled with 7 s to spare. Measurements under
+    a deadline run in a child killed at it (``bounded.run_bounded``), so a prediction that is too low costs at
+    most the time left."""
+
+    RATE_WINDOW = 4.0
+    """The rate is the largest over measurements of at least 1/RATE_WINDOW of the largest work seen."""
 
     def __init__(self) -> None:
         self.fixed: float | None = None
@@ -273,7 +280,8 @@ class Predictor:
         """Record one measurement of ``work`` that took ``seconds``."""
         self._seen.append((max(float(work), 1.0), float(seconds)))
         self.fixed = min(s for _, s in self._seen)
-        self.rate = max(max(s - self.fixed, 0.0) / w for w, s in self._seen)
+        top = max(w for w, _ in self._seen) / self.RATE_WINDOW
+        self.rate = max(max(s - self.fixed, 0.0) / w for w, s in self._seen if w >= top)
 
     def __call__(self, work: float) -> float:
         """Predicted seconds for ``work`` (0 before any measurement)."""

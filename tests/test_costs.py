@@ -257,3 +257,15 @@ def test_predictor_separates_the_fixed_cost_from_the_rate() -> None:
     pred.add(1e6, 0.011)
     assert pred(1e9) == pytest.approx(0.01 + 1e9 * 0.001 / 1e6)
     assert pred(1e9) < 1e9 * 0.01 / 1e3  # the old rule: largest seconds per unit of work
+
+
+def test_predictor_rate_comes_from_the_largest_measurements() -> None:
+    """A first measurement that pays the process's start-up (64 ms for 36 FLOPs) must not price every larger
+    kernel; once larger measurements exist the rate is theirs, and a slow large one still raises it."""
+    pred = profile.Predictor()
+    pred.add(36, 0.064)  # cold start
+    for w in (33, 48, 320, 864, 4096):
+        pred.add(w, 0.0006)
+    assert pred(2e7) < 1.0  # was 0.0005 + 2e7 * 0.0018 = 35000 s
+    pred.add(1e6, 0.0106)  # a large kernel: 10 ms over the fixed cost
+    assert pred(1e7) == pytest.approx(0.0006 + 1e7 * 0.01 / 1e6)
