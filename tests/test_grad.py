@@ -198,6 +198,29 @@ def test_batch_norm_running_stats_without_buffer_role_are_not_trained():
     gradcheck(make_model([node], [], "y", params), expect=["x", "s", "b"])
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 2, 6), (2, 4, 3, 2, 2)])
+def test_instance_norm(shape):
+    """Decomposed in the forward (torch exports GroupNorm through it): gradients by finite differences, and
+    the decomposition's output equals ONNX Runtime's InstanceNormalization."""
+    c = shape[1]
+    params = {"x": rnd(*shape) * 2 + 1, "s": rnd(c), "b": rnd(c)}
+    model = one_op("InstanceNormalization", params, epsilon=1e-3)
+    train, _ = gradcheck(model, expect=["x", "s", "b"])
+    assert not any(n.op_type == "InstanceNormalization" for n in train.graph.node)
+    x, sp = params["x"], tuple(range(2, len(shape)))
+    bshape = (1, c) + (1,) * (len(shape) - 2)
+    want = ((x - x.mean(axis=sp, keepdims=True)) / np.sqrt(x.var(axis=sp, keepdims=True) + float(np.float32(1e-3)))
+            * params["s"].reshape(bshape) + params["b"].reshape(bshape))
+    fwd = one_op("InstanceNormalization", {k: v.astype(np.float32) for k, v in params.items()}, dtype=F32,
+                 epsilon=1e-3)  # ONNX Runtime's kernel (float only on CPU) computes the same function
+    np.testing.assert_allclose(session(fwd).run(None, {})[0], want, rtol=1e-4, atol=1e-4)
+    y_node = [n for n in train.graph.node if n.name == "node"]
+    assert y_node and y_node[0].op_type == "Add"  # the node producing Y keeps the forward node's name
+    train.graph.output.append(helper.make_tensor_value_info("y", F64, list(shape)))
+    got = session(train).run(["y"], random_feeds(train, np.random.default_rng(0)))[0]
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)  # and so does the decomposition
+
+
 @pytest.mark.parametrize("shape,axis", [((3, 4, 5), -1), ((3, 4, 5), 1), ((2, 6), -1)])
 def test_layer_norm(shape, axis):
     norm = shape[axis % len(shape):]

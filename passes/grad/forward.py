@@ -9,6 +9,8 @@ saved for the backward. Most nodes are kept as they are. Rewrites:
   BatchNormalization's training mode at opset >= 14), plus the running-statistics update
   ``running * momentum + batch_stat * (1 - momentum)`` with the population variance, as the ONNX
   specification (and ONNX Runtime) define it. x̂, 1/σ and the reshaped scale are saved.
+- InstanceNormalization: decomposed the same way, statistics per sample over the spatial axes, no running
+  statistics (torch exports GroupNorm through it).
 - Dropout: ``training_mode`` set to true and the mask output added (the backward reuses the mask; a
   recomputation would draw a new one).
 - MaxPool: the Indices output added. LayerNormalization: the Mean and InvStdDev outputs added.
@@ -106,6 +108,32 @@ def lower_batch_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tuple[
     return FwdOp(node, {"xhat": xhat, "invstd": invstd, "scale": scale_r}), updates
 
 
+def lower_instance_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tuple[int, ...]],
+                        dtypes: dict[str, int]) -> FwdOp:
+    """InstanceNormalization from elementary ops, statistics per sample and channel over the spatial axes
+    (torch exports GroupNorm as Reshape + InstanceNormalization + Mul + Add); saves what BN's does."""
+    x, scale, bias = node.input
+    eps = float(_attrs(node).get("epsilon", 1e-5))
+    xs = shapes[x]
+    c, r = xs[1], len(xs)
+    if r < 3:
+        raise ModelError(f"InstanceNormalization {node.name!r}: input {x!r} has rank {r}, the operator needs "
+                         f"rank >= 3 ([N, C, D1, ...])")
+    axes = list(range(2, r))
+    bshape = [1, c] + [1] * (r - 2)
+    dt = dtypes[x]
+    with em.scope(node.name):
+        mean = em.reduce_mean(x, axes, keepdims=True)
+        xc = em.op("Sub", x, mean)
+        var = em.reduce_mean(em.op("Mul", xc, xc), axes, keepdims=True)
+        invstd = em.op("Reciprocal", em.op("Sqrt", em.op("Add", var, em.scalar(eps, dt))))
+        xhat = em.op("Mul", xc, invstd)
+        scale_r = em.reshape(scale, bshape)
+        y = em.op("Mul", xhat, scale_r)
+        em.op("Add", y, em.reshape(bias, bshape), out=node.output[0], node_name=node.name)
+    return FwdOp(node, {"xhat": xhat, "invstd": invstd, "scale": scale_r})
+
+
 def lower_forward(em: Emitter, nodes: list[onnx.NodeProto], shapes: dict[str, tuple[int, ...]],
                   dtypes: dict[str, int]) -> tuple[list[FwdOp], list[RunningUpdate]]:
     """Emit the training-mode forward graph; return its FwdOps and the running-statistics updates."""
@@ -119,6 +147,8 @@ def lower_forward(em: Emitter, nodes: list[onnx.NodeProto], shapes: dict[str, tu
             op, ups = lower_batch_norm(em, node, shapes, dtypes)
             ops.append(op)
             updates += ups
+        elif node.op_type == "InstanceNormalization":
+            ops.append(lower_instance_norm(em, node, shapes, dtypes))
         elif node.op_type == "Dropout":
             outs = _complete_outputs(em, node, 2, ["mask"])
             ins = (list(node.input) + [""])[:2] + [em.const(np.array(True))]

@@ -11,7 +11,8 @@ Formulas (checked by finite differences on ONNX Runtime CPU, tests/test_grad.py)
 - MaxPool: dX = ScatterElements(zeros, Indices, dY, reduction="add") on the flattened input.
 - AveragePool and Resize are separable linear maps; their adjoints are MatMuls with constant per-axis
   matrices built at build time (integer nearest upsampling: Reshape + ReduceSum instead).
-- BatchNormalization (decomposed in the forward, see forward.py) and LayerNormalization:
+- BatchNormalization, InstanceNormalization (both decomposed in the forward, see forward.py) and
+  LayerNormalization:
   dX = invstd * (dX̂ - mean(dX̂) - X̂ mean(dX̂ X̂)), with dX̂ = dY * scale.
 """
 from __future__ import annotations
@@ -275,22 +276,35 @@ def batch_norm_grad(ctx: RuleContext, dys: list) -> list:
     """Training-mode BN (batch statistics), from the decomposition's saved x̂, 1/σ and reshaped scale."""
     if any(dy is not None for dy in dys[1:]):
         raise ctx.unsupported("gradient through the running statistics outputs")
-    x, dy = ctx.x[0], dys[0]
+    r = len(ctx.shape(ctx.x[0]))
+    return _decomposed_norm_grad(ctx, dys[0], [0] + list(range(2, r)))
+
+
+@rule("InstanceNormalization", inputs=(0, 1, 2))
+def instance_norm_grad(ctx: RuleContext, dys: list) -> list:
+    """Like BN's, with statistics per sample (over the spatial axes only)."""
+    return _decomposed_norm_grad(ctx, dys[0], list(range(2, len(ctx.shape(ctx.x[0])))))
+
+
+def _decomposed_norm_grad(ctx: RuleContext, dy: str, axes: list[int]) -> list:
+    """dX = scale·invstd·(dY − mean(dY) − x̂·mean(dY·x̂)), the means over the statistics' ``axes``; dScale and
+    dBias sum over every axis but the channel (1), from the decomposition's saved x̂, 1/σ and reshaped scale."""
+    x = ctx.x[0]
     xs = ctx.shape(x)
     c = xs[1]
-    axes = [0] + list(range(2, len(xs)))
-    count = int(np.prod(xs)) // c
+    count = int(np.prod([xs[a] for a in axes]))
+    rest = [0] + list(range(2, len(xs)))  # every axis but the channel
     xhat, invstd, scale_r = ctx.saved["xhat"], ctx.saved["invstd"], ctx.saved["scale"]
     out: list = [None] * len(ctx.x)
     sum_dy = ctx.em.reduce_sum(dy, axes, keepdims=True) if ctx.need(0) or ctx.need(2) else None
-    sum_dyx = (ctx.em.reduce_sum(ctx.op("Mul", dy, xhat), axes, keepdims=True)
-               if ctx.need(0) or ctx.need(1) else None)
+    dyx = ctx.op("Mul", dy, xhat) if ctx.need(0) or ctx.need(1) else None
+    sum_dyx = ctx.em.reduce_sum(dyx, axes, keepdims=True) if dyx is not None else None
     if ctx.need(1):
-        assert sum_dyx is not None
-        out[1] = ctx.em.reshape(sum_dyx, [c])
+        assert sum_dyx is not None and dyx is not None
+        out[1] = ctx.em.reshape(sum_dyx if axes == rest else ctx.em.reduce_sum(dyx, rest, keepdims=True), [c])
     if ctx.need(2):
         assert sum_dy is not None
-        out[2] = ctx.em.reshape(sum_dy, [c])
+        out[2] = ctx.em.reshape(sum_dy if axes == rest else ctx.em.reduce_sum(dy, rest, keepdims=True), [c])
     if ctx.need(0):
         assert sum_dy is not None and sum_dyx is not None
         inv_m = ctx.scalar(1.0 / count, x)
