@@ -320,6 +320,15 @@ def test_pad():
     gradcheck(one_op("Pad", {"x": rnd(3, 4)}, inputs=["x", "p", "v", "a"], consts=consts), expect=["x"])
 
 
+@pytest.mark.parametrize("mode,pads", [("reflect", [0, 1, 2, 0, 2, 1]), ("reflect", [1, 0, 3, 1, -1, 0]),
+                                       ("edge", [0, 2, 1, 0, 3, 2]), ("wrap", [0, 5, 1, 0, 2, 4])])
+def test_pad_reflect_edge_wrap(mode, pads):
+    """torch's ReflectionPad2d / ReplicationPad2d / circular padding; finite differences of ONNX Runtime's
+    own Pad catch any index its adjoint maps differently."""
+    consts = {"p": np.array(pads)}
+    gradcheck(one_op("Pad", {"x": rnd(2, 3, 4)}, inputs=["x", "p"], consts=consts, mode=mode), expect=["x"])
+
+
 @pytest.mark.parametrize("ind,axis", [(np.array([[1, 3, 1], [0, 1, 4]]), 0), (np.array([2, 0, 2, -1]), 1),
                                       (np.array(-2), 1), (np.array([[0], [2]]), 2)])
 def test_gather_constant_indices(ind, axis):

@@ -113,11 +113,30 @@ def slice_grad(ctx: RuleContext, dys: list) -> list:
     return [g] + [None] * (len(ctx.x) - 1)
 
 
+def _pad_source(mode: str, length: int, begin: int, end: int) -> np.ndarray:
+    """For each output index of one axis padded by ``begin``/``end`` in ``mode`` (reflect, edge, wrap), the
+    input index it copies (ONNX's definitions; reflect mirrors without repeating the edge)."""
+    p = np.arange(length + begin + end) - begin
+    if mode == "edge":
+        return np.clip(p, 0, length - 1)
+    if mode == "wrap":
+        return np.mod(p, length)
+    if length == 1:
+        return np.zeros_like(p)
+    period = 2 * (length - 1)  # reflect: 0 1 .. n-1 n-2 .. 1 0 1 ..
+    q = np.mod(p, period)
+    return np.where(q < length, q, period - q)
+
+
 @rule("Pad", inputs=(0,))
 def pad_grad(ctx: RuleContext, dys: list) -> list:
-    """Constant padding: slice the padding off (and zero-pad back where the forward cropped)."""
+    """Constant padding: slice the padding off (and zero-pad back where the forward cropped). Reflect, edge
+    and wrap: each padded axis is a 0/1 matrix copying input indices to output indices, whose adjoint
+    (a MatMul per padded axis, like Resize's) adds every copy's gradient back to its source."""
     mode = ctx.attr("mode", "constant")
-    if mode != "constant":
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    if mode not in ("constant", "reflect", "edge", "wrap"):
         raise ctx.unsupported(f"mode={mode}")
     shape = ctx.shape(ctx.x[0])
     r = len(shape)
@@ -126,6 +145,16 @@ def pad_grad(ctx: RuleContext, dys: list) -> list:
     begin, end = [0] * r, [0] * r
     for i, a in enumerate(axes):
         begin[a], end[a] = raw[i], raw[len(axes) + i]
+    if mode != "constant":
+        from .rules_nn import apply_adjoint
+        mats = {}
+        for a in range(r):
+            if begin[a] or end[a]:
+                src = _pad_source(mode, shape[a], begin[a], end[a])
+                m = np.zeros((len(src), shape[a]))
+                m[np.arange(len(src)), src] = 1.0
+                mats[a] = m
+        return [apply_adjoint(ctx, dys[0], ctx.shape(ctx.y[0]), mats, ctx.x[0])] + [None] * (len(ctx.x) - 1)
     starts = [max(b, 0) for b in begin]
     ends = [s + d - max(-b, 0) - max(-e, 0) for s, d, b, e in zip(starts, shape, begin, end)]
     g = dys[0]
