@@ -21,6 +21,7 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, RemcError, SolverError
+from ..ir.report import gap_of
 from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
@@ -29,7 +30,7 @@ from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
-from ..passes.solver_api import Clock, Progress, SolverBackend
+from ..passes.solver_api import Clock, Progress, ProgressEvent, SolverBackend
 from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
@@ -125,12 +126,18 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     not make up for it (tools/bench_portfolio.py measures how often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
+    shown: list[float] = []  # the retention-gap bound, once known: shown, not used to skip phases
+    say = _phase_reporter(dag, progress, clock, shown)
+    say("baselines", None, {})
     incumbent = _incumbent(dag, budget, clock, start)
+    say("lower bound", incumbent, {})
     gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
+    shown.append(gb)
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
     if o.warm_start:
+        say("approx", incumbent, bounds)
         first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
         incumbent = _cheaper(dag, incumbent, first)
         if math.isfinite(lp_bound):
@@ -139,6 +146,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # every heuristic missed the budget within approx's share: the exact feasibility race
         # (passes/feasible.py) with most of the time left, its schedule the warm start of the phases below
         left = clock.left()
+        say("feasibility", incumbent, bounds)
         feas = find_feasible(dag, budget, HighsBackend(), threads=o.threads, race=_race(),
                              time_limit=FEASIBLE_NO_LIMIT if left is None else FEASIBLE_SHARE * left)
         notes["feasibility"] = f"{feas.status} in {feas.seconds:.1f} s" + (" (CP-SAT)" if feas.by == "race" else "")
@@ -148,10 +156,12 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
             and not clock.expired():
         left = clock.left()
+        say("cp-sat", incumbent, bounds)
         incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
             dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
             seconds=None if left is None else o.cpsat_share * left)
     if o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
+        say("local search", incumbent, bounds)
         incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent], state.get("over"), clock)
     elif o.warm_start and incumbent is None and not clock.expired():
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
@@ -161,12 +171,29 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
         except (InfeasibleError, SolverError) as e:
             notes["refine"] = f"approx in full: {e}"
+    say("milp", incumbent, bounds)
     sched = _milp.solve_milp(dag, budget, dataclasses.replace(o, warm_start=False), mip=backend(o.solver),
                              lp=HighsBackend(), incumbent=incumbent, progress=progress, clock=clock,
                              bounds=bounds)
     raise_bound(dag, sched, gb, gap=o.gap)
     sched.report.extras.update(notes)
     return sched
+
+
+def _phase_reporter(dag: DAG, progress: Progress | None, clock: Clock, extra: list[float]):
+    """``say(phase, incumbent, bounds)``: one ProgressEvent as each portfolio phase starts (the phases before the
+    MILP report nothing of their own), with the cheapest schedule so far and the best bound; the gap on the
+    overhead, as the report's; ``extra`` holds more bounds to show. A no-op without ``progress``."""
+    base = float(dag.total_cost)
+
+    def say(phase: str, incumbent: Schedule | None, bounds: dict[str, float]) -> None:
+        if progress is None:
+            return
+        cost = None if incumbent is None else incumbent.cost(dag)
+        bound = max((b for b in [*bounds.values(), *extra] if math.isfinite(b)), default=None)
+        progress(ProgressEvent(clock.elapsed(), phase, cost, bound,
+                               None if cost is None or bound is None else gap_of(cost, bound, base)))
+    return say
 
 
 def _cheaper(dag: DAG, a: Schedule | None, b: Schedule | None) -> Schedule | None:

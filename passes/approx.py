@@ -132,7 +132,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     given = _fitting(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
-    note = _report_progress(progress, clock, given)
+    note = _report_progress(progress, clock, given, base)
     # the retention-gap bound (passes/bounds.py) first, within BOUND_SHARE of the time left
     gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                    deadline=bound_deadline(clock)).bound
@@ -145,7 +145,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
-        note("stage search")
+        note("stage search", bound=gb)
         share = 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
         if reserve and left0:
             share *= 1.0 - reserve / left0
@@ -154,7 +154,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
     if given is None and reserve and clock.deadline is not None:
         heur_end = clock.deadline - reserve
-    note("lp")
+    note("lp", bound=gb, best=staged)
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
     best = None
     if cols > MAX_LP_COLUMNS:
@@ -192,7 +192,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         end = clock.start + clock.elapsed() + o.refine_seconds
         if heur_end is not None and clock.deadline is not None:
             end = min(end, heur_end if best is None and given is None else clock.deadline)
-        note("refine", bound=max(lp_bound, base))
+        note("refine", bound=max(lp_bound, base), best=best)
         starts = [c for c in (best, given) if c is not None]
         refined = _refine(dag, budget, starts, over, Refiner(dag, budget, deadline=end, max_evals=o.refine_evals),
                           improve=not repair_only)
@@ -216,7 +216,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                 end = clock.start + clock.elapsed() + o.refine_seconds
                 if clock.deadline is not None:
                     end = min(end, clock.deadline)
-                note("refine")
+                note("refine", best=found_c)
                 refined = _refine(dag, budget, [found_c], None,
                                   Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
                 best = _cheaper(best, refined.best)
@@ -286,12 +286,21 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     return _Candidate(R, S, float(R.sum(axis=0) @ dag.cost), math.nan, found[3])
 
 
-def _report_progress(progress: Progress | None, clock: Clock, given: _Candidate | None):
-    """A function reporting a phase change to ``progress`` (a no-op without one)."""
-    def note(phase: str, bound: float | None = None) -> None:
+def _report_progress(progress: Progress | None, clock: Clock, given: _Candidate | None, dag_total: float):
+    """A function reporting a phase change to ``progress`` (a no-op without one), with the cheapest schedule
+    and the best bound seen so far; gaps on the overhead above ``dag_total`` (every unit computed once), as the
+    report's."""
+    seen: dict[str, float] = {} if given is None else {"cost": given.cost}
+
+    def note(phase: str, bound: float | None = None, best: _Candidate | None = None) -> None:
+        if best is not None:
+            seen["cost"] = min(seen.get("cost", math.inf), best.cost)
+        if bound is not None and math.isfinite(bound):
+            seen["bound"] = max(seen.get("bound", -math.inf), bound)
         if progress is not None:
-            progress(ProgressEvent(clock.elapsed(), phase, None if given is None else given.cost, bound,
-                                   None if given is None or bound is None else gap_of(given.cost, bound, 0.0, "total")))
+            cost, bnd = seen.get("cost"), seen.get("bound")
+            progress(ProgressEvent(clock.elapsed(), phase, cost, bnd,
+                                   None if cost is None or bnd is None else gap_of(cost, bnd, dag_total)))
     return note
 
 

@@ -13,7 +13,7 @@ import math
 
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
-from ..ir.report import SolveReport
+from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
 from .approx import LpUnfinished, solve_approx
 from .milp_model import (
@@ -241,7 +241,7 @@ def _scaled_progress(progress: Progress, model: CheckmateModel, clock: Clock):
     def forward(incumbent: float, bound: float, elapsed: float) -> None:
         inc = model.cost_of(incumbent) if math.isfinite(incumbent) else None
         bnd = model.bound_of(bound) if math.isfinite(bound) else None
-        gap = None if inc is None or bnd is None or inc <= 0 else max(inc - bnd, 0.0) / inc
+        gap = None if inc is None or bnd is None else gap_of(inc, bnd, float(model.dag.total_cost))
         progress(ProgressEvent(clock.elapsed(), "milp", inc, bnd, gap))
     return forward
 

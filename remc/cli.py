@@ -347,7 +347,8 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
 def _solver_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--time-limit", type=_seconds, default=600.0,
                    help="wall-clock seconds: solve: the whole solve (every phase); compile: the whole compile "
-                        "(profiling, kernel-memory measurement, every fit round's solve, writing)")
+                        "(profiling, kernel-memory measurement, every fit round's solve, writing); default 600. "
+                        "The live display shows the best schedule and its gap as it improves")
     p.add_argument("--threads", type=_count, help="solver threads")
     p.add_argument("--gap", type=_gap, help="checkmate: stop at this relative gap on the recomputation overhead "
                    "(cost minus computing every unit once); default 1e-4")

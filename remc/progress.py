@@ -53,7 +53,7 @@ class _Display:
         if ev.bound is not None and math.isfinite(ev.bound):
             parts.append(f"bound {ev.bound:.6g}")
         if ev.gap is not None and math.isfinite(ev.gap):
-            parts.append(f"gap {100 * ev.gap:.2f}%")
+            parts.append(f"gap {100 * ev.gap:.2f}% of the overhead")
         self.live.update(self.text("  ".join(parts)))
 
 

@@ -216,3 +216,39 @@ def test_tiny_gpt_matches_torch(dynamo, opset):
     loss, grads, _, _ = torch_reference(net, ids, labels, class_axis_last=True)
     train = build_training_graph(model, "cross-entropy")
     compare(train, net, {"x": ids.numpy(), "labels": labels.numpy()}, loss, grads)
+
+
+class ConvNeXtish(nn.Module):
+    """GroupNorm (exported as Reshape + InstanceNormalization + Mul + Add), reflection padding, a depthwise
+    7x7 convolution, channels-last LayerNorm and GELU, a layer scale: ops of modern vision models."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Sequential(nn.ReflectionPad2d(1), nn.Conv2d(3, 8, 3), nn.GroupNorm(2, 8))
+        self.dw = nn.Conv2d(8, 8, 7, padding=3, groups=8)
+        self.ln = nn.LayerNorm(8)
+        self.fc = nn.Linear(8, 16)
+        self.gamma = nn.Parameter(torch.full((16,), 0.5))
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, x):
+        y = self.stem(x)
+        y = self.dw(y).permute(0, 2, 3, 1)
+        y = self.gamma * nn.functional.gelu(self.fc(self.ln(y)))
+        return self.head(y.mean((1, 2)))
+
+
+@pytest.mark.parametrize("dynamo", [False, True], ids=["legacy", "dynamo"])
+def test_groupnorm_reflectionpad_model_matches_torch(dynamo):
+    from remc.passes.grad import build_training_graph
+    torch.manual_seed(3)
+    net = ConvNeXtish()
+    with torch.no_grad():
+        net.stem[2].weight.uniform_(0.5, 1.5)
+        net.stem[2].bias.normal_(0, 0.1)
+    x = torch.randn(3, 3, 12, 12)
+    labels = torch.tensor([0, 3, 1])
+    model = export(net, x, dynamo)
+    loss, grads, _, _ = torch_reference(net, x, labels)
+    train = build_training_graph(model, "cross-entropy")
+    compare(train, net, {"x": x.numpy(), "labels": labels.numpy()}, loss, grads)
