@@ -437,10 +437,13 @@ def cmd_compile(args: argparse.Namespace) -> int:
         if lay is not None:  # the run uses these offsets when its own events are the same (plan_layout)
             from .backends.placement import store_layout
             store_layout(state.lowered, lay, args.device, settings)
+        from .plancheck import stamp_plan
+        plan_text = print_plan(state.plan)
+        stamp_plan(state.lowered, plan_text)  # `remc run --plan` refuses another compile's plan
         # the model first (its external data beside it): the plan never lands alone
         save_model(state.lowered, out.staged(args.output), data_dir=Path(args.model).parent)
         if args.plan:
-            out.staged(args.plan).write_text(print_plan(state.plan))
+            out.staged(args.plan).write_text(plan_text)
         out.commit()
         clock.record("write", t0)
     solves = [p.seconds for p in clock.phases if p.name == "schedule"]

@@ -42,6 +42,7 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     from .ir.plan import print_plan
     from .passes.optimizer import OptimizerOptions, append_optimizer
     from .passes.strategies import SOLVER_NAMES
+    from .plancheck import stamp_plan
     from .progress import fit_round_note
     from .run_cli import run_graph
     from .train import TrainOptions, compile_step_graph, data_feeds, reference_run, run_training
@@ -80,8 +81,10 @@ def run_demo(model: str = "resnet50", *, fraction: float = 0.9, strategy: str = 
     options = make_options(strategy, time_limit=time_limit) if strategy in SOLVER_NAMES else None
     state, fit = compile_step_graph(step, budget, strategy, device=device, options=options, steps=steps,
                                     progress=progress, on_round=fit_round_note(progress), settings=settings)
+    plan_text = print_plan(state.plan)
+    stamp_plan(state.lowered, plan_text)
     save_model(state.lowered, out_path)
-    write_text_atomic(plan_path, print_plan(state.plan))
+    write_text_atomic(plan_path, plan_text)
 
     note("running the compiled graph and the unmodified one under a cap of the budget")
     rep = run_graph(str(out_path), device=device, compare=str(step_path), plan=str(plan_path), iters=5,

@@ -7,6 +7,39 @@ from typing import Any
 
 from .ir.errors import PlanError
 
+PLAN_DIGEST_KEY = "remc.plan.sha256"
+"""Metadata key of a compiled model: the SHA-256 of the plan text it was lowered from (``stamp_plan``)."""
+
+
+def plan_digest(text: str) -> str:
+    """The SHA-256 of a plan's text (plans are deterministic: the same compile writes the same bytes)."""
+    import hashlib
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def stamp_plan(model: Any, text: str) -> None:
+    """Record in the compiled ONNX ``model``'s metadata which plan (its text) it was lowered from."""
+    keep = [(p.key, p.value) for p in model.metadata_props if p.key != PLAN_DIGEST_KEY]
+    del model.metadata_props[:]
+    for k, v in keep + [(PLAN_DIGEST_KEY, plan_digest(text))]:
+        e = model.metadata_props.add()
+        e.key, e.value = k, v
+
+
+def check_plan_matches_model(plan_path: str, model_path: str) -> bool:
+    """PlanError when the model at ``model_path`` was compiled from another plan than ``plan_path``'s (its
+    ``PLAN_DIGEST_KEY``); True when it was compiled from this plan, False when it records none (not written by
+    ``remc compile``, e.g. the unmodified training graph)."""
+    import onnx
+    model = onnx.load(model_path, load_external_data=False)
+    want = next((p.value for p in model.metadata_props if p.key == PLAN_DIGEST_KEY), None)
+    if want is None:
+        return False
+    if plan_digest(Path(plan_path).read_text()) != want:
+        raise PlanError(f"{model_path} was not compiled from {plan_path}: that plan was written by another "
+                        f"compile (give the plan written next to {model_path} with --plan, or none)")
+    return True
+
 
 def dag_for_plan(plan: Any, graph_path: str, batch: int | None, device: str | None = None) -> Any:
     """The DAG of ``graph_path`` partitioned as the plan's units say, with the plan's unit costs, for

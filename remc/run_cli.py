@@ -46,6 +46,8 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     rep: dict[str, Any] = {"model": str(model), "device": device, "predicted_peak": None, "predicted_cost": None,
                            "outputs_match": None, "budget": None}
     if plan:
+        from .plancheck import check_plan_matches_model
+        rep["plan_matches_model"] = check_plan_matches_model(plan, model)
         rep.update(_predicted(plan, compare, device))
         if mem_limit is None and use_plan_budget:
             mem_limit = rep["budget"]
@@ -212,7 +214,9 @@ def format_run(rep: dict[str, Any]) -> str:
     if rep.get("predicted_cost") is not None:
         lines.append(f"  predicted cost {rep['predicted_cost']:.4g} ({rep['predicted_overhead']:.3f}x of ideal); "
                      + (f"plan checked against {rep['plan_checked']}" if rep.get("plan_checked")
-                        else "plan not checked against its graph (give --compare with the training graph)"))
+                        else "plan not checked against its graph (give --compare with the training graph)")
+                     + ("" if rep.get("plan_matches_model") is not False else
+                        "; the model records no plan (not written by remc compile): the plan gives the cap only"))
     if rep.get("outputs_match") is not None:
         lines.append(f"  outputs {'match' if rep['outputs_match'] else 'DIFFER from'} the reference "
                      f"({rep['compare_worst']}); time overhead {rep['measured_overhead']:.3f}x")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -74,3 +75,18 @@ def test_plan_show_prints_the_arena(compiled: dict) -> None:
     assert res.returncode == 0, res.stderr
     assert "arena" in res.stdout and "fragmentation" in res.stdout
     assert zoo.list_models()  # the zoo is importable alongside
+
+
+def test_run_refuses_a_plan_of_another_compile(compiled: dict, tmp_path: Path) -> None:
+    """The compiled model records the digest of its plan: `remc run --plan` with another compile's plan (here
+    the same plan at another budget) says so instead of running under that plan's cap; the unmodified graph,
+    which records none, still runs under a plan's budget, and the output says the plan only gave the cap."""
+    text = compiled["plan"].read_text()
+    other = tmp_path / "other.plan"
+    other.write_text(re.sub(r"^budget (\d+)", lambda m: f"budget {int(m.group(1)) + 4096}", text, count=1, flags=re.M))
+    res = remc("run", str(compiled["out"]), "--plan", str(other), "--iters", "1")
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert "was not compiled from" in res.stderr and str(other) in res.stderr, res.stderr
+    res = remc("run", str(compiled["train"]), "--plan", str(compiled["plan"]), "--iters", "1", "--mem-limit", "8MiB")
+    assert res.returncode == 0, res.stderr
+    assert "the model records no plan" in res.stdout
