@@ -238,7 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
     ze.set_defaults(func=cmd_zoo_export)
 
     mb = sub.add_parser("maxbatch", help="largest batch whose schedule fits a budget at <= 2 forward + backward")
-    mb.add_argument("model", help="training graph (.onnx) with a symbolic batch dimension, or a zoo name")
+    mb.add_argument("model", help="forward model or training graph (.onnx) with a symbolic batch dimension, or a "
+                                  "zoo name; a forward model's training graph is built at each batch (--loss)")
+    mb.add_argument("--loss", choices=("cross-entropy", "mse"), default="cross-entropy",
+                    help="the loss of the training graph built for a forward model (as remc grad's)")
     mb.add_argument("--budget", required=True, type=_size)
     mb.add_argument("--strategy", default="checkmate",
                     help=f"one of {', '.join(STRATEGIES)} (with --plot: several, comma-separated)")
@@ -730,16 +733,18 @@ def cmd_maxbatch(args: argparse.Namespace) -> int:
             print(f"{r['model']:12s} {r['strategy']:15s} max batch {r['batch']}", flush=True)
         kw = {"time_limit": args.time_limit} | ({"threads": args.threads} if args.threads else {})
         maxbatch_chart(args.model.split(","), strategies, args.budget, args.plot, cost=args.cost,
-                       granularity=args.granularity, solver_kwargs=kw, on_row=row)
+                       granularity=args.granularity, solver_kwargs=kw, on_row=row, loss=args.loss)
         print(f"wrote {args.plot}")
         return 0
     rep = run_maxbatch(args.model, args.budget, args.strategy, cost=args.cost, granularity=args.granularity,
-                       options=_strategy_options(args))
+                       options=_strategy_options(args), loss=args.loss)
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
         print(f"{rep['strategy']}: max batch {rep['batch']} under {format_size(rep['budget'])} "
-              f"(peak {format_size(rep['peak'])}, cost {rep['cost']:.4g} <= limit {rep['cost_limit']:.4g})")
+              f"(peak {format_size(rep['peak'])}, cost {rep['cost']:.4g} <= limit {rep['cost_limit']:.4g})"
+              + ("" if rep.get("training_graph") != f"built by remc grad, loss {args.loss}"
+                 else f"; training graph built by remc grad, loss {args.loss}"))
     return 0
 
 

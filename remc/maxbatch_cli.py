@@ -4,37 +4,68 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .ir.errors import RemcError
+from .ir.errors import ModelError, RemcError
 
 
-def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = None) -> Any:
+def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = None,
+            loss: str = "cross-entropy") -> Any:
     """The compile state (import, costs, units) of ``model`` at ``batch``; with ``like`` (the state at
     another batch), the same units as ``like``'s: coarsening weighs memory, so it may group nodes
-    differently at another batch size, and scaling memory between two batches needs the same units."""
+    differently at another batch size, and scaling memory between two batches needs the same units.
+
+    ``model``: a zoo name, a training graph with a symbolic batch dimension, or a forward model with one, whose
+    training graph (``loss``) is built at ``batch`` as ``remc grad --batch`` builds it (``remc grad`` binds the
+    batch, so a user's own model reaches maxbatch this way)."""
     from . import zoo
     from .pipeline import State, compile_pipeline, run, stages
+    source: Any
     if model in zoo.list_models() and not Path(model).exists():
         cfg = dict(zoo.paper_config(model))
         cfg.pop("batch", None)
         source = zoo.export(model, batch, train=True, weights="shape-only", **cfg)
         passes = compile_pipeline(cost=cost, granularity=granularity)
+    elif _forward_only(model):
+        from .ir.onnx_io import inline_external_data, load_model
+        from .passes.grad import build_training_graph
+        proto = inline_external_data(load_model(model), Path(model).parent, max_bytes=1 << 20)
+        source = build_training_graph(proto, loss=loss, batch=batch)
+        passes = compile_pipeline(cost=cost, granularity=granularity)
     else:
         source = model
         passes = compile_pipeline(batch=batch, cost=cost, granularity=granularity)
-    if like is None:
-        return run(stages(passes, last="units"), State(model=source))
-    from .passes.coarsen import remap_units
-    from .passes.dagbuild import build_dag
-    state = run(stages(passes, last="costs"), State(model=source))
+    try:
+        if like is None:
+            return run(stages(passes, last="units"), State(model=source))
+        from .passes.coarsen import remap_units
+        from .passes.dagbuild import build_dag
+        state = run(stages(passes, last="costs"), State(model=source))
+    except ModelError as e:
+        if "static batch dimension" not in str(e):
+            raise
+        raise ModelError(f"{e}: remc maxbatch needs a symbolic batch dimension; give it the forward model "
+                         f"(exported with a dynamic batch axis), whose training graph it builds at each batch "
+                         f"(--loss)") from None
     state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
     state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
     return state
 
 
+def _forward_only(path: str) -> bool:
+    """Whether the ONNX file at ``path`` has no backward pass (no node named as ``remc grad`` names backward
+    nodes, no gradient output): a forward model."""
+    import onnx
+
+    from .passes.grad import BACKWARD_MARKER
+    proto = onnx.load(path, load_external_data=False)
+    return not any(BACKWARD_MARKER in n.name for n in proto.graph.node) and not any(
+        o.name.startswith("grad.") for o in proto.graph.output)
+
+
 def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",
-                 options: Any = None) -> dict[str, Any]:
-    """Max batch of ``model`` (a training graph with a symbolic batch dimension, or a zoo name at the
-    paper's resolution) under ``budget`` bytes with ``strategy``; the report as a dict.
+                 options: Any = None, loss: str = "cross-entropy") -> dict[str, Any]:
+    """Max batch of ``model`` (a training graph with a symbolic batch dimension, a forward model with one whose
+    training graph with ``loss`` is built at each batch, or a zoo name at the paper's resolution) under
+    ``budget`` bytes with ``strategy``; the report as a dict.
 
     The graph is built at batch 1 and 2: memory is affine in the batch (exact), and the cost bound is
     eq. (10) (scale-free). Checkmate and approx minimize cost under the budget, so a batch is feasible when
@@ -46,8 +77,8 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     """
     from .backends.strategies import solve
     from .passes.maxbatch import affine, eq10_cost_limit, max_batch
-    s1 = _dag_at(model, 1, cost, granularity)
-    d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1).dag
+    s1 = _dag_at(model, 1, cost, granularity, loss=loss)
+    d1, d2 = s1.dag, _dag_at(model, 2, cost, granularity, like=s1, loss=loss).dag
     dag, _ = affine(d1, d2, 1, 2)  # memory and the constant (inputs) scale by the batch, measured
     start = None
     unfinished: list[int] = []
@@ -73,7 +104,9 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
         raise RemcError(f"no batch size fits {budget} bytes with {strategy}")
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
             "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
-            "units": dag.n, "search_start": start, "unfinished_probes": sorted(unfinished)}
+            "units": dag.n, "search_start": start, "unfinished_probes": sorted(unfinished),
+            "training_graph": f"built by remc grad, loss {loss}" if Path(model).exists() and _forward_only(model)
+            else "given"}
 
 
 def _baseline_start(dag: Any, budget: int) -> int | None:
@@ -89,7 +122,7 @@ def _baseline_start(dag: Any, budget: int) -> int | None:
 
 def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: str, *, cost: str = "flops",
                    granularity: str = "coarse", solver_kwargs: dict | None = None,
-                   on_row: Any = None) -> list[dict[str, Any]]:
+                   on_row: Any = None, loss: str = "cross-entropy") -> list[dict[str, Any]]:
     """``run_maxbatch`` for every model and strategy, and the paper's Fig. 6 (grouped bars) at ``plot``
     with the rows beside it as JSON (``<plot stem>.json``). A strategy that fits no batch gets batch 0."""
     import json
@@ -103,7 +136,7 @@ def maxbatch_chart(models: list[str], strategies: list[str], budget: int, plot: 
         for s in strategies:
             try:
                 options = make_options(s, **(solver_kwargs or {})) if s in SOLVER_NAMES else None
-                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, options=options)
+                rep = run_maxbatch(m, budget, s, cost=cost, granularity=granularity, options=options, loss=loss)
             except RemcError as e:
                 rep = {"model": m, "strategy": s, "budget": budget, "batch": 0, "error": str(e)[:300]}
             rows.append(rep)

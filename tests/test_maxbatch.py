@@ -161,3 +161,46 @@ def test_paper_memory_model_vgg19():
     assert batch_dag(dag, 10, 1).constant == dag.constant
     assert max_batch(dag, mod.PAPER_BUDGET, "checkpoint-all", 1)[0] == 222
     assert max_batch(dag, mod.PAPER_BUDGET, "lin-greedy", 1)[0] == 289
+
+
+def test_forward_model_gets_its_training_graph_at_each_batch(tmp_path) -> None:
+    """A forward model with a symbolic batch (what a user exports with a dynamic batch axis) is differentiated
+    at each probed batch, as `remc grad --batch` would; it was scheduled as a forward graph before, which has
+    no backward pass and so a far larger, wrong max batch. A training graph with a static batch gets a message
+    that says what to give instead."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    from remc.ir.errors import ModelError
+    from remc.maxbatch_cli import _dag_at, run_maxbatch
+    from remc.passes.grad import build_training_graph
+
+    rng = np.random.default_rng(0)
+    w1 = numpy_helper.from_array(rng.standard_normal((64, 256)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((256, 10)).astype(np.float32), "w2")
+    nodes = [helper.make_node("MatMul", ["x", "w1"], ["h"], name="fc1"),
+             helper.make_node("Relu", ["h"], ["a"], name="relu"),
+             helper.make_node("MatMul", ["a", "w2"], ["y"], name="fc2")]
+    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 10])], [w1, w2])
+    fwd = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "mlp.onnx"
+    onnx.save(fwd, path)
+    for b in (1, 2):  # the same DAG as the training graph remc grad builds at that batch
+        got = _dag_at(str(path), b, "flops", "fine").dag
+        want = _dag_at_proto(build_training_graph(fwd, batch=b))
+        assert got.n == want.n and checkpoint_all(got).peak(got) == checkpoint_all(want).peak(want)
+    budget = 4 << 20
+    rep = run_maxbatch(str(path), budget, "checkpoint-all", granularity="fine")
+    assert rep["training_graph"] == "built by remc grad, loss cross-entropy" and rep["batch"] >= 1
+    at = _dag_at_proto(build_training_graph(fwd, batch=rep["batch"] + 1))
+    assert checkpoint_all(at).peak(at) > budget  # the next batch's training graph does not fit
+    static = tmp_path / "train.onnx"
+    onnx.save(build_training_graph(fwd, batch=4), static)
+    with pytest.raises(ModelError, match="needs a symbolic batch dimension"):
+        run_maxbatch(str(static), budget, "checkpoint-all", granularity="fine")
+
+
+def _dag_at_proto(model):
+    from remc.pipeline import State, compile_pipeline, run, stages
+    return run(stages(compile_pipeline(cost="flops", granularity="fine"), last="units"), State(model=model)).dag
