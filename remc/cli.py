@@ -410,6 +410,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
     from .pipeline import State, compile_pipeline, run, stages
     from .progress import compile_status, solver_progress
     from .timebudget import ONLY_ROUND_SHARE, CompileClock, process_age
+    from .training_graph import forward_only_hint
     # --time-limit covers the whole compile from the process's start (remc/timebudget.py)
     clock = CompileClock(args.time_limit, started_ago=process_age())
     options = _strategy_options(args)
@@ -426,7 +427,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                 state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
                             on_pass=lambda p, st: (_require_training_graph(p.name, st, args.model), shown(p.name)))
             except ModelError as e:  # a forward model may fail shape inference before the check above
-                raise ModelError(f"{e}{_forward_only_hint(args.model)}") from None
+                raise ModelError(f"{e}{forward_only_hint(args.model)}") from None
             rest = stages(passes, first="schedule")
             if args.no_fit:
                 run_round(rest, state, clock, share=ONLY_ROUND_SHARE)
@@ -463,23 +464,6 @@ def cmd_compile(args: argparse.Namespace) -> int:
                    device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
-
-
-def _forward_only_hint(model: str) -> str:
-    """'; M is not a training graph ...' when the ONNX file at ``model`` has no node of a backward pass (no node
-    named as ``remc grad`` names them, no gradient output), else '': for errors met before the graph is imported."""
-    import onnx
-
-    from .passes.grad import BACKWARD_MARKER
-    try:
-        proto = onnx.load(model, load_external_data=False)
-    except Exception:  # noqa: BLE001 - the hint is best effort; the error it is added to stands
-        return ""
-    if any(BACKWARD_MARKER in n.name for n in proto.graph.node) or any(
-            o.name.startswith("grad.") for o in proto.graph.output):
-        return ""
-    return (f"; {model} is not a training graph (no node of a backward pass): build one with "
-            f"'remc grad {model} -o train.onnx' and compile that")
 
 
 def _require_training_graph(stage: str, state: Any, model: str) -> None:

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from .ir.errors import ModelError, RemcError
+from .training_graph import forward_only
 
 
 def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = None,
@@ -24,7 +25,7 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
         cfg.pop("batch", None)
         source = zoo.export(model, batch, train=True, weights="shape-only", **cfg)
         passes = compile_pipeline(cost=cost, granularity=granularity)
-    elif _forward_only(model):
+    elif forward_only(model):
         from .ir.onnx_io import inline_external_data, load_model
         from .passes.grad import build_training_graph
         proto = inline_external_data(load_model(model), Path(model).parent, max_bytes=1 << 20)
@@ -48,17 +49,6 @@ def _dag_at(model: str, batch: int, cost: str, granularity: str, like: Any = Non
     state.units, state.granularity = remap_units(like.units, state.graph), like.granularity
     state.dag = build_dag(state.graph, state.costs, state.units, granularity=like.granularity)
     return state
-
-
-def _forward_only(path: str) -> bool:
-    """Whether the ONNX file at ``path`` has no backward pass (no node named as ``remc grad`` names backward
-    nodes, no gradient output): a forward model."""
-    import onnx
-
-    from .passes.grad import BACKWARD_MARKER
-    proto = onnx.load(path, load_external_data=False)
-    return not any(BACKWARD_MARKER in n.name for n in proto.graph.node) and not any(
-        o.name.startswith("grad.") for o in proto.graph.output)
 
 
 def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops", granularity: str = "coarse",
@@ -105,7 +95,7 @@ def run_maxbatch(model: str, budget: int, strategy: str, *, cost: str = "flops",
     return {"model": model, "strategy": strategy, "budget": budget, "batch": batch, "peak": sched.peak(at),
             "cost": sched.cost(at), "cost_limit": eq10_cost_limit(at), "status": sched.report.get("status"),
             "units": dag.n, "search_start": start, "unfinished_probes": sorted(unfinished),
-            "training_graph": f"built by remc grad, loss {loss}" if Path(model).exists() and _forward_only(model)
+            "training_graph": f"built by remc grad, loss {loss}" if Path(model).exists() and forward_only(model)
             else "given"}
 
 

@@ -50,6 +50,10 @@ def load_state(model: str, *, size: str = "paper", batch: int | None = None, cos
         source: Any = zoo.export(model, b, train=True, weights="shape-only", **cfg)
         passes = compile_pipeline(cost=cost, granularity=granularity, device=device)
     else:
+        from .training_graph import forward_only_hint
+        hint = forward_only_hint(model)
+        if hint:  # a forward graph would be scheduled without its backward pass
+            raise RemcError(hint[2:])
         source = model
     return run(stages(passes, last="units"), State(model=source))
 

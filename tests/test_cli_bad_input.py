@@ -136,6 +136,7 @@ CASES: dict[str, tuple[list[str], str]] = {
     "unknown-command": (["frobnicate"], "invalid choice"),
     # graphs
     "forward-only-graph": (["compile", "fwd.onnx", "--budget", "1MiB", "-o", "out.onnx"], "remc grad"),
+    "sweep-forward-only-graph": (["sweep", "fwd.onnx", "-o", "sweep.png"], "remc grad"),
     # a forward model whose import fails first (an unbound dimension; a torch export's computed Slice ends):
     # the shape error and that it is no training graph
     "forward-only-dynamic": (["compile", "fwd_dynamic.onnx", "--budget", "1MiB", "-o", "out.onnx"],
