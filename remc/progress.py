@@ -45,15 +45,15 @@ class _Display:
 
     def __call__(self, ev: ProgressEvent) -> None:
         parts = [self.prefix + ":"] if self.prefix else []
-        parts.append(f"{self.strategy}: {ev.elapsed:7.1f} s")
+        parts.append(f"{self.strategy} {ev.elapsed:.1f} s")
         if ev.phase:
             parts.append(ev.phase)
         if ev.incumbent is not None and math.isfinite(ev.incumbent):
-            parts.append(f"incumbent {ev.incumbent:.6g}")
+            parts.append(f"best {ev.incumbent:.6g}")
         if ev.bound is not None and math.isfinite(ev.bound):
             parts.append(f"bound {ev.bound:.6g}")
         if ev.gap is not None and math.isfinite(ev.gap):
-            parts.append(f"gap {100 * ev.gap:.2f}% of the overhead")
+            parts.append(f"gap {100 * ev.gap:.2f}% of overhead")
         self.live.update(self.text("  ".join(parts)))
 
 
@@ -68,6 +68,9 @@ def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:
         if r.get("slack"):
             note(f"using the budget's slack: the plan needs {format_size(r['predicted'])} of "
                  f"{format_size(r['budget'])} on the device, solving at {format_size(r['solver_budget'])}")
+            return
+        if r.get("continued"):
+            note(f"using the time left: solving again at {format_size(r['solver_budget'])}, from the plan")
             return
         if r.get("raised"):
             note(f"no schedule at {format_size(r['budget'])} in remc's live-bytes model: solving at "

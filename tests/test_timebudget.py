@@ -344,3 +344,41 @@ def test_fit_keeps_no_frame_of_a_failed_solve():
     gc.collect()
     assert (last, state.budget, str(first)) == (1000, 1500, "no schedule fits")
     assert len(held) == 2 and held[0]() is None
+
+
+@pytest.mark.parametrize("status, continued", [("time_limit", True), ("optimal", False), ("heuristic", False)])
+def test_time_left_after_a_cut_solve_is_spent_on_one_more(monkeypatch, status: str, continued: bool) -> None:
+    """A fitting plan whose solve was cut by its time limit, with time left on the compile's clock (its first
+    solve kept time back for rounds that did not run), gets one more solve at the same solver budget, warm
+    from it (``_use_time_left``), kept only when it fits and costs less (here it costs the same: the fitting
+    plan stays); a proven or finished solve does not. The chain at 160 bytes recomputes one node (cost 52)."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    clock = CompileClock(600.0, now=FakeTime())
+    st = run(stages(passes, last="units"), State(model=model, budget=160, clock=clock))
+    preds = iter([0])  # the input graph; every plan then needs exactly the budget (no slack to spend)
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds, 160), 0, 0))
+    real_run, solves = fit_mod.run, []
+
+    def run_and_mark(ps, state, **kw):  # every solve reports ``status`` (time_limit: cut by its limit)
+        out = real_run(ps, state, **kw)
+        if state.schedule is not None and state.schedule.report is not None:
+            state.schedule.report.status = status
+            solves.append(state.budget)
+        return out
+
+    monkeypatch.setattr(fit_mod, "run", run_and_mark)
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
+    more = [h for h in report.history if h.get("continued")]
+    assert len(more) == (1 if continued else 0) and len(solves) == 1 + len(more)
+    if continued:
+        assert more[0]["solver_budget"] == report.solver_budget and more[0]["kept"] is False
+        assert report.prediction is not None and report.prediction.total == 160
+    assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
+    assert st.budget == 160

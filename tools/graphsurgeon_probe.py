@@ -3,7 +3,7 @@
 For each model: compile a plan with recomputations (a baseline strategy under a budget below
 checkpoint-all), lower it with remc's own lowering (``passes/lower.py``), and lower it again with the
 dead-copy removal done by onnx-graphsurgeon (``import_onnx`` -> ``cleanup()`` -> ``export_onnx``) instead of
-remc's ``_drop_dead_copies``/``_drop_dead_optional_outputs``. Reports whether both give the same node list
+remc's ``dead_nodes``/``_drop_dead_optional_outputs``. Reports whether both give the same node list
 (order included), whether graphsurgeon's round trip alone keeps the order, and the time of each (median of
 ``--repeats``; ratios in one run). Writes JSON to ``--out``.
 
