@@ -123,7 +123,7 @@ def print_demo(rep: dict[str, Any]) -> None:
           f"({format_size(rep['single_need'])} for one run; {need}, data included); budget "
           f"{format_size(rep['budget'])} ({rep['budget']} bytes)")
     g = rep.get("solver_gap")
-    gap = "" if g is None else f", gap {100 * g:.2f}%" if math.isfinite(g) else ", no dual bound yet"
+    gap = "" if g is None else f", gap {100 * g:.2f}% of the recomputation overhead" if math.isfinite(g) else ", no dual bound yet"
     print(f"strategy {rep['strategy']}: {rep['solver_status']}{gap}")
     print(f"fit: solver budget {format_size(rep['solver_budget'])} after {rep['fit_rounds']} round(s)")
     if rep.get("placement") == "remc":
