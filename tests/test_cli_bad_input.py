@@ -177,9 +177,18 @@ def test_hand_edited_plan_is_caught_with_the_graph(work: Path) -> None:
     alone = remc("plan", "show", "bad.plan", cwd=work)
     assert alone.returncode == 0, alone.stderr
     assert "not checked against its graph" in alone.stdout
+    # the compiled model records its plan's digest: `remc run` refuses the edited plan before anything else;
+    # a copy without the record (as an older remc wrote it) reaches the validator, which catches the free
+    stamped = onnx.load(work / "chain_remat.onnx")
+    res = remc("run", "chain_remat.onnx", "--plan", "bad.plan", "--iters", "1", cwd=work)
+    assert res.returncode != 0 and "was not compiled from bad.plan" in res.stderr, res.stderr
+    unstamped = onnx.ModelProto()
+    unstamped.CopyFrom(stamped)
+    del unstamped.metadata_props[:]
+    onnx.save(unstamped, work / "chain_remat_nodigest.onnx")
     for args in (["plan", "show", "bad.plan", "--graph", "chain.onnx"],
                  ["plan", "check", "bad.plan", "--graph", "chain.onnx"],
-                 ["run", "chain_remat.onnx", "--plan", "bad.plan", "--compare", "chain.onnx", "--iters", "1"]):
+                 ["run", "chain_remat_nodigest.onnx", "--plan", "bad.plan", "--compare", "chain.onnx", "--iters", "1"]):
         res = remc(*args, cwd=work)
         assert res.returncode != 0, (args, res.stdout)
         lines_err = res.stderr.strip().splitlines()
