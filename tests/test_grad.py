@@ -198,6 +198,24 @@ def test_batch_norm_running_stats_without_buffer_role_are_not_trained():
     gradcheck(make_model([node], [], "y", params), expect=["x", "s", "b"])
 
 
+def test_torch_export_signature_decides_what_is_trained():
+    """A torch.export-based export lists its parameters in the graph's metadata: only those are trained (its
+    optimizer also leaves constants as float initializers, e.g. a unit scale under a GroupNorm); a listed
+    parameter that is not an initializer (folded into a constant) is refused."""
+    from remc.passes.grad.build import TORCH_SIGNATURE_KEY
+    params = {"w": rnd(3, 4), "val_7": np.ones(4)}
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
+                        helper.make_node("Mul", ["h", "val_7"], ["y"], name="scale")],
+                       [helper.make_tensor_value_info("x", F64, [2, 3])], "y", params)
+    sig = "\n# inputs\np_w: PARAMETER target='w'\nx: USER_INPUT\n"
+    helper.set_metadata_props(model.graph, {TORCH_SIGNATURE_KEY: sig})
+    train = build_training_graph(model, "mse")
+    assert [o.name for o in train.graph.output if o.name.startswith("grad.")] == ["grad.w"]
+    helper.set_metadata_props(model.graph, {TORCH_SIGNATURE_KEY: sig + "p_b: PARAMETER target='b'\n"})
+    with pytest.raises(ModelError, match="optimize=False"):
+        build_training_graph(model, "mse")
+
+
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (3, 2, 6), (2, 4, 3, 2, 2)])
 def test_instance_norm(shape):
     """Decomposed in the forward (torch exports GroupNorm through it): gradients by finite differences, and

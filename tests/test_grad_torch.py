@@ -252,3 +252,17 @@ def test_groupnorm_reflectionpad_model_matches_torch(dynamo):
     loss, grads, _, _ = torch_reference(net, x, labels)
     train = build_training_graph(model, "cross-entropy")
     compare(train, net, {"x": x.numpy(), "labels": labels.numpy()}, loss, grads)
+
+
+def test_dynamo_export_with_its_optimizer_is_refused():
+    """torch.onnx.export(dynamo=True)'s optimizer (on by default) folds parameters into constants (Linear
+    weights transposed into val_<k> initializers): the file is not the model to train, and remc says how to
+    export it instead of training the folded copies and the exporter's constants."""
+    from remc.ir.errors import ModelError
+    from remc.passes.grad import build_training_graph
+    pytest.importorskip("onnxscript")
+    torch.manual_seed(3)
+    net = ConvNeXtish().train()
+    prog = torch.onnx.export(net, (torch.randn(2, 3, 12, 12),), dynamo=True, input_names=["x"], output_names=["y"])
+    with pytest.raises(ModelError, match="optimize=False"):
+        build_training_graph(prog.model_proto, "cross-entropy")

@@ -24,11 +24,15 @@ MAX_IR_VERSION = 10
 def trainable_candidates(model: onnx.ModelProto, trainable: Iterable[str] | None) -> list[str]:
     """Initializers that get gradients if they reach the loss, in initializer order.
 
-    Default: float initializers of rank >= 1 whose doc_string is not "constant" or "buffer". An explicit
-    ``trainable`` list must name float initializers.
+    Default: the parameters a torch.export-based export lists (``torch_export_parameters``), else float
+    initializers of rank >= 1 whose doc_string is not "constant" or "buffer". An explicit ``trainable`` list
+    must name float initializers.
     """
     inits = {t.name: t for t in model.graph.initializer}
     if trainable is None:
+        params = torch_export_parameters(model)
+        if params is not None:
+            return params
         return [t.name for t in model.graph.initializer
                 if t.data_type in FLOAT_TYPES and len(t.dims) >= 1 and t.doc_string not in NON_TRAINABLE_ROLES]
     names = list(trainable)
@@ -39,6 +43,36 @@ def trainable_candidates(model: onnx.ModelProto, trainable: Iterable[str] | None
             raise ModelError(f"trainable {n!r} is not a float tensor")
     order = {t.name: k for k, t in enumerate(model.graph.initializer)}
     return sorted(set(names), key=order.__getitem__)
+
+
+TORCH_SIGNATURE_KEY = "pkg.torch.export.ExportedProgram.graph_signature"
+"""Graph metadata of ``torch.onnx.export(dynamo=True)``: the exported program's inputs, each a PARAMETER, BUFFER,
+CONSTANT_TENSOR or USER_INPUT with its module path."""
+
+
+def torch_export_parameters(model: onnx.ModelProto) -> list[str] | None:
+    """The trainable initializers of a ``torch.onnx.export(dynamo=True)`` model: the PARAMETERs of its graph
+    signature (its optimizer also makes constants initializers, e.g. InstanceNormalization's unit scale and zero
+    bias under a GroupNorm, named ``val_<k>``: those are not the model's parameters). None without a signature.
+    ModelError when a parameter is not an initializer: the exporter's optimizer folded it into a constant (a
+    Linear weight transposed, a BatchNormalization into the Conv before it), and the file is then not the
+    model to train."""
+    sig = next((p.value for p in model.graph.metadata_props if p.key == TORCH_SIGNATURE_KEY), None)
+    if sig is None:
+        return None
+    import re
+    targets = re.findall(r"^\s*\S+: PARAMETER target='([^']+)'", sig, flags=re.M)
+    inits = {t.name: t for t in model.graph.initializer}
+    missing = [t for t in targets if t not in inits]
+    if missing:
+        raise ModelError(f"{len(missing)} of the model's {len(targets)} parameters ({', '.join(missing[:3])}"
+                         f"{', ...' if len(missing) > 3 else ''}) are not initializers of this file: "
+                         f"torch.onnx.export(dynamo=True) with its optimizer on folded them into constants "
+                         f"(a Linear weight transposed, a BatchNormalization into the Conv before it), so the file "
+                         f"is not the model to train; export with optimize=False, or with dynamo=False and "
+                         f"training=torch.onnx.TrainingMode.TRAINING")
+    wanted = set(targets)
+    return [t.name for t in model.graph.initializer if t.name in wanted and t.data_type in FLOAT_TYPES]
 
 
 def default_class_axis(model: onnx.ModelProto, prep: Prepared, logits: str) -> int:
