@@ -147,8 +147,14 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     if soft:  # the excess term (weight x excess) must fit CP-SAT's 64-bit objective too
         costs, scale = _int_costs(dag.cost, room=2.0 ** 60 / (max(copies) * (top - cap + 1)))
     m, pres, start, end, serve, level = _build(cp_model, dag, copies, mem, ws, cap, top)
-    weight = sum(costs[v] * (copies[v] - 1) for v in range(n)) + 1  # one unit of excess outweighs any cost
-    m.Minimize(sum(costs[v] * p for v in range(n) for p in pres[v][1:]) + weight * (level - cap))
+    recompute = sum(costs[v] * p for v in range(n) for p in pres[v][1:])
+    if top > cap:  # the excess over the budget first: one unit of it outweighs any cost
+        weight = sum(costs[v] * (copies[v] - 1) for v in range(n)) + 1
+        over = m.NewIntVar(0, top - cap, "excess")  # a variable of its own: weight x level (level up to
+        m.Add(over == level - cap)  # top) overflowed CP-SAT's 64-bit check (MODEL_INVALID on U-Net b4 at 0.5)
+        m.Minimize(recompute + weight * over)
+    else:  # a hard capacity: the level is the constant cap (weight x cap alone can overflow too)
+        m.Minimize(recompute)
     fixed = sum(costs)
 
     if instances is not None:

@@ -160,3 +160,22 @@ def test_stalled_search_still_returns_a_schedule_no_worse_than_its_hint() -> Non
     s = solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, stall=0.0), hint=hint)
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert s.cost(dag) <= hint.cost(dag) + 1e-9
+
+
+def test_byte_sized_tensors_do_not_overflow_the_objective() -> None:
+    """Tensors of hundreds of MB whose sizes share no common divisor leave the capacity near 1e9 in CP-SAT's
+    units: the memory level's term in the objective (its weight times the level) overflowed CP-SAT's 64-bit
+    check and the solve stopped with MODEL_INVALID (U-Net b4 416x608 at 0.5 of checkpoint-all). Both the hard
+    capacity (presolve on) and the soft one (no hint that fits, presolve off) must solve."""
+    import dataclasses
+    rng = np.random.default_rng(5)
+    dag = training_graph(5, rng, skips=((0, 3),))
+    big = np.asarray([(k + 1) * 199_999_979 + 7 * k for k in range(dag.n)], dtype=np.int64)  # gcd 1
+    # FLOP-like float costs: scaled up to CP-SAT's integer room, so the objective's weights are large too
+    dag = dataclasses.replace(dag, mem=big, cost=rng.uniform(1e9, 5e9, dag.n))
+    from remc.passes.milp_model import simple_lower_bound
+    top, least = checkpoint_all(dag).peak(dag), simple_lower_bound(dag)
+    budget = least + (top - least) // 3
+    for presolve in (True, False):
+        s = solve_cpsat(dag, budget, CpSatOptions(threads=1, time_limit=60, presolve=presolve))
+        assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
