@@ -42,6 +42,7 @@ import hashlib
 import json
 import multiprocessing as mp
 import pickle
+import re
 import sys
 import tempfile
 import time
@@ -206,13 +207,21 @@ def compile_job(job: dict) -> dict:
         if rep is not None:
             row["fit_history"] = rep.history
         least = min((h["predicted"] for h in rep.history if "predicted" in h), default=None) if rep else None
+        live = re.search(r"(?:needs (?:[\d.]+ \w+ \()?|least peak it reaches is )(\d+) bytes", str(e))
+        if job.get("retry_least") and least is None and live and not job.get("retried_live"):
+            again = compile_job({**job, "budget": int(live.group(1)), "retried_live": True, "first_budget": budget})  # its live need first
+            if again.get("compiled"):
+                return {**again, "first_budget": budget, "first_why": row["why"][:300]}
+            row["least_tries"] = [{"budget": int(live.group(1)), "why": again.get("why", "")[:200]}]
+            return row
         if job.get("retry_least") and least is not None:  # compile again at the least need its fit found
             tries = []
             for attempt in range(3):  # that need, then 1% and 2% more
                 b = int(least * (1 + 0.01 * attempt))
                 again = compile_job({**job, "budget": b, "retry_least": False})
                 if again.get("compiled"):
-                    return {**again, "first_budget": budget, "first_why": row["why"][:300], "least_tries": tries}
+                    return {**again, "first_budget": job.get("first_budget", budget), "first_why": row["why"][:300],
+                            "least_tries": tries}
                 tries.append({"budget": b, "why": again.get("why", "")[:200]})
             row["least_tries"] = tries
         if st.lowered is not None:  # the last round's plan: where its replayed need went

@@ -29,6 +29,16 @@ d) J=4; [ "$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits |
    timeout 560 $E $P --out $OUT/ev_gpt2.json --models gpt2:8 --jobs $J --deadline 500 > $OUT/ev_gpt2.log 2>&1 ;;
 e) timeout 560 $E --small --base placement --fractions 0.95 --retry-least --time-limit 10 --jobs 14 --deadline 500 --out $OUT/ev_zoo.json \
      --models vgg16:2,vgg19:2,resnet50:2,mobilenet:2,mobilenet_v2:2,unet:2,fcn8:2,segnet:2,gpt2:2,vit:2 > $OUT/ev_zoo.log 2>&1 ;;
+f) timeout 400 $E --small --base placement --fractions 0.95 --retry-least --time-limit 10 --jobs 14 --deadline 360 \
+     --out $OUT/ev_zoo2.json --models vgg16:2,vgg19:2,gpt2:2,vit:2 > $OUT/ev_zoo2.log 2>&1
+   echo "rc=$?" >> $OUT/ev_zoo2.log
+   # item 3: where a cold-cache ResNet50 b32 compile's "solver scratch" and "arena check" go (cProfile)
+   mkdir -p /tmp/cold/home /tmp/w && cd /tmp/w && python3 -m remc zoo export resnet50 --batch 32 --train -o r50.onnx
+   HOME=/tmp/cold/home timeout 180 python3 -m cProfile -o $OUT/r50_cold.prof -m remc compile r50.onnx --device cuda \
+     --budget 1.8GB --strategy approx --time-limit 60 --plan r50c.plan -o r50c.onnx --json > $OUT/r50_cold.json 2> $OUT/r50_cold.err
+   echo "rc=$?" >> $OUT/r50_cold.err
+   python3 -c "import pstats,sys; p=pstats.Stats('$OUT/r50_cold.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" > $OUT/r50_cold_prof.txt 2>&1
+   ;;
 esac
 echo "rc=$?" >> $OUT/ev_*.log
 tar -C $C -czf $OUT/caches_$part.tgz .
