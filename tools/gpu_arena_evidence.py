@@ -540,7 +540,7 @@ def main() -> None:
         placed_full = predict(full_state.lowered, a.device, settings=settings)
         base = placed_full.total if a.base == "placement" else full.total
         profile_costs(shaped_model(full_state.graph), device=a.device, settings=settings)  # every signature, cached
-        ref = measure(train, a.device, None, settings)
+        ref = measure(train, a.device, None, settings, iters=a.iters)  # as many runs as each plan: CUDA Dropout draws anew each run
         refres = ref.pop("_result", None)
         m.update(checkpoint_all_predicted=full.total, checkpoint_all_predicted_in_use=full.in_use_total,
                  checkpoint_all_layout=placed_full.total, checkpoint_all_live=placed_full.in_use_total,

@@ -39,6 +39,8 @@ f) timeout 400 $E --small --base placement --fractions 0.95 --retry-least --time
    echo "rc=$?" >> $OUT/r50_cold.err
    python3 -c "import pstats,sys; p=pstats.Stats('$OUT/r50_cold.prof'); p.sort_stats('cumulative').print_stats(60); p.sort_stats('tottime').print_stats(30)" > $OUT/r50_cold_prof.txt 2>&1
    ;;
+g) timeout 300 $E --small --base placement --fractions 0.95 --retry-least --time-limit 10 --jobs 14 --deadline 260 \
+     --out $OUT/ev_zoo3.json --models vgg16:2,fcn8:2,gpt2:2 > $OUT/ev_zoo3.log 2>&1 ;;
 esac
 echo "rc=$?" >> $OUT/ev_*.log
 tar -C $C -czf $OUT/caches_$part.tgz .
