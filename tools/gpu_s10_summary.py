@@ -4,7 +4,7 @@ import json
 
 def summ(files: list[str], label: str) -> None:
     """One line of counts over the rows of ``files``."""
-    rows=[]; nstrat=0; napply=0; nfit=0
+    rows = []
     for f in files:
         for m in json.load(open(f))["models"]:
             for r in m["rows"]:
