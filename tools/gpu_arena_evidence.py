@@ -38,8 +38,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import multiprocessing as mp
+import pickle
+import re
 import sys
 import tempfile
 import time
@@ -51,7 +54,7 @@ import onnx
 from remc import zoo
 from remc.backends import runtime
 from remc.backends.profile import profile_costs
-from remc.backends.strategies import make_options
+from remc.backends.strategies import least_budget_bound, make_options
 from remc.fit import compile_fit, predict
 from remc.ir.errors import RemcError
 from remc.ir.onnx_io import save_model
@@ -124,6 +127,50 @@ def plan_overhead(state: State, costs: dict[str, float]) -> float:
     return spent / float(dag.total_cost)
 
 
+def _env_child():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import gpu_cudagraph_env_probe
+    return gpu_cudagraph_env_probe.run_child
+
+
+def write_bound_layout(model: onnx.ModelProto, path: str, device: str, settings: runtime.DeviceSettings) -> None:
+    """remc's layout of ``model`` with its outputs bound to the caller's buffers (what CUDA graph replay
+    needs), pickled to ``path`` for ``env_cuda_graph``."""
+    from remc.backends import placement
+    Path(path).write_bytes(pickle.dumps(placement.model_layout(model, device, settings, bound_outputs=True)))
+
+
+def env_cuda_graph(model_path: str, layout_path: str, device: str, ref_outputs: dict | None, budget: int | None,
+                   iters: int, timeout: float = 180.0) -> dict:
+    """The lowered graph with CUDA graph on remc's placement (tools/gpu_cudagraph_env_probe.py's child, with
+    ``--auto-runs``): remc's allocator registered in the environment over one buffer of exactly the layout's
+    height (outputs bound outside it), median ms of ``iters`` replays after one warm-up call (whose capture
+    executes the graph several times), outputs against ``ref_outputs``, and the bytes it held in all
+    (high-water + fed inputs + bound outputs) against ``budget``."""
+    from remc.ir.onnx_types import static_types
+    lay = pickle.loads(Path(layout_path).read_bytes())
+    cap = -(-int(lay.height) // 256) * 256
+    model = onnx.load(model_path, load_external_data=False)
+    types = static_types(model)
+    outputs = sum(max(types[o.name].nbytes, 256) for o in model.graph.output)
+    fed = runtime.outside_bytes(model, device)
+    job = {"variant": "env_allocator_cuda_graph", "device": device, "cuda_graph": True, "model": model_path,
+           "layout": layout_path, "cap": cap, "iters": iters, "warmup": 1, "auto_runs": True,
+           "outputs": model_path + ".cg.npz"}
+    res = _env_child()(job, Path(model_path + ".cg.json"), timeout, ref_outputs)
+    keep = ("stage", "error", "median_ms", "requests", "planned", "fallback", "rejected", "high_water",
+            "layout_height", "cap", "auto_runs", "requests_per_run", "outputs_match", "worst", "wall_seconds")
+    row = {f"cg_{k}": res[k] for k in keep if k in res}
+    if "requests_per_run" in res:
+        row["cg_requests_per_run"] = res["requests_per_run"][:4]
+    row.update(cg_outside=fed, cg_outputs=outputs)
+    if res.get("stage") == "done":
+        row["cg_total"] = int(res["high_water"]) + fed + outputs
+        if budget is not None:
+            row["cg_total_over_budget"] = row["cg_total"] / budget
+    return row
+
+
 def _top_scratch(lowered: onnx.ModelProto, device: str, settings: runtime.DeviceSettings, k: int = 5) -> list:
     from remc.backends.scratch import kernel_memory
     km = kernel_memory(lowered, device, settings=settings)
@@ -138,6 +185,11 @@ def compile_job(job: dict) -> dict:
     arena.IN_PLACE[job["device"].split(":")[0]] = frozenset(job["in_place"])
     device, strat, budget = job["device"], job["strategy"], job["budget"]
     train = onnx.load(job["train"])
+    if strat == "least-budget-bound":  # the proven lower bound on any schedule's live bytes (simple + LP)
+        t = time.perf_counter()
+        st = run(stages(compile_pipeline(device=device), last="units"), State(model=train))
+        return {"bound": least_budget_bound(st.dag, time_limit=job["time_limit"]),
+                "bound_seconds": time.perf_counter() - t}
     base = strat.split("+")[0]
     options = make_options(base, time_limit=job["time_limit"], threads=job["threads"]) if base in SOLVER_NAMES else None
     cost = "profile" if strat.endswith("+profile") else "flops"
@@ -154,6 +206,24 @@ def compile_job(job: dict) -> dict:
         rep = getattr(e, "fit_report", None)
         if rep is not None:
             row["fit_history"] = rep.history
+        least = min((h["predicted"] for h in rep.history if "predicted" in h), default=None) if rep else None
+        live = re.search(r"(?:needs (?:[\d.]+ \w+ \()?|least peak it reaches is )(\d+) bytes", str(e))
+        if job.get("retry_least") and least is None and live and not job.get("retried_live"):
+            again = compile_job({**job, "budget": int(live.group(1)), "retried_live": True, "first_budget": budget})  # its live need first
+            if again.get("compiled"):
+                return {**again, "first_budget": budget, "first_why": row["why"][:300]}
+            row["least_tries"] = [{"budget": int(live.group(1)), "why": again.get("why", "")[:200]}]
+            return row
+        if job.get("retry_least") and least is not None:  # compile again at the least need its fit found
+            tries = []
+            for attempt in range(3):  # that need, then 1% and 2% more
+                b = int(least * (1 + 0.01 * attempt))
+                again = compile_job({**job, "budget": b, "retry_least": False})
+                if again.get("compiled"):
+                    return {**again, "first_budget": job.get("first_budget", budget), "first_why": row["why"][:300],
+                            "least_tries": tries}
+                tries.append({"budget": b, "why": again.get("why", "")[:200]})
+            row["least_tries"] = tries
         if st.lowered is not None:  # the last round's plan: where its replayed need went
             p = predict(st.lowered, device, settings=settings)
             row.update(last_predicted=p.total, last_live_peak=int(st.sim.peak),
@@ -162,6 +232,8 @@ def compile_job(job: dict) -> dict:
                        top_scratch=_top_scratch(st.lowered, device, settings), peak_node=p.peak_node)
         return row
     p = fit.prediction
+    if job.get("env_cuda_graph"):
+        write_bound_layout(st.lowered, job["lowered"] + ".layout.pkl", device, settings)
     flops = compile_pipeline(cost="flops")[1]
     prof = profile_costs(shaped_model(st.graph), device=device, settings=settings)
     fl_state = State(graph=st.graph)
@@ -309,6 +381,77 @@ def render_placement(files: list[str]) -> str:
     return "\n".join(out)
 
 
+def _cg_cell(r: dict, budget: int | None) -> str:
+    """The CUDA-graph-on-remc's-placement cell: ms, bytes held in all (/ budget), requests at their address."""
+    if "cg_stage" not in r:
+        return ""
+    if r["cg_stage"] != "done":
+        return f"failed at {r['cg_stage']}: {str(r.get('cg_error', ''))[:160].replace('|', '/')}"
+    share = f" = {r['cg_total'] / budget:.3f} of budget" if budget else ""
+    match = "" if r.get("cg_outputs_match", True) else ", outputs DIFFER"
+    return (f"{r['cg_median_ms']:.1f} ms; {r['cg_total']}{share}; {r['cg_planned']} of {r['cg_requests']} "
+            f"requests at their address{match}")
+
+
+def render_s10(files: list[str]) -> str:
+    """The BENCHMARKS.md table of result files made with ``--placement remc --env-cuda-graph``."""
+    out = ["| model | budget (fraction) | strategy | fit rounds | predicted: layout height + outside (live lower bound) "
+           "| measured: high-water + outside | measured / budget | measured / predicted | ran under cap = budget "
+           "| requests at their planned address | overhead predicted FLOPs / profile / measured (with CUDA graph) "
+           "| ms remc allocator (cap) | CUDA graph on remc's placement (buffer = layout height): ms; held in all "
+           "(high-water + inputs + bound outputs) | outputs |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for f in files:
+        for m in _load(f)["models"]:
+            cg = m.get("unmodified_cuda_graph", {})
+            bound = m.get("least_budget_bound")
+            out.append(f"| {m['model']} b{m['batch']} | no cap | unmodified | | {m['checkpoint_all_layout']} "
+                       f"({m['checkpoint_all_live']}) | | | | | | | {1e3 * m['unmodified_median_seconds']:.1f} "
+                       f"(ORT arena) | {_cg_cell(cg, None)} | |")
+            if bound:
+                out.append(f"| {m['model']} b{m['batch']} | proven least budget (live bytes, simple + LP bound) "
+                           f"{bound} = {bound / m['checkpoint_all_layout']:.3f} of checkpoint-all's layout | | | | | | "
+                           "| | | | | | |")
+            for r in m["rows"]:
+                if "budget" not in r:
+                    out.append(f"| {m['model']} b{m['batch']} | ? | {r.get('strategy')} | compile job failed: "
+                               f"{str(r.get('why', ''))[:200].replace('|', '/')} | | | | | | | | | | |")
+                    continue
+                head = f"| {m['model']} b{m['batch']} | {r['budget']} ({r['fraction']}) | {r['strategy']} "
+                if r.get("first_budget"):
+                    head = (f"| {m['model']} b{m['batch']} | {r['budget']} (least feasible found: "
+                            f"{r['budget'] / r['first_budget']:.3f}x the budget {r['first_budget']} of fraction "
+                            f"{r['fraction']}) | {r['strategy']} ")
+                if r["strategy"].startswith("unmodified"):
+                    how = "ONNX Runtime's arena, gpu_mem_limit = cap" if r["strategy"] == "unmodified" else \
+                        "remc's allocator, its own layout"
+                    res = "ran" if r.get("ran") else f"out of memory ({how})"
+                    out.append(head + f"| | | | | | {res} | | | | | |")
+                elif not r.get("compiled"):
+                    why = r.get("why", "").replace("|", "/").replace("\n", " ")
+                    i = why.find("the run under the cap failed:")
+                    short = why[i:i + 260] if i >= 0 else why[:260]
+                    out.append(head + f"| does not apply / no plan fits: {short} | | | | | | | | | | |")
+                elif "ran" not in r:
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | not timed "
+                               f"({r.get('skipped', 'killed')}) | | | yes (verify) | | {_f(r['predicted_overhead'])} / "
+                               f"{_f(r.get('predicted_overhead_profile'))} / | | | |")
+                elif not r.get("ran"):
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} | | | | no: {r['oom'][:120]} | | | | | |")
+                else:
+                    pl = r.get("placement") if isinstance(r.get("placement"), dict) else {}
+                    same = f" (same plan as {r['same_plan_as']})" if r.get("same_plan_as") else ""
+                    cgo = r.get("measured_overhead_cuda_graph")
+                    out.append(head + f"| {r['rounds']} | {r['predicted']} ({r['predicted_in_use']}) | "
+                               f"{r['measured_in_use']}{same} | {r['measured_in_use'] / r['budget']:.3f} | "
+                               f"{r['measured_in_use'] / r['predicted']:.3f} | yes | "
+                               f"{pl.get('planned', '?')} of {pl.get('calls', '?')} | "
+                               f"{_f(r['predicted_overhead'])} / {_f(r.get('predicted_overhead_profile'))} / "
+                               f"{r['measured_overhead']:.3f} ({_f(cgo)}) | {1e3 * r['median_seconds']:.1f} | "
+                               f"{_cg_cell(r, r['budget'])} | {'match' if r['outputs_match'] else 'DIFFER'} |")
+    return "\n".join(out)
+
+
 def _probe_in_place(device: str) -> list[str]:
     sys.path.insert(0, str(Path(__file__).parent))
     from arena_inplace_probe import BINARY, TERNARY, UNARY, probe
@@ -319,6 +462,9 @@ def _probe_in_place(device: str) -> list[str]:
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--render":
         print(render(sys.argv[2:]))
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--render-s10":
+        print(render_s10(sys.argv[2:]))
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--render-placement":
         print(render_placement(sys.argv[2:]))
@@ -348,6 +494,15 @@ def main() -> None:
     ap.add_argument("--no-placed-cuda-graph", action="store_true",
                     help="do not try CUDA graph on remc's allocator (gpu_external_alloc: impossible in "
                          "onnxruntime-gpu 1.31, see tools/gpu_cudagraph_stream_probe.py); the arena's is still timed")
+    ap.add_argument("--env-cuda-graph", action="store_true",
+                    help="also time every plan (and the unmodified graph) with CUDA graph on remc's placement: "
+                         "remc's allocator as an environment allocator, --auto-runs, a buffer of the layout's height")
+    ap.add_argument("--cg-iters", type=int, default=5, help="timed CUDA graph replays per plan (--env-cuda-graph)")
+    ap.add_argument("--no-arena-time", action="store_true", help="do not time plans on ONNX Runtime's arena too")
+    ap.add_argument("--bound", type=float, default=0.0,
+                    help="seconds for each model's proven least-budget bound (simple + LP; 0: not computed)")
+    ap.add_argument("--retry-least", action="store_true",
+                    help="a strategy with no plan at the budget compiles again at the least need its fit found")
     a = ap.parse_args()
     settings = runtime.DeviceSettings(cudnn_conv_algo_search=a.cudnn, placement=a.placement, one_region=a.one_region)
     arena_settings = dataclasses.replace(settings, placement="arena")
@@ -385,7 +540,7 @@ def main() -> None:
         placed_full = predict(full_state.lowered, a.device, settings=settings)
         base = placed_full.total if a.base == "placement" else full.total
         profile_costs(shaped_model(full_state.graph), device=a.device, settings=settings)  # every signature, cached
-        ref = measure(train, a.device, None, settings)
+        ref = measure(train, a.device, None, settings, iters=a.iters)  # as many runs as each plan: CUDA Dropout draws anew each run
         refres = ref.pop("_result", None)
         m.update(checkpoint_all_predicted=full.total, checkpoint_all_predicted_in_use=full.in_use_total,
                  checkpoint_all_layout=placed_full.total, checkpoint_all_live=placed_full.in_use_total,
@@ -393,9 +548,16 @@ def main() -> None:
                  unmodified_median_seconds=ref.get("median_seconds"),
                  unmodified_median_seconds_cuda_graph=ref.get("median_seconds_cuda_graph"),
                  seconds=time.perf_counter() - T0)
+        if a.env_cuda_graph:
+            write_bound_layout(train, str(train_path) + ".layout.pkl", a.device, settings)
+            m["unmodified_cuda_graph"] = env_cuda_graph(str(train_path), str(train_path) + ".layout.pkl", a.device,
+                                                        refres.outputs, None, a.cg_iters)
         print(json.dumps({k: v for k, v in m.items() if k != "rows"}), flush=True)
         save()
         jobs = []
+        bound = pool.submit(compile_job, {"train": str(train_path), "strategy": "least-budget-bound", "budget": None,
+                                          "device": a.device, "settings": dataclasses.asdict(settings),
+                                          "in_place": data["in_place"], "time_limit": a.bound}) if a.bound else None
         budgets = [(round(b / base, 3), b) for b in map(int, a.budgets.split(","))] if a.budgets else \
             [(f, int(f * base)) for f in map(float, a.fractions.split(","))]
         for f, budget in budgets:
@@ -411,7 +573,8 @@ def main() -> None:
                 jobs.append({"train": str(train_path), "strategy": strat, "budget": budget, "fraction": f,
                              "time_limit": a.time_limit, "device": a.device, "settings": dataclasses.asdict(settings),
                              "verify": not a.no_verify, "in_place": data["in_place"], "max_rounds": a.max_rounds,
-                             "threads": a.threads, "lowered": str(tmp / f"{name}_{strat}_{f}.onnx")})
+                             "threads": a.threads, "lowered": str(tmp / f"{name}_{strat}_{f}.onnx"),
+                             "env_cuda_graph": a.env_cuda_graph, "retry_least": a.retry_least})
         save()
         futures = [pool.submit(compile_job, j) for j in jobs]
         for fut in as_completed(futures):  # every compile's row is saved at once, measured below
@@ -422,17 +585,45 @@ def main() -> None:
             m["rows"].append(row)
             print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
             save()
+        if bound is not None:
+            try:
+                m.update(least_budget_bound=bound.result()["bound"], least_budget_bound_seconds=bound.result()["bound_seconds"])
+            except Exception as e:  # noqa: BLE001 - say so in the file
+                m["least_budget_bound_error"] = f"{type(e).__name__}: {e}"[:300]
+            save()
         order = {(j["fraction"], j["strategy"]): i for i, j in enumerate(jobs)}
-        for row in sorted(m["rows"], key=lambda r: order.get((r["fraction"], r["strategy"]), -1)):
+        done: dict[str, dict] = {}  # a lowered graph's digest -> the row that ran it (at the least budget)
+        for row in sorted(m["rows"], key=lambda r: (r.get("budget", 0), order.get((r["fraction"], r["strategy"]), -1))):
             if not row.get("compiled"):
                 continue
             if time.perf_counter() - T0 > a.deadline:
                 row["skipped"] = "deadline"
                 continue
-            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], settings, ref=refres, arena_time=True,
-                        iters=a.iters, cuda_graph=not (a.no_placed_cuda_graph and settings.placed(a.device)))
+            digest = hashlib.sha256(Path(row["lowered"]).read_bytes()).hexdigest()
+            if digest in done:  # the same plan ran under a smaller cap: it runs the same under this one
+                first = done[digest]
+                row.update({k: v for k, v in first.items() if k.startswith(("measured", "median", "ran", "outputs",
+                                                                            "worst", "placement", "cg_"))
+                            and k != "cg_total_over_budget"},
+                           same_plan_as=f"{first['strategy']} at {first['fraction']}")
+                if "cg_total" in row:
+                    row["cg_total_over_budget"] = row["cg_total"] / row["budget"]
+                print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
+                save()
+                continue
+            r = measure(onnx.load(row["lowered"]), a.device, row["budget"], settings, ref=refres,
+                        arena_time=not a.no_arena_time, iters=a.iters,
+                        cuda_graph=not (a.no_placed_cuda_graph and settings.placed(a.device)))
             r.pop("_result", None)
             row.update(r)
+            if a.env_cuda_graph and r.get("ran"):
+                row.update(env_cuda_graph(row["lowered"], row["lowered"] + ".layout.pkl", a.device, refres.outputs,
+                                          row["budget"], a.cg_iters))
+                base_cg = m.get("unmodified_cuda_graph", {}).get("cg_median_ms")
+                if row.get("cg_median_ms") and base_cg:
+                    row["measured_overhead_cuda_graph"] = row["cg_median_ms"] / base_cg
+            if r.get("ran"):
+                done[digest] = row
             print(json.dumps({k: v for k, v in row.items() if k != "lowered"}), flush=True)
             save()
         m["rows"].sort(key=lambda r: (-r["fraction"], not r["strategy"].startswith("unmodified"),

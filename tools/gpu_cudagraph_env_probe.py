@@ -247,6 +247,31 @@ def child(job: dict, out: dict) -> dict:
 
 # ------------------------------------------------------------------------------------------ parent (binding)
 
+def run_child(job: dict, path: Path, timeout: float, ref_outputs: dict | None = None) -> dict:
+    """Run ``job`` (``child``'s fields) in a child process (its description written to ``path``): the child's
+    record, with ``outputs_match`` and ``worst`` against ``ref_outputs`` when it finished and they are given.
+    A child that outlives ``timeout`` seconds is recorded as such (``error``), not raised."""
+    from remc.backends import runtime
+    path.write_text(json.dumps(job))
+    t0 = time.perf_counter()
+    try:
+        p = subprocess.run([sys.executable, __file__, "--child", str(path)], capture_output=True, text=True,
+                           timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"variant": job["variant"], "error": f"child killed after {timeout} s", "stage": "timeout"}
+    res = {"variant": job["variant"], "rc": p.returncode, "wall_seconds": time.perf_counter() - t0,
+           "stderr_tail": p.stderr[-1500:]}
+    try:
+        res.update(json.loads(p.stdout.strip().splitlines()[-1]))
+    except (ValueError, IndexError):
+        res["stdout_tail"] = p.stdout[-800:]
+    if res.get("stage") == "done" and ref_outputs is not None:
+        got = dict(np.load(job["outputs"]))
+        ok, worst = runtime.compare_outputs(got, ref_outputs, rtol=runtime.default_rtol(job["device"]))
+        res.update(outputs_match=ok, worst=worst)
+    return res
+
+
 def parent(a) -> None:
     from remc.backends import placement, runtime
     data: dict = {"device": a.device, "runs": []}
@@ -290,21 +315,7 @@ def parent(a) -> None:
             job = {"variant": variant, "device": a.device, "cuda_graph": graph, "model": str(mpath),
                    "layout": str(lpath), "cap": cap, "iters": a.iters, "warmup": 3, "auto_runs": a.auto_runs,
                    "outputs": str(tmp / f"{variant}.npz")}
-            jpath = tmp / f"{variant}.json"
-            jpath.write_text(json.dumps(job))
-            t0 = time.perf_counter()
-            p = subprocess.run([sys.executable, __file__, "--child", str(jpath)], capture_output=True, text=True,
-                               timeout=a.child_timeout)
-            res = {"variant": variant, "rc": p.returncode, "wall_seconds": time.perf_counter() - t0,
-                   "stderr_tail": p.stderr[-1500:]}
-            try:
-                res.update(json.loads(p.stdout.strip().splitlines()[-1]))
-            except (ValueError, IndexError):
-                res["stdout_tail"] = p.stdout[-800:]
-            if res.get("stage") == "done":
-                got = dict(np.load(job["outputs"]))
-                ok, worst = runtime.compare_outputs(got, ref.outputs, rtol=runtime.default_rtol(a.device))
-                res.update(outputs_match=ok, worst=worst)
+            res = run_child(job, tmp / f"{variant}.json", a.child_timeout, ref.outputs)
             row[variant] = res
             print(json.dumps({"model": s, **{k: v for k, v in res.items() if k != "stderr_tail"}}), flush=True)
         data["runs"].append(row)
@@ -331,7 +342,7 @@ def main() -> None:
     ap.add_argument("--child-timeout", type=float, default=240)
     ap.add_argument("--auto-runs", action="store_true",
                     help="begin a new run of the layout when the last one's planned requests are used up (the first "
-                         "Run call with enable_cuda_graph executes the graph three times); not yet run on the device")
+                         "Run call with enable_cuda_graph executes the graph three times); on the H200 every request then lands at its planned address in a buffer of the layout height (BENCHMARKS, session 10)")
     parent(ap.parse_args())
 
 
