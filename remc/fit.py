@@ -243,9 +243,9 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
         if pred.layout_upper_bound and not layout_noted and clock is not None:
             layout_noted = True
-            clock.notes.append("layout: the plan was checked with remc's greedy layout, not CP-SAT's (too little "
-                               "time left); the run's layout is at most as tall, so it needs at most the predicted "
-                               "bytes")
+            clock.notes.append("layout: the time left cut CP-SAT's layout solve short, so the plan was checked with "
+                               "the best layout found by then (the greedy one, or CP-SAT's so far), stored in the "
+                               "model for the run; a run that derives its own layout needs at most as much")
         if clock is not None and t0 is not None:
             clock.record("arena check", t0)
         report.prediction = pred

@@ -460,6 +460,26 @@ def test_best_layout_stops_cp_sat_at_its_share_of_the_time_left(monkeypatch):
     full = bp.best_layout(ev, time_left=1e6)
     assert not full.upper_bound_only and full.offsets == bp.best_layout(ev).offsets
 
+def test_a_cp_sat_layout_stopped_by_the_wall_clock_is_kept_when_lower(monkeypatch):
+    """A layout solve stopped by its wall-time share with a solution better than the greedy keeps that solution
+    (valid; an upper bound of what a run derives by itself, exact for a run that uses the layout stored in the
+    model), marked an upper bound; it was discarded for the greedy one before."""
+    pytest.importorskip("ortools")
+    from remc.backends import placement as bp
+    ev = _gappy_events()
+    full = bp.best_layout(ev)
+    greedy = layout(ev)
+    assert full.height < greedy.height
+
+    def stopped(lay, least, wall=None):  # noqa: ANN001, ANN202 - the solve ran out of wall time at ``full``
+        raise bp._WallTimeUp(full)
+
+    monkeypatch.setattr(bp, "EXACT_TIME_FACTOR", 0.0)
+    monkeypatch.setattr(bp, "_cpsat_layout", stopped)
+    got = bp.best_layout(ev, time_left=1.0)
+    assert got.upper_bound_only and got.offsets == full.offsets and not overlaps(got)
+
+
 def test_run_requests_that_follow_the_layout_take_the_hot_path(monkeypatch):
     ev = random_events(random.Random(3), 80)
     lay = layout(ev)
