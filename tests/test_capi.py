@@ -7,8 +7,8 @@ import json
 import pytest
 
 from remc import zoo
-from remc.backends import capi, runtime
-from remc.backends.placement import model_layout
+from remc.backends import capi, nativealloc, runtime
+from remc.backends.placement import PlacedAllocator, model_layout
 from remc.pipeline import State, compile_pipeline, run
 
 pytestmark = pytest.mark.skipif(not capi.available(), reason="no usable onnxruntime C library")
@@ -47,6 +47,52 @@ def test_every_request_at_its_planned_offset(lowered, tmp_path):
            if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")]
     want = runtime.executed_order(lowered, "cpu", feeds=feeds)
     assert ran[: len(want)] == want
+
+
+needs_native = pytest.mark.skipif(nativealloc.compiled() is None, reason="numba is not installed: no native hot path")
+
+
+def _three_runs(lowered, alloc, native, feeds):  # noqa: ANN001, ANN202
+    sess = capi.Session(lowered, alloc, layout=None, native=native)
+    assert (sess.native is not None) == (native is None)
+    r = runtime.Runner(sess, feeds, "cpu", mem_limit=alloc.capacity, allocator=alloc)
+    outs = []
+    for _ in range(3):
+        r()
+        outs.append(r.outputs())
+    st = alloc.stats
+    served = int(sess.native.s[nativealloc.FREES]) if sess.native is not None else 0
+    return (st.calls, st.planned, st.rejected, st.fallback, st.high_water, st.peak_in_use), outs, served
+
+
+@needs_native
+@pytest.mark.parametrize("wrong", [False, True])
+def test_native_hot_path_places_every_request_as_the_python_callbacks_do(lowered, wrong):
+    """The native hot path (``backends.nativealloc``) serves the planned requests itself and hands the rest to
+    the Python callbacks: the same statistics and outputs as the Python callbacks alone; with a wrong layout (a
+    planned offset whose range is still taken) it refuses that place as the Python check does."""
+    lay = model_layout(lowered, "cpu")
+    feeds = runtime.random_inputs(lowered, 0)
+    run_seq, later = list(lay.sequence("run")), list(lay.sequence("run", first_run=False))
+    if wrong:  # each run's 10th request at the 9th's offset, which it still holds
+        for seq in (run_seq, later):
+            seq[10] = (seq[10][0], seq[9][1])
+    got = {}
+    for native in (False, None):
+        buf = capi.HostBuffer(2 * lay.height)
+        alloc = PlacedAllocator(buf.ptr, 2 * lay.height, {"create": lay.sequence("create"), "run": run_seq}, later,
+                                {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)})
+        alloc.buffer = buf
+        got[native] = _three_runs(lowered, alloc, native, feeds)
+    stats, outs, served = got[None]
+    assert served > 0  # frees served natively
+    assert stats == got[False][0]
+    assert (stats[2] > 0) == wrong  # rejected planned places
+    if not wrong:
+        assert stats[4] == lay.height and stats[0] == stats[1]
+    for a, b in zip(outs, got[False][1]):
+        ok, worst = runtime.compare_outputs(a, b, rtol=0, atol=0)
+        assert ok, worst
 
 
 def test_a_request_that_does_not_fit_is_out_of_memory(lowered):
