@@ -485,7 +485,8 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     cached; until ``deadline``) in its unit's workspace W_v, where it exceeds ``passes.dagbuild.kernel_scratch``'s
     rule: cuDNN's workspace of a forward convolution (518 MB for U-Net b4 416x608's block1/conv2), which the
     rule puts at 0, is then seen by the solver and not only by the layout; on CPU, MLAS' im2col buffers (U-Net
-    test size b2: the least budget approx fits fell from 1226752 to 1178880 bytes). How many nodes got more
+    test size b2: the least budget approx fits fell from 1226752 to 1178880 bytes). The pre-packed weight copies
+    session creation makes (``prepacked_bytes``) join the constant overhead. How many nodes got more scratch
     than the rule."""
     if state.graph is None or state.units is None:
         return 0
@@ -498,10 +499,24 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     by_name = {n.name: n for n in state.graph.nodes}
     scratch = {name: int(k.scratch) for name, k in km.items()
                if name in by_name and k.scratch > kernel_scratch(by_name[name], device)}
-    if scratch:
+    packed = prepacked_bytes(km, by_name, device, settings)
+    if scratch or packed:
         state.dag = build_dag(state.graph, state.costs or {}, state.units, granularity=state.granularity,
-                              device=device, scratch=scratch)
+                              device=device, scratch=scratch, prepacked=packed)
     return len(scratch)
+
+
+def prepacked_bytes(km: dict, nodes: dict, device: str, settings: Any = None) -> int:
+    """The bytes of the weight copies that session creation packs for the nodes ``nodes`` (name -> node) on
+    remc's placement: one 256-byte-rounded block per kernel instance whose measured ``prepack`` is positive
+    (``passes.placement``'s 'pre-packed weight' blocks; a recomputed copy of such a node packs its own, which
+    the constant does not count). 0 on ONNX Runtime's arena, whose replay deduplicates them."""
+    from .backends import runtime
+    from .passes.arena import rounded
+    settings = settings or runtime.DEFAULT_SETTINGS
+    if not settings.placed(device):
+        return 0
+    return sum(rounded(int(k.prepack)) for name, k in km.items() if name in nodes and k.prepack > 0)
 
 
 def _after_solve(clock: CompileClock | None) -> float:

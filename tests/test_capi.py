@@ -217,3 +217,23 @@ def test_compiled_model_carries_its_layout_and_the_run_follows_it(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "note: the model's stored layout was not used: the stored layout is for cpu/onnxruntime" in res.stdout
     assert "layout derived here" in res.stdout
+
+
+def test_the_solver_constant_counts_the_pre_packed_weights():
+    """remc's live-bytes model holds the weight copies session creation packs (MLAS' packed B of the training
+    graph's MatMul/Gemm with constant weights, one per kernel instance): after the kernels are measured the
+    DAG's constant grows by exactly the 'pre-packed weight' blocks of the checkpoint-all plan's layout, and by
+    nothing with ``--no-prepack``."""
+    from remc.fit import dag_with_measured_scratch
+    cfg = dict(zoo.small_config("gpt2"))
+    batch = cfg.pop("batch")
+    train = zoo.export("gpt2", batch, train=True, **cfg)
+    for prepack in (True, False):
+        settings = runtime.DeviceSettings(prepack=prepack)
+        st = run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50))
+        before = int(st.dag.constant)
+        dag_with_measured_scratch(st, "cpu", settings)
+        lay = model_layout(st.lowered, "cpu", settings)
+        packed = sum(b.size for b in lay.blocks if b.what == "pre-packed weight")
+        assert (packed > 0) == prepack
+        assert int(st.dag.constant) - before == packed
