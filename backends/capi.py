@@ -354,7 +354,8 @@ class Session:
 
         info = a.mem_info.value
         callbacks = (ALLOC_FN(_alloc), FREE_FN(_free), INFO_FN(lambda _this: info))
-        fast = nativealloc.compiled() if native is not False and hasattr(pa, "plans") else None
+        # the native side serves a run's planned requests: without a plan (kernel measurement) it has nothing to do
+        fast = nativealloc.compiled() if native is not False and getattr(pa, "plans", {}).get("run") else None
         addrs = fast or tuple(C.cast(f, C.c_void_p).value for f in callbacks[:2])
         struct = _OrtAllocator(API_VERSION, addrs[0], addrs[1], callbacks[2])
         if fast is not None:
