@@ -237,3 +237,37 @@ def test_the_solver_constant_counts_the_pre_packed_weights():
         packed = sum(b.size for b in lay.blocks if b.what == "pre-packed weight")
         assert (packed > 0) == prepack
         assert int(st.dag.constant) - before == packed
+
+
+def test_a_second_kernel_packing_the_same_weight_frees_its_copy():
+    """Two Gemm nodes on one weight (a recomputed copy, as lowering writes it): session creation packs the weight
+    twice and frees the second copy at once (the kernels share the first). remc's layout keeps one copy and
+    lets the run's tensors use the other's bytes; the run follows it (no planned place found taken) and
+    its high-water mark is the layout's height."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.random.RandomState(0).rand(96, 64).astype(np.float32), "W")
+    nodes = [helper.make_node("Gemm", ["X", "W"], ["Y0"], name="g0", transB=1),
+             helper.make_node("Relu", ["Y0"], ["R"], name="r"),
+             helper.make_node("Gemm", ["X", "W"], ["Y1"], name="g1", transB=1),
+             helper.make_node("Add", ["R", "Y1"], ["Z"], name="add")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [64, 64])],
+                          [helper.make_tensor_value_info("Z", TensorProto.FLOAT, [64, 96])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    lay = model_layout(m, "cpu")
+    whats = [b.what for b in lay.blocks]
+    assert whats.count("pre-packed weight") == 1 and whats.count("pre-packed weight (shared)") == 1
+    import dataclasses
+
+    from remc.backends.placement import best_layout
+    from remc.backends.scratch import kernel_memory
+    from remc.passes.arena import graph_events
+    both_kept = dataclasses.replace(graph_events(m, "cpu", kernel_memory(m, "cpu")), prepack_shared=())
+    assert lay.height < best_layout(both_kept).height  # the run's tensors take the freed copy's bytes
+    sess, alloc = capi.placed_session(m, lay.height, lay)
+    r = runtime.Runner(sess, {"X": np.ones((64, 64), np.float32)}, "cpu", mem_limit=lay.height, allocator=alloc)
+    r()
+    r()
+    st = alloc.stats
+    assert st.rejected == 0 and st.fallback == 0 and st.planned == st.calls
+    assert st.high_water == lay.height
