@@ -17,6 +17,10 @@ callbacks as before, which first take over what the native side did (``NativeTab
 result back (``push_alloc``, ``push_free``): the bitmap and the table of live blocks are the one truth, and the
 Python allocator's checked interval set is rebuilt from them whenever it is consulted. Without numba, or with
 ``native=False``, the Python callbacks serve every request (the same addresses, slower).
+
+The native side takes no lock: ONNX Runtime's CPU kernels request memory from the thread that calls ``Run``
+(measured on ResNet50, GPT-2 and U-Net; the layout's k-th-request order assumes it too), and the Python callbacks
+it calls hold the GIL as before.
 """
 from __future__ import annotations
 
