@@ -53,6 +53,7 @@ import onnx
 from onnx import helper
 
 from ..ir.errors import RuntimeFailure
+from . import nativealloc
 
 API_VERSION = 13
 """The ``OrtApi`` version requested: its function table is a prefix of every later one."""
@@ -101,6 +102,7 @@ _FUNCS: dict[str, tuple[int, object, tuple]] = {
     "UnregisterAllocator": (177, _S, (_P, _P)),
 }
 
+_NSTATE = 24  # nativealloc.NSTATE
 ALLOC_FN = C.CFUNCTYPE(_P, _P, C.c_size_t)
 FREE_FN = C.CFUNCTYPE(None, _P, _P)
 INFO_FN = C.CFUNCTYPE(_P, _P)
@@ -112,9 +114,12 @@ tensor made from them (an output may be released after its session), so they are
 
 
 class _OrtAllocator(C.Structure):
-    """``struct OrtAllocator`` of API version 13 (no ``Reserve``: ONNX Runtime then reserves with ``Alloc``)."""
+    """``struct OrtAllocator`` of API version 13 (no ``Reserve``: ONNX Runtime then reserves with ``Alloc``),
+    followed by the native hot path's state words (``backends.nativealloc``; ONNX Runtime reads only the four
+    fields of its version)."""
 
-    _fields_ = [("version", C.c_uint32), ("Alloc", ALLOC_FN), ("Free", FREE_FN), ("Info", INFO_FN)]
+    _fields_ = [("version", C.c_uint32), ("Alloc", _P), ("Free", _P), ("Info", INFO_FN),
+                ("state", C.c_int64 * _NSTATE)]
 
 
 class _Api:
@@ -283,7 +288,8 @@ class Session:
     optimization, no memory pattern, no planner reuse."""
 
     def __init__(self, model: onnx.ModelProto, allocator, *, threads: int | None = None, log_level: int = 4,
-                 profile_prefix: str | None = None, layout=None, prepack: bool = True) -> None:
+                 profile_prefix: str | None = None, layout=None, prepack: bool = True,
+                 native: bool | None = None) -> None:
         self.api = a = api()
         self.allocator = allocator
         self.layout = layout
@@ -297,7 +303,7 @@ class Session:
         a.check(a.CreateRunOptions(C.byref(self.run_options)))
         self.failure: tuple[str, int, int] | None = None
         """(phase, request index, bytes) of the first request that did not fit."""
-        self._struct = self._make_allocator()
+        self._struct = self._make_allocator(native)
         self.ptr = _P()
         so = self._options(threads, log_level, profile_prefix, prepack)
         try:
@@ -307,14 +313,20 @@ class Session:
         self._closer = weakref.finalize(self, _close, a, self.ptr.value, self.run_options.value, allocator)
 
     # -- the allocator
-    def _make_allocator(self) -> _OrtAllocator:
+    def _make_allocator(self, native: bool | None) -> _OrtAllocator:
         a, pa, over = self.api, self.allocator, self.overflow
+        tables: list = []  # the native hot path's tables, when it serves the planned requests
 
         def _alloc(_this: int, n: int) -> int:
             if n <= 0:
                 return over.take(0)
+            nt = tables[0] if tables else None
             try:
+                if nt is not None:
+                    nt.pull()
                 p = pa.alloc(n)
+                if nt is not None:
+                    nt.push_alloc(p)
             except Exception:  # noqa: BLE001 - nothing may cross into C
                 pa.stats.failures.append((int(n), -1))
                 p = None
@@ -326,8 +338,14 @@ class Session:
             return p
 
         def _free(_this: int, p: int | None) -> None:
+            nt = tables[0] if tables else None
             try:
+                if nt is not None:
+                    nt.pull()
+                    size = pa.size_at.get(int(p or 0) - pa.base)
                 if pa.free(p):  # remc's buffer (the hot path), else an overflow block
+                    if nt is not None:
+                        nt.push_free(p, size)
                     return
             except Exception:  # noqa: BLE001 - nothing may cross into C
                 pass
@@ -336,8 +354,20 @@ class Session:
 
         info = a.mem_info.value
         callbacks = (ALLOC_FN(_alloc), FREE_FN(_free), INFO_FN(lambda _this: info))
-        struct = _OrtAllocator(API_VERSION, *callbacks)
-        _ALIVE.append((struct, callbacks, over))
+        # the native side serves a run's planned requests: without a plan (kernel measurement) it has nothing to do
+        fast = nativealloc.compiled() if native is not False and getattr(pa, "plans", {}).get("run") else None
+        addrs = fast or tuple(C.cast(f, C.c_void_p).value for f in callbacks[:2])
+        struct = _OrtAllocator(API_VERSION, addrs[0], addrs[1], callbacks[2])
+        if fast is not None:
+            words = np.ctypeslib.as_array(struct.state)
+            nt = nativealloc.NativeTables(pa, words)
+            words[nativealloc.PY_ALLOC] = C.cast(callbacks[0], C.c_void_p).value
+            words[nativealloc.PY_FREE] = C.cast(callbacks[1], C.c_void_p).value
+            tables.append(nt)
+            pa.native = nt
+        self.native = tables[0] if tables else None
+        """The native hot path's tables (None: every request is served in Python)."""
+        _ALIVE.append((struct, callbacks, over, tables))
         return struct
 
     def _options(self, threads: int | None, log_level: int, profile_prefix: str | None, prepack: bool) -> int:
@@ -443,7 +473,11 @@ class Session:
         outs = (_P * len(names))(*[fixed[n][0].value if n in fixed else None for n in names])
         self.failure = None
         a.check(a.RunOptionsUnsetTerminate(self.run_options))
-        st = a.Run(self.ptr, self.run_options, cin, cval, len(binding.inputs), cout, len(names), outs)
+        try:
+            st = a.Run(self.ptr, self.run_options, cin, cval, len(binding.inputs), cout, len(names), outs)
+        finally:
+            if self.native is not None:  # the allocator's statistics and live set, as the native side left them
+                self.native.pull()
         binding.outputs[:] = [_P(v) for n, v in zip(names, outs) if v and n not in fixed]
         if st:
             msg = a.error(st)
@@ -567,17 +601,18 @@ def _to_numpy(a: _Api, value: C.c_void_p) -> np.ndarray:
 
 def placed_session(model: onnx.ModelProto, cap: int, layout, *, threads: int | None = None,
                    log_level: int = 4, profile_prefix: str | None = None,
-                   prepack: bool = True) -> tuple[Session, object]:
+                   prepack: bool = True, native: bool | None = None) -> tuple[Session, object]:
     """A ``Session`` of ``model`` on remc's allocator over a fresh host buffer of ``cap`` bytes, following
     ``layout`` (a ``passes.placement.Layout``; None: best fit only), and the allocator. ``prepack`` False:
-    ``session.disable_prepacking`` (``DeviceSettings.prepack``)."""
+    ``session.disable_prepacking`` (``DeviceSettings.prepack``). ``native`` False: every request is served by
+    the Python callbacks; None: the planned ones by ``backends.nativealloc`` when numba is installed."""
     from .placement import from_layout
     buf = HostBuffer(cap)
     alloc = from_layout(buf.ptr, int(cap), layout)
     alloc.buffer = buf
     try:
         sess = Session(model, alloc, threads=threads, log_level=log_level, profile_prefix=profile_prefix,
-                       layout=layout, prepack=prepack)
+                       layout=layout, prepack=prepack, native=native)
     except RuntimeError as exc:  # ONNX Runtime's error, or a request that did not fit
         from .runtime import _failure
         alloc.close()

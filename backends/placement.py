@@ -109,15 +109,21 @@ class PlacedAllocator:
         self._sizes: list[int] = []
         self._offs: list[int] = []
         """The current run's planned sizes and offsets by request index (``begin_run``): ``alloc``'s hot path."""
+        self.native = None
+        """``backends.nativealloc.NativeTables`` when native callbacks serve this allocator's planned requests."""
 
     # -- phases
     def begin_run(self) -> None:
         """The next requests are a run's: its k-th request gets the run's k-th planned offset."""
+        if self.native is not None:
+            self.native.pull()
         self.phase, self.k = "run", 0
         self.runs += 1
         plan = self._plan()
         self._sizes = [size for size, _ in plan]
         self._offs = [off for _, off in plan]
+        if self.native is not None:
+            self.native.begin_run()
 
     def _later(self) -> bool:
         return self.phase == "run" and self.runs > 1 and self.later_run is not None
@@ -297,6 +303,8 @@ class PlacedAllocator:
     def close(self) -> None:
         """The session is gone: release the buffer once its last allocation is freed (now, if none is live)."""
         self._closing = True
+        if self.native is not None:
+            self.native.stop()
         if not self.starts:
             self._release()
 

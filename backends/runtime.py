@@ -353,14 +353,14 @@ def make_session(model: ModelLike, device: str = "cpu", *, mem_limit: int | None
 
 def capped_session(model: ModelLike, device: str, cap: int | None, settings: DeviceSettings = DEFAULT_SETTINGS, *,
                    layout=None, cuda_graph: bool = False, threads: int | None = None,
-                   log_level: int = 4) -> tuple[ort.InferenceSession, object | None]:
+                   log_level: int = 4, native: bool | None = None) -> tuple[ort.InferenceSession, object | None]:
     """A session of ``model`` whose tensors on ``device`` may take at most ``cap`` bytes, and the allocator
     enforcing it (None where ONNX Runtime's arena does: CPU, placement 'arena', or no cap).
 
     With remc's placement (``settings.placed(device)``) the session allocates from one device buffer of
     exactly ``cap`` bytes, at the offsets of ``layout`` (``passes.placement.Layout``; computed from the
     model when None: ``backends.placement.model_layout``). The buffer is released once the session and its
-    last tensor are gone."""
+    last tensor are gone. ``native`` (CPU): ``capi.placed_session``'s (False: no native hot path)."""
     if cap is None or not settings.placed(device):
         return make_session(model, device, mem_limit=cap, cuda_graph=cuda_graph, threads=threads,
                             log_level=log_level, settings=settings), None
@@ -375,7 +375,7 @@ def capped_session(model: ModelLike, device: str, cap: int | None, settings: Dev
         if layout is None:
             layout = placement.model_layout(proto, device, settings)
         return capi.placed_session(proto, int(cap), layout, threads=threads, log_level=log_level,
-                                   prepack=settings.prepack)
+                                   prepack=settings.prepack, native=native)
     require_cuda()
     _binding_cuda_allocator(parse_device(device)[1])
     if layout is None:

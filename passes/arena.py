@@ -352,6 +352,10 @@ class GraphEvents:
     prepack_sizes: tuple[int, ...] = ()
     """Pre-packed bytes per packing node, in node order (each kernel instance packs its own copy: what
     remc's layout places)."""
+    prepack_shared: tuple[bool, ...] = ()
+    """Per entry of ``prepack_sizes``: an earlier node packs the same weight with the same op and attributes
+    (a recomputed copy). Session creation then packs it and frees it at once, the kernel sharing the first
+    copy (measured on remc's CPU allocator: Gemm, MatMul, ConvTranspose): a transient block, not a kept one."""
 
 
 class KernelBytes(Protocol):
@@ -393,6 +397,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
     kernel = kernel or {}
     prepack = 0
     prepack_sizes: list[int] = []
+    prepack_shared: list[bool] = []
     packs: set[tuple] = set()
     packed: set[str] = set()  # initializers some kernel packs
     for name, n in zip(names, nodes):
@@ -440,11 +445,12 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         if km is not None and km.prepack > 0:
             key = (n.op_type, n.input[1] if n.op_type in PREPACKING_OPS and len(n.input) > 1 else name,
                    tuple(a.SerializeToString() for a in n.attribute))
+            # every kernel instance packs its own copy (a recomputed Gemm too: seen on remc's CPU allocator,
+            # session creation requests one per node) and frees it when an earlier one packed the same key
+            prepack_shared.append(key in packs)
             if key not in packs:
                 packs.add(key)
                 prepack += int(km.prepack)
-            # every kernel instance packs its own copy (a recomputed Gemm too: seen on remc's CPU allocator,
-            # session creation requests one per node); the arena total above keeps its measured dedup
             prepack_sizes.append(int(km.prepack))
             if key[1] != name:
                 packed.add(key[1])
@@ -463,7 +469,7 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
         inits = tuple(types[nm].nbytes for nm in init_names if nm in types
                       and initializer_in_arena(types[nm].nbytes, kind) and (nm in unpacked_use or nm not in packed))
     inputs = sum(types[i.name].nbytes for i in g.input if i.name not in set(init_names) and i.name in types)
-    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack, tuple(prepack_sizes))
+    return GraphEvents(tuple(out), sum(inits), inits, inputs, prepack, tuple(prepack_sizes), tuple(prepack_shared))
 
 
 def _node_requests(n: onnx.NodeProto, allocs: list[tuple[str, int]], measured: Iterable[tuple]) -> tuple[tuple, ...]:

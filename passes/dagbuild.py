@@ -81,11 +81,14 @@ def fine_units(graph: Graph) -> list[list[Node]]:
 
 
 def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
-              granularity: str = "fine", device: str = "cpu", scratch: Mapping[str, int] | None = None) -> DAG:
+              granularity: str = "fine", device: str = "cpu", scratch: Mapping[str, int] | None = None,
+              prepacked: int = 0) -> DAG:
     """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node), for running on
     ``device`` (its kernel scratch is part of W_v). ``scratch``: bytes of kernel scratch measured on the device
     per node name (``backends.scratch.KernelMemory.scratch``); a node's scratch is then the larger of that and
     ``kernel_scratch`` (which a plan check without the device repeats, so a plan valid here stays valid there).
+    ``prepacked``: bytes the device holds for the whole run beyond the graph's constant (CPU: the weight copies
+    MLAS packs at session creation, measured), added to the constant overhead.
 
     ``units`` must list every node once, each unit in execution order, the units in a topological order.
     """
@@ -113,7 +116,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
     return DAG(
-        names=names, cost=cost, mem=mem, edges=sorted(edges), constant=graph.constant_bytes(), workspace=work,
+        names=names, cost=cost, mem=mem, edges=sorted(edges), constant=graph.constant_bytes() + int(prepacked), workspace=work,
         backward=np.array([not any(n in fwd for n in u) for u in units]),
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
         ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),

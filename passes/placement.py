@@ -117,8 +117,12 @@ def blocks_of(events: GraphEvents, include_initializers: bool = True) -> list[Bl
     if include_initializers:
         for s in events.initializer_sizes:
             alloc(s, CREATE, "initializer", keep=True)
-        for s in events.prepack_sizes:
-            alloc(s, CREATE, "pre-packed weight", keep=True)
+        shared = events.prepack_shared or (False,) * len(events.prepack_sizes)
+        for s, again in zip(events.prepack_sizes, shared):
+            if again:  # packed, then freed: the kernel shares the first node's copy
+                free(alloc(s, CREATE, "pre-packed weight (shared)"))
+            else:
+                alloc(s, CREATE, "pre-packed weight", keep=True)
     run_start = t
     live: dict[str, int | None] = {}
     for ne in events.nodes:

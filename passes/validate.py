@@ -48,14 +48,15 @@ class SimResult:
 def check_against(plan: Plan, dag: DAG, *, measured_workspace: bool = False) -> None:
     """PlanError unless the plan's unit table and constant are those of the DAG. ``measured_workspace``: the
     DAG was built without the device the plan was made for, whose measured kernel scratch may have made a unit's
-    workspace larger than the DAG's rule (``remc.fit.dag_with_measured_scratch``): a larger workspace in the
-    plan is accepted (never a smaller one)."""
+    workspace larger than the DAG's rule (``remc.fit.dag_with_measured_scratch``), and its measured pre-packed
+    weight copies a larger constant: a larger workspace or constant in the plan is accepted (never a smaller
+    one)."""
     def mismatch(why: str) -> PlanError:
         return PlanError(f"the plan does not belong to this graph: {why}")
 
     if len(plan.units) != dag.n:
         raise mismatch(f"the plan has {len(plan.units)} units, the graph {dag.n}")
-    if plan.constant != int(dag.constant):
+    if plan.constant < int(dag.constant) or (plan.constant != int(dag.constant) and not measured_workspace):
         raise mismatch(f"constant {plan.constant} in the plan, {int(dag.constant)} in the graph")
     for v, u in enumerate(plan.units):
         if u.name != dag.names[v]:

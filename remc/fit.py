@@ -525,7 +525,8 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     cached; until ``deadline``) in its unit's workspace W_v, where it exceeds ``passes.dagbuild.kernel_scratch``'s
     rule: cuDNN's workspace of a forward convolution (518 MB for U-Net b4 416x608's block1/conv2), which the
     rule puts at 0, is then seen by the solver and not only by the layout; on CPU, MLAS' im2col buffers (U-Net
-    test size b2: the least budget approx fits fell from 1226752 to 1178880 bytes). How many nodes got more
+    test size b2: the least budget approx fits fell from 1226752 to 1178880 bytes). The pre-packed weight copies
+    session creation makes (``prepacked_bytes``) join the constant overhead. How many nodes got more scratch
     than the rule."""
     if state.graph is None or state.units is None:
         return 0
@@ -533,15 +534,31 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     from .backends.scratch import unmeasured_kernels
     from .passes.dagbuild import build_dag, kernel_scratch
     from .pipeline import shaped_model
-    km, _, _ = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,
-                                  settings=settings or runtime.DEFAULT_SETTINGS)
+    shaped = shaped_model(state.graph)
+    km, _, _ = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings or runtime.DEFAULT_SETTINGS)
     by_name = {n.name: n for n in state.graph.nodes}
     scratch = {name: int(k.scratch) for name, k in km.items()
                if name in by_name and k.scratch > kernel_scratch(by_name[name], device)}
-    if scratch:
+    packed = prepacked_bytes(shaped, km, device, settings)
+    if scratch or packed:
         state.dag = build_dag(state.graph, state.costs or {}, state.units, granularity=state.granularity,
-                              device=device, scratch=scratch)
+                              device=device, scratch=scratch, prepacked=packed)
     return len(scratch)
+
+
+def prepacked_bytes(graph: onnx.ModelProto, km: dict, device: str, settings: Any = None) -> int:
+    """The bytes of the weight copies that session creation packs and keeps for ``graph`` on remc's placement:
+    one 256-byte-rounded block per distinct (op, weight, attributes) whose kernel's measured ``prepack`` is
+    positive, as ``passes.placement`` lays them out ('pre-packed weight' blocks). A recomputed copy of such a
+    node packs the same weight again and frees it at session creation (the kernels share the first copy), so
+    the count does not depend on the plan. 0 on ONNX Runtime's arena (its replay counts them itself)."""
+    from .backends import runtime
+    from .passes.arena import graph_events, rounded
+    settings = settings or runtime.DEFAULT_SETTINGS
+    if not settings.placed(device):
+        return 0
+    ev = graph_events(graph, device, km)
+    return sum(rounded(s) for s, again in zip(ev.prepack_sizes, ev.prepack_shared) if not again)
 
 
 def _after_solve(clock: CompileClock | None) -> float:
@@ -692,7 +709,7 @@ def _verify(lowered: onnx.ModelProto, device: str, budget: int, runs: int = 8,
         feeds = runtime.random_inputs(lowered, 0)
         if not settings.placed(device):
             runtime.profiler_peak(lowered, device, feeds=feeds, mem_limit=cap, settings=settings)
-        sess, alloc = runtime.capped_session(lowered, device, cap, settings)
+        sess, alloc = runtime.capped_session(lowered, device, cap, settings, native=False)  # no JIT in the clock
         r = runtime.Runner(sess, feeds, device, mem_limit=cap, allocator=alloc)
         for _ in range(runs):
             r()

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from remc import zoo
-from remc.backends import capi, runtime
-from remc.backends.placement import model_layout
+from remc.backends import capi, nativealloc, runtime
+from remc.backends.placement import PlacedAllocator, model_layout
 from remc.pipeline import State, compile_pipeline, run
 
 pytestmark = pytest.mark.skipif(not capi.available(), reason="no usable onnxruntime C library")
@@ -47,6 +47,52 @@ def test_every_request_at_its_planned_offset(lowered, tmp_path):
            if e.get("cat") == "Node" and str(e.get("name", "")).endswith("_kernel_time")]
     want = runtime.executed_order(lowered, "cpu", feeds=feeds)
     assert ran[: len(want)] == want
+
+
+needs_native = pytest.mark.skipif(nativealloc.compiled() is None, reason="numba is not installed: no native hot path")
+
+
+def _three_runs(lowered, alloc, native, feeds):  # noqa: ANN001, ANN202
+    sess = capi.Session(lowered, alloc, layout=None, native=native)
+    assert (sess.native is not None) == (native is None)
+    r = runtime.Runner(sess, feeds, "cpu", mem_limit=alloc.capacity, allocator=alloc)
+    outs = []
+    for _ in range(3):
+        r()
+        outs.append(r.outputs())
+    st = alloc.stats
+    served = int(sess.native.s[nativealloc.FREES]) if sess.native is not None else 0
+    return (st.calls, st.planned, st.rejected, st.fallback, st.high_water, st.peak_in_use), outs, served
+
+
+@needs_native
+@pytest.mark.parametrize("wrong", [False, True])
+def test_native_hot_path_places_every_request_as_the_python_callbacks_do(lowered, wrong):
+    """The native hot path (``backends.nativealloc``) serves the planned requests itself and hands the rest to
+    the Python callbacks: the same statistics and outputs as the Python callbacks alone; with a wrong layout (a
+    planned offset whose range is still taken) it refuses that place as the Python check does."""
+    lay = model_layout(lowered, "cpu")
+    feeds = runtime.random_inputs(lowered, 0)
+    run_seq, later = list(lay.sequence("run")), list(lay.sequence("run", first_run=False))
+    if wrong:  # each run's 10th request at the 9th's offset, which it still holds
+        for seq in (run_seq, later):
+            seq[10] = (seq[10][0], seq[9][1])
+    got = {}
+    for native in (False, None):
+        buf = capi.HostBuffer(2 * lay.height)
+        alloc = PlacedAllocator(buf.ptr, 2 * lay.height, {"create": lay.sequence("create"), "run": run_seq}, later,
+                                {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)})
+        alloc.buffer = buf
+        got[native] = _three_runs(lowered, alloc, native, feeds)
+    stats, outs, served = got[None]
+    assert served > 0  # frees served natively
+    assert stats == got[False][0]
+    assert (stats[2] > 0) == wrong  # rejected planned places
+    if not wrong:
+        assert stats[4] == lay.height and stats[0] == stats[1]
+    for a, b in zip(outs, got[False][1]):
+        ok, worst = runtime.compare_outputs(a, b, rtol=0, atol=0)
+        assert ok, worst
 
 
 def test_a_request_that_does_not_fit_is_out_of_memory(lowered):
@@ -171,3 +217,57 @@ def test_compiled_model_carries_its_layout_and_the_run_follows_it(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "note: the model's stored layout was not used: the stored layout is for cpu/onnxruntime" in res.stdout
     assert "layout derived here" in res.stdout
+
+
+def test_the_solver_constant_counts_the_pre_packed_weights():
+    """remc's live-bytes model holds the weight copies session creation packs (MLAS' packed B of the training
+    graph's MatMul/Gemm with constant weights, one per kernel instance): after the kernels are measured the
+    DAG's constant grows by exactly the 'pre-packed weight' blocks of the checkpoint-all plan's layout, and by
+    nothing with ``--no-prepack``."""
+    from remc.fit import dag_with_measured_scratch
+    cfg = dict(zoo.small_config("gpt2"))
+    batch = cfg.pop("batch")
+    train = zoo.export("gpt2", batch, train=True, **cfg)
+    for prepack in (True, False):
+        settings = runtime.DeviceSettings(prepack=prepack)
+        st = run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50))
+        before = int(st.dag.constant)
+        dag_with_measured_scratch(st, "cpu", settings)
+        lay = model_layout(st.lowered, "cpu", settings)
+        packed = sum(b.size for b in lay.blocks if b.what == "pre-packed weight")
+        assert (packed > 0) == prepack
+        assert int(st.dag.constant) - before == packed
+
+
+def test_a_second_kernel_packing_the_same_weight_frees_its_copy():
+    """Two Gemm nodes on one weight (a recomputed copy, as lowering writes it): session creation packs the weight
+    twice and frees the second copy at once (the kernels share the first). remc's layout keeps one copy and
+    lets the run's tensors use the other's bytes; the run follows it (no planned place found taken) and
+    its high-water mark is the layout's height."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    w = numpy_helper.from_array(np.random.RandomState(0).rand(96, 64).astype(np.float32), "W")
+    nodes = [helper.make_node("Gemm", ["X", "W"], ["Y0"], name="g0", transB=1),
+             helper.make_node("Relu", ["Y0"], ["R"], name="r"),
+             helper.make_node("Gemm", ["X", "W"], ["Y1"], name="g1", transB=1),
+             helper.make_node("Add", ["R", "Y1"], ["Z"], name="add")]
+    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [64, 64])],
+                          [helper.make_tensor_value_info("Z", TensorProto.FLOAT, [64, 96])], [w])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    lay = model_layout(m, "cpu")
+    whats = [b.what for b in lay.blocks]
+    assert whats.count("pre-packed weight") == 1 and whats.count("pre-packed weight (shared)") == 1
+    import dataclasses
+
+    from remc.backends.placement import best_layout
+    from remc.backends.scratch import kernel_memory
+    from remc.passes.arena import graph_events
+    both_kept = dataclasses.replace(graph_events(m, "cpu", kernel_memory(m, "cpu")), prepack_shared=())
+    assert lay.height < best_layout(both_kept).height  # the run's tensors take the freed copy's bytes
+    sess, alloc = capi.placed_session(m, lay.height, lay)
+    r = runtime.Runner(sess, {"X": np.ones((64, 64), np.float32)}, "cpu", mem_limit=lay.height, allocator=alloc)
+    r()
+    r()
+    st = alloc.stats
+    assert st.rejected == 0 and st.fallback == 0 and st.planned == st.calls
+    assert st.high_water == lay.height

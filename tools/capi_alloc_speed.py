@@ -1,21 +1,23 @@
 """Run time on remc's CPU placement (``backends.capi``) against ONNX Runtime's arena, side by side in one process.
 
-For each zoo model (test size, the checkpoint-all plan's lowered training graph): one session on remc's
-allocator (cap = its layout's height, ``runtime.capped_session``) and one on a one-region arena of twice that
-(``runtime.make_session``), run alternately ``--runs`` times (ONNX Runtime's default threads: the kernel scratch remc measured, and so
-its layout, is per thread count) after two warm-up runs each; the medians and
-their ratio. Where the placed runs' extra time goes, from two more variants of the same placed session:
+For each zoo model (the checkpoint-all plan's lowered training graph, at test size or ``--batch``/``--size``):
+three sessions of the same graph, run alternately ``--runs`` times after two warm-up runs each (ONNX Runtime's
+default threads: the kernel scratch remc measured, and so its layout, is per thread count); the medians and
+their ratios to the arena:
 
-- ``allocator methods``: the seconds per run spent inside ``PlacedAllocator.alloc``/``free`` (wrapped with a
-  timer; the timer's own cost included), i.e. remc's Python lookup;
-- ``bare table``: the allocator replaced by a Python function returning the recorded addresses of a previous
-  run by request index, and a no-op free: the ctypes callback boundary and ONNX Runtime's own
-  allocation path, with the least Python possible (unchecked: a measurement, never used for real runs);
+- ``arena``: ONNX Runtime's one-region arena of twice the layout's height (``runtime.make_session``);
+- ``remc``: remc's allocator with every request served by its Python callbacks (``native=False``), cap = the
+  layout's height (``runtime.capped_session``);
+- ``remc, native``: the same with the native hot path (``backends.nativealloc``; only when numba is installed),
+  with whether it followed the layout as the Python one did (planned share, the same high-water mark);
+- ``bare table``: the Python session's allocator replaced by a Python function returning the recorded addresses
+  of a previous run by request index, and a no-op free: the ctypes callback boundary and ONNX Runtime's own
+  allocation path with the least Python possible (unchecked: a measurement, never used for real runs);
 - ``Python alone``: one run's requests replayed on the allocator without ONNX Runtime, through its hot path
-  and through its general path (what every request took before the hot path), the least of 30 replays:
-  robust to a loaded machine, unlike the run times.
+  and through its general path, the least of 30 replays: robust to a loaded machine, unlike the run times.
 
     nice -n 10 python tools/capi_alloc_speed.py --models mobilenet_v2,resnet50 --runs 20 --out results/capi_alloc_speed.json
+    nice -n 10 python tools/capi_alloc_speed.py --models resnet50 --batch 8 --size height=128,width=128,width_mult=0.25
 """
 from __future__ import annotations
 
@@ -26,28 +28,33 @@ import time
 from pathlib import Path
 
 from remc import zoo
-from remc.backends import runtime
+from remc.backends import nativealloc, runtime
 from remc.fit import predict
 from remc.pipeline import State, compile_pipeline, run
 
 
-def _lowered(name: str, batch: int | None):  # noqa: ANN202
+def _lowered(name: str, batch: int | None, size: dict | None = None):  # noqa: ANN202
     cfg = dict(zoo.small_config(name))
     b = batch or cfg.pop("batch")
     cfg.pop("batch", None)
+    cfg.update(size or {})
     train = zoo.export(name, b, train=True, **cfg)
     return run(compile_pipeline(strategy="checkpoint-all"), State(model=train, budget=1 << 50)).lowered, b
 
 
-def one_model(name: str, batch: int | None, runs: int) -> dict:
-    low, b = _lowered(name, batch)
+def one_model(name: str, batch: int | None, runs: int, size: dict | None = None) -> dict:
+    low, b = _lowered(name, batch, size)
     cap = predict(low, "cpu").arena
     feeds = runtime.random_inputs(low, 0)
-    sess, alloc = runtime.capped_session(low, "cpu", cap)
+    sess, alloc = runtime.capped_session(low, "cpu", cap, native=False)
     placed = runtime.Runner(sess, feeds, "cpu", mem_limit=cap, allocator=alloc)
+    nsess, nalloc = runtime.capped_session(low, "cpu", cap)
+    native = runtime.Runner(nsess, feeds, "cpu", mem_limit=cap, allocator=nalloc) \
+        if getattr(nsess, "native", None) is not None else None
     arena = runtime.Runner(runtime.make_session(low, "cpu", mem_limit=2 * cap), feeds, "cpu")
-    for f in (placed, arena, placed, arena):
-        f()
+    for f in (placed, arena, placed, arena, native, native):
+        if f is not None:
+            f()
 
     # the bare table: the addresses of one traced run, by request index
     alloc.trace = []
@@ -62,21 +69,6 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
         k[0] = i + 1
         return addrs[i]
 
-    inside = [0.0]
-    clock = time.perf_counter
-
-    def timed_alloc(n: int) -> int | None:
-        t0 = clock()
-        p = real_alloc(n)
-        inside[0] += clock() - t0
-        return p
-
-    def timed_free(p: int | None) -> bool:
-        t0 = clock()
-        ours = real_free(p)
-        inside[0] += clock() - t0
-        return ours
-
     def use(a, f) -> None:  # noqa: ANN001
         alloc.alloc, alloc.free = a, f
 
@@ -84,28 +76,38 @@ def one_model(name: str, batch: int | None, runs: int) -> dict:
         k[0] = 0
         placed()
 
-    times: dict[str, list[float]] = {"arena": [], "remc": [], "remc, methods timed": [], "bare table": []}
+    clock = time.perf_counter
+    times: dict[str, list[float]] = {"arena": [], "remc": [], "bare table": []}
+    if native is not None:
+        times["remc, native"] = []
     calls0, planned0 = alloc.stats.calls, alloc.stats.planned
+    ncalls0, nplanned0 = nalloc.stats.calls, nalloc.stats.planned
     for _ in range(runs):
         for key, fn, (a, f) in (("arena", arena, (real_alloc, real_free)),
                                 ("remc", placed, (real_alloc, real_free)),
-                                ("remc, methods timed", placed, (timed_alloc, timed_free)),
+                                ("remc, native", native, (real_alloc, real_free)),
                                 ("bare table", timed_table, (table_alloc, lambda _p: True))):
+            if fn is None:
+                continue
             use(a, f)
             t0 = clock()
             fn()
             times[key].append(clock() - t0)
     use(real_alloc, real_free)
     med = {key: statistics.median(v) for key, v in times.items()}
-    requests = (alloc.stats.calls - calls0) / (2 * runs)
+    requests = (alloc.stats.calls - calls0) / runs
     python = _python_only(alloc, placed, sess.layout)
-    return {"model": name, "batch": b, "runs": runs, "requests_per_run": requests,
-            "planned_share": (alloc.stats.planned - planned0) / (alloc.stats.calls - calls0),
-            "median_ms": {key: round(1e3 * v, 2) for key, v in med.items()},
-            "remc_over_arena": round(med["remc"] / med["arena"], 3),
-            "bare_table_over_arena": round(med["bare table"] / med["arena"], 3),
-            "allocator_methods_ms_per_run": round(1e3 * inside[0] / runs, 2),
-            "allocator_us_per_request": round(1e6 * inside[0] / runs / requests, 2), **python}
+    out = {"model": name, "batch": b, "size": size or {}, "runs": runs, "requests_per_run": requests,
+           "planned_share": (alloc.stats.planned - planned0) / (alloc.stats.calls - calls0),
+           "median_ms": {key: round(1e3 * v, 2) for key, v in med.items()},
+           "remc_over_arena": round(med["remc"] / med["arena"], 3),
+           "bare_table_over_arena": round(med["bare table"] / med["arena"], 3), **python}
+    if native is not None:
+        out["native_over_arena"] = round(med["remc, native"] / med["arena"], 3)
+        out["native_planned_share"] = (nalloc.stats.planned - nplanned0) / max(nalloc.stats.calls - ncalls0, 1)
+        out["native_high_water_equals_python"] = nalloc.stats.high_water == alloc.stats.high_water
+        out["native_served"] = int(nsess.native.s[nativealloc.FREES]) > 0
+    return out
 
 
 def _python_only(alloc, placed, lay, reps: int = 30) -> dict:  # noqa: ANN001
@@ -142,29 +144,40 @@ def _python_only(alloc, placed, lay, reps: int = 30) -> dict:  # noqa: ANN001
 
 
 def render(rows: list[dict]) -> str:
-    out = ["| model | requests per run | arena (ms) | remc's placement (ms) | remc / arena | bare table (ms) | "
-           "bare table / arena | inside remc's alloc+free per run (ms) | per request (µs) | Python alone, hot path "
-           "(µs per request) | Python alone, general path (µs) |",
+    out = ["| model | requests per run | arena (ms) | remc, Python callbacks (ms) | remc / arena | remc, native "
+           "hot path (ms) | native / arena | native: planned share, high-water = Python's | bare table (ms) | "
+           "bare table / arena | Python alone, hot path (µs per request) |",
            "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         m = r["median_ms"]
-        out.append(f"| {r['model']} b{r['batch']} | {r['requests_per_run']:.0f} | {m['arena']} | {m['remc']} | "
-                   f"{r['remc_over_arena']} | {m['bare table']} | {r['bare_table_over_arena']} | "
-                   f"{r['allocator_methods_ms_per_run']} | {r['allocator_us_per_request']} | "
-                   f"{r.get('python_us_per_request_hot_path', '–')} | {r.get('python_us_per_request_general_path', '–')} |")
+        size = "".join(f" {k}={v}" for k, v in r.get("size", {}).items())
+        out.append(f"| {r['model']} b{r['batch']}{size} | {r['requests_per_run']:.0f} | {m['arena']} | {m['remc']} | "
+                   f"{r['remc_over_arena']} | {m.get('remc, native', '–')} | {r.get('native_over_arena', '–')} | "
+                   f"{r.get('native_planned_share', '–')}, {r.get('native_high_water_equals_python', '–')} | "
+                   f"{m['bare table']} | {r['bare_table_over_arena']} | {r.get('python_us_per_request_hot_path', '–')} |")
     return "\n".join(out)
+
+
+def _size(text: str) -> dict:
+    """``height=128,width_mult=0.25`` as keyword arguments of ``zoo.export`` (numbers parsed)."""
+    out: dict = {}
+    for item in filter(None, text.split(",")):
+        k, v = item.split("=")
+        out[k] = float(v) if "." in v else int(v)
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="mobilenet_v2,resnet50")
     ap.add_argument("--batch", type=int, default=None, help="default: the zoo's test batch")
+    ap.add_argument("--size", default="", help="size parameters over the test size, e.g. height=128,width=128")
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--out")
     a = ap.parse_args()
     rows = []
     for name in a.models.split(","):
-        rows.append(one_model(name, a.batch, a.runs))
+        rows.append(one_model(name, a.batch, a.runs, _size(a.size)))
         print(json.dumps(rows[-1]), flush=True)
     if a.out:
         Path(a.out).write_text(json.dumps(rows, indent=1))
