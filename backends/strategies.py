@@ -25,8 +25,8 @@ from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
-from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.evict import evict_search
+from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import clean, lower_bound_text, simple_lower_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions

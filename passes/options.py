@@ -12,6 +12,8 @@ ROUNDINGS = ("deterministic", "randomized", "both")
 REFINE_SECONDS = 30.0
 """Default time for approx's local search after rounding (within its time limit when that is smaller)."""
 MIP_SOLVERS = ("highs", "gurobi")
+OPTIMIZERS = ("sgd", "adamw")
+"""Optimizers the optimizer pass appends (passes/optimizer.py; here so that the CLI's parser need not import it)."""
 
 
 def check_time_limit(value: float | None, what: str = "time limit") -> None:
