@@ -138,13 +138,16 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: "
                               f"{lower_bound_text(dag)}", least)
     incumbent = _incumbent(dag, budget, clock, start)
-    gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
     cp = o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None
+    cp_first = o.warm_start and cp and incumbent is not None
+    gb = -math.inf
+    if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
+        gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
     cp_done = False
-    if o.warm_start and cp and incumbent is not None:
+    if cp_first:
         # the eviction pass and stage search first (they stop at a local optimum: within 0.4-1.7 s of
         # the published graphs, +0.40% on MobileNet 0.8 against the optimum +0.37%), then CP-SAT from
         # that schedule; approx's LP, which took 10-26 s of 60 on MobileNet and ResNet50 before CP-SAT
@@ -161,6 +164,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                 dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
                 seconds=None if left is None else o.cpsat_share * left)
             cp_done = True
+        if not _proven(dag, incumbent, bounds, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9, where CP-SAT proves)
+            gb = gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000, deadline=bound_deadline(clock)).bound
     # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
     # approx's full share left (its LP's build is not interruptible: ResNet50 at 0.9 squeezed into 17 s ran
     # 27 s, 10 s past the limit)
