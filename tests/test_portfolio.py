@@ -36,3 +36,14 @@ def test_checkmate_is_never_worse_than_approx_alone(k: int) -> None:
         assert c.report.seconds <= 120 + 5  # the report counts every phase, within the limit (and slack)
         compared += 1
     assert compared > 0
+
+
+def test_checkmate_below_the_simple_bound_is_infeasible_at_once() -> None:
+    """A budget below the simple bound (each unit once with its inputs resident) is refused before any search,
+    with that bound as the least feasible budget."""
+    dag = cases()[0]
+    least = simple_lower_bound(dag)
+    with pytest.raises(InfeasibleError) as e:
+        solve("checkmate", dag, least - 1, make_options("checkmate", time_limit=60, threads=1))
+    assert e.value.least_feasible == least
+    assert "no schedule of this graph can need less than" in str(e.value)
