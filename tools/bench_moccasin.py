@@ -292,11 +292,16 @@ def _cell(row: dict | None, tool: str = "") -> str:
 
 
 def _ratio(case: dict) -> str:
-    """Moccasin's wall time over remc checkmate's (both subprocess wall clocks, start-up included)."""
+    """Moccasin's wall time over remc checkmate's (both subprocess wall clocks, start-up included), where
+    remc proved its result (optimal, or infeasible); a lower bound on the ratio ('>') where Moccasin proved
+    nothing in its time (its wall is then its time limit), none where remc proved nothing."""
     m, r = case["tools"].get("moccasin"), case["tools"].get("checkmate")
     if not m or not r or not r.get("wall"):
         return ""
-    return f"{m['wall'] / r['wall']:.1f}x"
+    if not (r["status"] == "optimal" or r["status"].startswith("infeasible (proven")):
+        return "- (remc: no proof)"
+    x = m["wall"] / r["wall"]
+    return f"{x:.1f}x" if m["status"] in ("optimal", "infeasible") else f">{x:.1f}x (Moccasin: no proof)"
 
 
 def render(result: dict) -> str:
