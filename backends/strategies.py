@@ -26,7 +26,9 @@ from ..ir.schedule import Schedule, check
 from ..passes import approx as _approx
 from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
+from ..passes.evict import evict_search
 from ..passes.feasible import ExactSearch, find_feasible
+from ..passes.milp_model import clean, lower_bound_text, simple_lower_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
@@ -108,35 +110,77 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                start: Schedule | None = None) -> Schedule:
     """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
 
+    0. a budget below the simple bound (each unit once with its inputs resident) is proven infeasible at once;
     1. the baselines (quickest first; ``start``, e.g. a previous fit round's schedule, repaired instead when
        that succeeds: ``_incumbent``) and the retention-gap bound;
-    2. with ``warm_start``, approx's schedule (stage search, LP relaxation, two-phase rounding; its local
-       search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the limit,
-       and its LP bound;
-    2b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
+    2. where CP-SAT runs (OR-Tools installed, at most CP_UNITS units) and step 1 found a schedule within the
+       budget: the eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
+       limit), then CP-SAT's C=2 model from that schedule and its bound valid for all schedules
+       (``cpsat_phase``, ``cpsat_share`` of the time left);
+    3. with ``warm_start``, unless a bound proves the schedule (and, after step 2, only with ``approx_share``
+       of the limit still left): approx's schedule (stage search, LP relaxation, two-phase rounding; its
+       local search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the
+       limit, and its LP bound;
+    3b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
        against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
-    3. (OR-Tools installed, at most CP_UNITS units) CP-SAT's C=2 model from that schedule and its bound valid
-       for all schedules (``cpsat_phase``, ``cpsat_share`` of the time left);
+    3c. CP-SAT as in step 2 when step 2 did not run (nothing fitted after step 1);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
     5. the MILP from the best schedule with the time left, skipped when a bound already proves it.
 
-    The cheapest schedule of all is returned. checkmate runs approx's rounding as approx alone does and
-    its local search from the same schedules and CP-SAT's (at least as cheap), so it is worse than approx
-    alone only where approx's local search needed more time than checkmate had left for it and CP-SAT did
-    not make up for it (tools/bench_portfolio.py measures how often)."""
+    The cheapest schedule of all is returned. checkmate runs approx's stage search, rounding and local
+    search as approx alone does (the rounding after CP-SAT where a baseline fits) from the same schedules
+    and CP-SAT's (at least as cheap), so it is worse than approx alone only where approx needed more time
+    than checkmate had left for it and CP-SAT did not make up for it (tools/bench_portfolio.py measures how
+    often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
+    least = simple_lower_bound(dag)
+    if budget < least:  # each unit runs once with its inputs resident: proven before any search
+        raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: "
+                              f"{lower_bound_text(dag)}", least)
     shown: list[float] = []  # the retention-gap bound, once known: shown, not used to skip phases
     say = _phase_reporter(dag, progress, clock, shown)
     say("baselines", None, {})
     incumbent = _incumbent(dag, budget, clock, start)
-    say("lower bound", incumbent, {})
-    gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
-    shown.append(gb)
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
-    if o.warm_start:
+    cp = o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None
+    cp_first = o.warm_start and cp and incumbent is not None
+    gb = -math.inf
+    if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
+        say("lower bound", incumbent, {})
+        gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
+        shown.append(gb)
+    cp_done = False
+    if cp_first:
+        # the eviction pass and stage search first (they stop at a local optimum: within 0.4-1.7 s of
+        # the published graphs, +0.40% on MobileNet 0.8 against the optimum +0.37%), then CP-SAT from
+        # that schedule; approx's LP, which took 10-26 s of 60 on MobileNet and ResNet50 before CP-SAT
+        # started, runs after CP-SAT and only when CP-SAT did not prove the schedule
+        # (only when a baseline or the warm start fits: where none does, approx's rounding and the feasibility
+        # race below find the first schedule, as measured on Moccasin's n=100 at 0.8)
+        say("stage search", incumbent, bounds)
+        staged = _stage_hint(dag, budget, incumbent, clock)
+        if staged is not None:
+            notes["stage_search"] = f"cost {staged.cost(dag):g}"
+        incumbent = _cheaper(dag, incumbent, staged)
+        if not clock.expired():
+            left = clock.left()
+            say("cp-sat", incumbent, bounds)
+            incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
+                dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
+                seconds=None if left is None else o.cpsat_share * left)
+            cp_done = True
+        if not _proven(dag, incumbent, bounds, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9, where CP-SAT proves)
+            say("lower bound", incumbent, bounds)
+            gb = gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000, deadline=bound_deadline(clock)).bound
+            shown.append(gb)
+    # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
+    # approx's full share left (its LP's build is not interruptible: ResNet50 at 0.9 squeezed into 17 s ran
+    # 27 s, 10 s past the limit)
+    lp_room = not cp_done or o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit
+    if o.warm_start and lp_room and not (incumbent is not None and _proven(dag, incumbent, bounds, o.gap)):
         say("approx", incumbent, bounds)
         first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
         incumbent = _cheaper(dag, incumbent, first)
@@ -153,8 +197,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if feas.proven_infeasible:  # the least-budget bound (LP, simple) and above the budget, in the message
             _milp.raise_infeasible(dag, budget, HighsBackend(), o.threads, clock.left(), proven=True)
         incumbent = feas.schedule
-    if o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None \
-            and not clock.expired():
+    if cp and not cp_done and not clock.expired():
         left = clock.left()
         say("cp-sat", incumbent, bounds)
         incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
@@ -194,6 +237,28 @@ def _phase_reporter(dag: DAG, progress: Progress | None, clock: Clock, extra: li
         progress(ProgressEvent(clock.elapsed(), phase, cost, bound,
                                None if cost is None or bound is None else gap_of(cost, bound, base)))
     return say
+
+
+STAGE_HINT_SHARE = 0.2
+"""Most of checkmate's time limit that its stage search before CP-SAT may use (it usually stops sooner, at a
+local optimum)."""
+STAGE_HINT_NO_LIMIT = 30.0
+"""Seconds of that stage search without a time limit."""
+
+
+def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock) -> Schedule | None:
+    """The eviction pass and stage search (passes/evict.py ``evict_search``) from ``incumbent``, within
+    STAGE_HINT_SHARE of the time limit: a schedule within budget, cleaned and checked, or None."""
+    left = clock.left()
+    share = STAGE_HINT_NO_LIMIT if clock.time_limit is None else STAGE_HINT_SHARE * clock.time_limit
+    end = time.perf_counter() + (share if left is None else min(left, share))
+    found = evict_search(dag, budget, deadline=end, start=None if incumbent is None else incumbent.S)
+    if found is None:
+        return None
+    R, S = clean(dag, found[0], found[1])
+    if check(dag, R, S) or Schedule(R, S).peak(dag) > budget:  # its moves keep both: a bug
+        raise SolverError("checkmate: the stage search returned an invalid schedule")
+    return Schedule(R, S, strategy=f"stage search ({found[3]})")
 
 
 def _cheaper(dag: DAG, a: Schedule | None, b: Schedule | None) -> Schedule | None:

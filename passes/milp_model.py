@@ -49,14 +49,17 @@ import dataclasses
 import math
 from dataclasses import dataclass
 from functools import reduce
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..ir.dag import DAG
 from ..ir.schedule import free_matrix, memory_profile
 from ..ir.sizes import describe_size, format_size
 from .solver_api import SolverBackend
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 EXACT_LIMIT = 1e4
 """Largest memory coefficient allowed after dividing by the gcd; above it a float unit is used. HiGHS
@@ -302,6 +305,7 @@ class _Rows:
         self.vals.append(vals[m].ravel())
 
     def matrix(self, num_col: int) -> tuple[sp.csc_matrix, np.ndarray, np.ndarray]:
+        import scipy.sparse as sp  # here, not at the module's top: its import is 0.2 s of CPU (remc solve's start-up)
         cat = (lambda xs, dt: np.concatenate(xs).astype(dt) if xs else np.zeros(0, dt))
         A = sp.coo_matrix((cat(self.vals, float), (cat(self.rows, np.int64), cat(self.cols, np.int64))),
                           shape=(self.n, num_col)).tocsc()

@@ -30,8 +30,8 @@ from onnx import TensorProto, helper
 
 from ..ir.errors import ModelError
 from .grad.emit import Emitter, Names
+from .options import OPTIMIZERS
 
-OPTIMIZERS = ("sgd", "adamw")
 GRAD_PREFIX = "grad."
 UPDATED_SUFFIX = ".updated"
 STEP_INPUT = "optimizer.step"

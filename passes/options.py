@@ -12,6 +12,8 @@ ROUNDINGS = ("deterministic", "randomized", "both")
 REFINE_SECONDS = 30.0
 """Default time for approx's local search after rounding (within its time limit when that is smaller)."""
 MIP_SOLVERS = ("highs", "gurobi")
+OPTIMIZERS = ("sgd", "adamw")
+"""Optimizers the optimizer pass appends (passes/optimizer.py; here so that the CLI's parser need not import it)."""
 
 
 def check_time_limit(value: float | None, what: str = "time limit") -> None:
@@ -41,10 +43,11 @@ class CheckmateOptions:
     free_form: str = "tight"
     memory_form: str = "auto"
     warm_start: bool = True
-    """Run approx's LP rounding before CP-SAT and the MILP, and its local search after CP-SAT."""
+    """Run approx's stage search and LP rounding (the rounding before CP-SAT where no baseline fits, else
+    after it when CP-SAT did not prove the schedule) and its local search after CP-SAT, before the MILP."""
     approx_share: float = 0.3
     """Share of ``time_limit`` that approx's rounding (and its repair, when nothing fits) may use inside
-    checkmate before CP-SAT."""
+    checkmate."""
     cpsat_share: float = 0.7
     """Share of the time left after the baselines that checkmate's CP-SAT phase may use (with OR-Tools
     installed, on graphs of at most backends.cpsat.CP_UNITS units); 0 turns it off."""

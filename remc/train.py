@@ -18,13 +18,15 @@ import math
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import onnx
 
 from .ir.errors import InfeasibleError, ModelError, RuntimeFailure
 from .ir.sizes import format_size
+
+if TYPE_CHECKING:  # onnx is imported where it is used: the CLI's parser imports this module
+    import onnx
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ def step_graph(model: onnx.ModelProto, optimizer: Any) -> onnx.ModelProto:
 
 def data_feeds(model: onnx.ModelProto, seed: int, fresh: bool) -> Callable[[int], dict[str, np.ndarray]]:
     """Random data for every non-carried input: one batch for all steps, or a new one per step."""
+    import onnx
+
     from .backends.runtime import random_inputs
     from .ir.onnx_types import copy_model
     from .passes.optimizer import state_inputs
@@ -350,7 +354,7 @@ def _device(text: str) -> str:
 
 def add_parser(sub: Any, size_type: Callable[[str], int]) -> None:
     """The ``train`` subcommand."""
-    from .passes.optimizer import OPTIMIZERS
+    from .passes.options import OPTIMIZERS
     from .passes.strategies import STRATEGIES
     t = sub.add_parser("train", help="run training steps of a (compiled) graph under a memory cap")
     t.add_argument("model", help="training graph (from remc grad / zoo export --train) or a step graph")

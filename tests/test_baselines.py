@@ -435,3 +435,30 @@ def test_infeasible_message_names_the_neediest_unit():
     with pytest.raises(InfeasibleError, match=r"less than 90 B: 7 B always resident, and unit 'c' needs its "
                                               r"output 20 B, workspace 3 B and its 2 input\(s\) 60 B"):
         solve_baseline_strategy("checkpoint-all", dag, 80)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_separators_match_networkx_block_cut_tree(seed):
+    """``_separators`` (one DFS with low links) against networkx's block-cut tree path, on random undirected
+    graphs with a source and a sink, connected or not."""
+    import networkx as nx
+
+    from remc.passes.baselines.common import _separators
+
+    rng = np.random.default_rng(seed)
+    for _ in range(200):
+        n = int(rng.integers(2, 30))
+        pairs = [(int(a), int(b)) for a, b in rng.integers(0, n, size=(int(rng.integers(0, 2 * n)), 2)) if a != b]
+        src, dst = n, n + 1
+        pairs += [(src, 0), (n - 1, dst)]
+        adj: list[list[int]] = [[] for _ in range(n + 2)]
+        for a, b in pairs:
+            adj[a].append(b)
+            adj[b].append(a)
+        g = nx.Graph(pairs)
+        if not nx.has_path(g, src, dst):
+            assert _separators(adj, src, dst) == []
+            continue
+        want = {v for v in nx.articulation_points(g)
+                if not nx.has_path(nx.restricted_view(g, [v], []), src, dst)}
+        assert set(_separators(adj, src, dst)) == want

@@ -197,3 +197,27 @@ def test_unreadable_file(tmp_path: Path, text: str, needle: str) -> None:
     path.write_text(text)
     with pytest.raises(ModelError, match=needle):
         load_nodelink(path)
+
+
+def test_lexicographic_order_is_networkx_s() -> None:
+    """The reader's own topological sort (smallest ready index first) is networkx's
+    ``lexicographical_topological_sort``; a cycle gives None."""
+    import random
+
+    import networkx as nx
+
+    from remc.ir.nodelink import _lexicographic_order
+
+    rng = random.Random(3)
+    for _ in range(200):
+        n = rng.randrange(1, 25)
+        perm = list(range(n))
+        rng.shuffle(perm)  # edges forward in a random order, so that the file's order is not topological
+        edges = [(perm[a], perm[b]) for a in range(n) for b in range(a + 1, n) if rng.random() < 0.2]
+        g = nx.DiGraph()
+        g.add_nodes_from(range(n))
+        g.add_edges_from(edges)
+        assert _lexicographic_order(n, edges) == list(nx.lexicographical_topological_sort(g))
+        if edges:
+            a, b = edges[0]
+            assert _lexicographic_order(n, edges + [(b, a)]) is None

@@ -25,6 +25,11 @@ training graphs and the 4 random layered ones); ``--random N:SEED`` adds generat
 the JSON output). ``--tools`` chooses among checkmate, approx, cpsat (remc's strategies) and moccasin.
 ``--render`` rebuilds the Markdown from a JSON file. Costs are reported as +x% over computing every node once
 (the sum of all costs).
+
+Times: each tool's cell ends with the wall clock of its whole subprocess (Python start-up, imports, reading
+the graph, the solve, and for remc the plan's generation and validation), then in brackets the tool's own
+count: remc's report ``seconds`` (the strategy, every phase), Moccasin's ``remat`` call. The last column,
+Moccasin's wall over remc checkmate's, compares the wall clocks.
 """
 from __future__ import annotations
 
@@ -277,21 +282,39 @@ def _cell(row: dict | None, tool: str = "") -> str:
         cell = _cell(gap_free)
         return cell if "(C=" in cell else cell.replace("optimal", "optimal (C=3)", 1)
     if row.get("cost") is None:
-        return st if st.startswith("killed") else f"{st} ({row['wall']:.0f} s)"
+        return st if st.startswith("killed") else f"{st} ({row['wall']:.1f} s)"
     gap = row.get("gap")
     g = "" if gap is None else (", gap inf" if gap == float("inf") else f", gap {100 * gap:.2f}%")
     fit = "" if row.get("fits", True) else f", **peak {row['peak']} over budget**"
-    return f"{st} +{100 * row['over']:.3f}%{g}{fit}, {row['wall']:.0f} s"
+    inner = row.get("seconds", row.get("solve_seconds"))
+    own = "" if inner is None else f" ({'solve' if tool != 'moccasin' else 'remat'} {inner:.1f} s)"
+    return f"{st} +{100 * row['over']:.3f}%{g}{fit}, {row['wall']:.1f} s{own}"
+
+
+def _ratio(case: dict) -> str:
+    """Moccasin's wall time over remc checkmate's (both subprocess wall clocks, start-up included), where
+    remc proved its result (optimal, or infeasible); a lower bound on the ratio ('>') where Moccasin proved
+    nothing in its time (its wall is then its time limit), none where remc proved nothing."""
+    m, r = case["tools"].get("moccasin"), case["tools"].get("checkmate")
+    if not m or not r or not r.get("wall"):
+        return ""
+    if not (r["status"] == "optimal" or r["status"].startswith("infeasible (proven")):
+        return "- (remc: no proof)"
+    x = m["wall"] / r["wall"]
+    return f"{x:.1f}x" if m["status"] in ("optimal", "infeasible") else f">{x:.1f}x (Moccasin: no proof)"
 
 
 def render(result: dict) -> str:
     tools = result["tools"]
     names = {"moccasin": "Moccasin"}
-    head = "| graph | n | ratio | budget | " + " | ".join(names.get(t, f"remc {t}") for t in tools) + " |"
-    lines = [head, "|" + "---|" * (4 + len(tools))]
+    both = "moccasin" in tools and "checkmate" in tools
+    head = "| graph | n | ratio | budget | " + " | ".join(names.get(t, f"remc {t}") for t in tools) \
+        + (" | Moccasin wall / checkmate wall |" if both else " |")
+    lines = [head, "|" + "---|" * (4 + len(tools) + both)]
     for c in result["cases"]:
         lines.append(f"| {c['graph']} | {c['n']} | {c['ratio']} | {c['budget']} | "
-                     + " | ".join(_cell(c["tools"].get(t), t) for t in tools) + " |")
+                     + " | ".join(_cell(c["tools"].get(t), t) for t in tools)
+                     + (f" | {_ratio(c)} |" if both else " |"))
     return "\n".join(lines) + "\n"
 
 

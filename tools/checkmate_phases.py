@@ -33,12 +33,16 @@ def main() -> None:
         f = getattr(module, name)
 
         def wrapper(*a, **k):
-            out = f(*a, **k)
+            try:
+                out = f(*a, **k)
+            except Exception as e:
+                print(f"{time.perf_counter() - t0:6.1f} s  {name} raised {type(e).__name__}: {e}", flush=True)
+                raise
             print(f"{time.perf_counter() - t0:6.1f} s  {name} done", flush=True)
             return out
         setattr(module, name, wrapper)
 
-    for name in ("best_baseline", "_approx_first", "cpsat_phase", "_refine"):
+    for name in ("best_baseline", "_stage_hint", "_approx_first", "cpsat_phase", "_refine"):
         timed(strategies, name)
     for name in ("solve_cpsat", "_bound_round"):
         timed(cpsat, name)

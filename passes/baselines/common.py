@@ -44,26 +44,59 @@ def articulation_candidates(dag: DAG) -> np.ndarray:
     graph every forward unit is one, so the generalization reproduces Chen et al. exactly. Empty when the
     first and last forward units are not connected.
     """
-    import networkx as nx
-
     fwd = forward_units(dag)
     if len(fwd) == 0:
         return fwd
-    g = nx.Graph()
-    g.add_nodes_from(fwd.tolist())
-    g.add_edges_from(forward_edges(dag).tolist())
-    g.add_edge("input", int(fwd[0]))
-    g.add_edge(int(fwd[-1]), "output")
-    if not nx.has_path(g, "input", "output"):
-        return np.zeros(0, dtype=np.int64)
-    cuts = set(nx.articulation_points(g))
-    blocks = list(nx.biconnected_components(g))
-    tree = nx.Graph()
-    for b, block in enumerate(blocks):
-        tree.add_edges_from((("block", b), ("cut", v)) for v in block & cuts)
-    ends = [next(b for b, block in enumerate(blocks) if end in block) for end in ("input", "output")]
-    path = nx.shortest_path(tree, ("block", ends[0]), ("block", ends[1]))
-    return np.array(sorted(v for kind, v in path if kind == "cut"), dtype=np.int64)
+    k = len(fwd)
+    at = {int(u): r for r, u in enumerate(fwd.tolist())}
+    src, dst = k, k + 1  # the virtual input and output
+    adj: list[list[int]] = [[] for _ in range(k + 2)]
+    for a, b in forward_edges(dag).tolist():
+        adj[at[a]].append(at[b])
+        adj[at[b]].append(at[a])
+    adj[src].append(0)
+    adj[0].append(src)
+    adj[k - 1].append(dst)
+    adj[dst].append(k - 1)
+    cuts = _separators(adj, src, dst)
+    return np.array(sorted(int(fwd[v]) for v in cuts), dtype=np.int64)
+
+
+def _separators(adj: list[list[int]], src: int, dst: int) -> list[int]:
+    """The vertices whose removal disconnects ``src`` from ``dst`` in the undirected graph ``adj`` (the cut
+    vertices on the src-dst path of its block-cut tree); empty when they are not connected. One depth-first
+    search from ``src`` with low links: v separates them iff it is an ancestor of ``dst`` whose child c on
+    the tree path to ``dst`` has low[c] >= disc[v] (no edge from c's subtree reaches above v)."""
+    n = len(adj)
+    disc, low, parent = [-1] * n, [0] * n, [-1] * n
+    disc[src] = low[src] = 0
+    clock = 1
+    stack = [(src, 0)]
+    while stack:
+        v, i = stack[-1]
+        if i < len(adj[v]):
+            stack[-1] = (v, i + 1)
+            w = adj[v][i]
+            if disc[w] < 0:
+                parent[w] = v
+                disc[w] = low[w] = clock
+                clock += 1
+                stack.append((w, 0))
+            elif w != parent[v]:
+                low[v] = min(low[v], disc[w])
+        else:
+            stack.pop()
+            if parent[v] >= 0:
+                low[parent[v]] = min(low[parent[v]], low[v])
+    if disc[dst] < 0:
+        return []
+    out, c = [], dst
+    while parent[c] != src:
+        v = parent[c]
+        if low[c] >= disc[v]:
+            out.append(v)
+        c = v
+    return out
 
 
 def linear_chain(dag: DAG) -> tuple[np.ndarray | None, str]:
