@@ -54,7 +54,7 @@ STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
 STAGE_SEARCH_SHARE = 0.6
-NO_LP_STAGE_SHARE = 0.6
+NO_LP_STAGE_SHARE = 0.85
 """Share of the time limit the stage search may use when no LP is built and ``window`` is on: the window
 search (passes/window.py) gets the rest, from the stage search's schedule."""
 """Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
