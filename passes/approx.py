@@ -150,7 +150,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search")
-        share = (NO_LP_STAGE_SHARE if o.window else 1.0) if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
+        share = (NO_LP_STAGE_SHARE if o.window and given is not None else 1.0) if cols > MAX_LP_COLUMNS \
+            else STAGE_SEARCH_SHARE
         if reserve and left0:
             share *= 1.0 - reserve / left0
         staged = _stage_search(dag, budget, given, clock, share, found)

@@ -18,7 +18,6 @@ it fits where the whole model does not: random layered n = 1000 (1.8M columns) i
 """
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 
@@ -26,8 +25,19 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.schedule import check, stage_peaks
-from .milp_model import (COST_EPS, CheckmateModel, _Cols, _Rows, _rows_dependencies, _rows_free, _rows_memory,
-                         _rows_memory_dense, allowed, clean, memory_scale)
+from .milp_model import (
+    COST_EPS,
+    CheckmateModel,
+    _Cols,
+    _Rows,
+    _rows_dependencies,
+    _rows_free,
+    _rows_memory,
+    _rows_memory_dense,
+    allowed,
+    clean,
+    memory_scale,
+)
 from .solver_api import SolverBackend
 
 WINDOW_STAGES = 12
