@@ -13,8 +13,10 @@ within budget; the caller checks it again in exact bytes anyway, and keeps it on
 
 The search. Windows are tried where the schedule recomputes most (stages ranked by recomputation cost,
 a window around each), each MILP warm-started from the schedule (so HiGHS starts with an incumbent) and
-stopped at ``window_seconds``. Each window MILP has about w x (n + m) columns (recurrence memory rows), so
-it fits where the whole model does not: random layered n = 1000 (1.8M columns) in windows of 12 stages.
+stopped at ``window_seconds``. R is free only for the ``back`` units before the window and those the schedule
+recomputes in it, so a window MILP of 12 stages has 2.5k-18k columns at random layered n = 1000 (the whole
+model: 1.8M). Measured (BENCHMARKS.md, branch ``bound``): small gains (n = 500: +3.199% -> +3.134%); the large
+overheads at n = 1000 come from decisions hundreds of stages apart, which no window sees.
 """
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ from .milp_model import (
 from .solver_api import SolverBackend
 
 WINDOW_STAGES = 12
-"""Stages per window (a window MILP's columns grow with it; 12 at n = 1000 is about 40k columns)."""
+"""Stages per window (a window MILP's columns grow with it; 12 at n = 1000: 2.5k-18k columns with R free for
+the ``back`` = 24 units before the window and those it recomputes; 26k-52k with R free for every unit)."""
 WINDOW_SECONDS = 8.0
 """Most seconds of one window's MILP."""
 DENSE_WINDOW_NONZEROS = 3_000_000
