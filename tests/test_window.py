@@ -45,7 +45,6 @@ def test_a_window_over_every_stage_reaches_the_exhaustive_optimum():
 
 def test_window_search_keeps_the_schedule_correct_and_never_costlier():
     rng = np.random.default_rng(11)
-    improved = 0
     for k in range(2):
         dag = training_graph(6 + k, rng, skips=((0, 5),), workspace=k % 2 == 0)
         peak = int(memory_profile(dag, *(lambda c: (c.R, c.S))(checkpoint_all(dag))).max())
@@ -60,8 +59,6 @@ def test_window_search_keeps_the_schedule_correct_and_never_costlier():
                                 threads=1, rounds=1)
             assert _fits(dag, budget, res.R, res.S)
             assert res.cost <= cost0 + 1e-9 and abs(res.cost - float(res.R.sum(axis=0) @ dag.cost)) < 1e-9
-            improved += res.cost < cost0
-    assert improved >= 0  # (the count is informative; correctness is what is asserted)
     assert found is not None
 
 
