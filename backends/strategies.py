@@ -30,6 +30,7 @@ from ..passes.evict import evict_search
 from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import clean, lower_bound_text, simple_lower_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
+from ..passes.milp_model import model_columns
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, ProgressEvent, SolverBackend
@@ -86,6 +87,9 @@ FEASIBLE_NO_LIMIT = 300.0
 NO_INCUMBENT_APPROX_SHARE = 0.6
 """approx's share of checkmate's limit when no baseline fits (layered n=250 seed 2 at 0.8: at 0.3 its least-memory
 starts got 3 s and found nothing, and CP-SAT's C=2 model then found nothing in 26 s)."""
+NO_MILP_APPROX_SHARE = 0.8
+"""approx's share of checkmate's time limit on graphs where neither CP-SAT nor the MILP is built (its stage
+search's ``improve`` lowers the cost most there; the window search gets the rest)."""
 
 
 def _race() -> ExactSearch | None:
@@ -282,6 +286,10 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
     left = clock.left()
     # nothing fits yet (no baseline, no warm start): approx's feasibility-first stage search needs the time
     share = o.approx_share if incumbent is not None else max(o.approx_share, NO_INCUMBENT_APPROX_SHARE)
+    if dag.n > CP_UNITS and model_columns(dag) > _milp.MAX_MILP_COLUMNS:
+        # neither CP-SAT nor the MILP will run: approx's stage search (its improve) is worth most of the time;
+        # the window search (passes/window.py) gets the rest
+        share = max(share, NO_MILP_APPROX_SHARE)
     sub = Clock(None if left is None else min(left, share * (o.time_limit or 0.0)))
     try:
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's

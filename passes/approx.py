@@ -34,6 +34,7 @@ from .milp_model import build_model, clean, least_budget_bound, model_columns, s
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
+from .window import window_search
 
 MAX_LP_COLUMNS = 250_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
@@ -53,6 +54,9 @@ STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
 STAGE_SEARCH_SHARE = 0.6
+NO_LP_STAGE_SHARE = 0.85
+"""Share of the time limit the stage search may use when no LP is built and ``window`` is on: the window
+search (passes/window.py) gets the rest, from the stage search's schedule."""
 """Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
 
 
@@ -146,11 +150,20 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search", bound=gb)
-        share = 1.0 if cols > MAX_LP_COLUMNS else STAGE_SEARCH_SHARE
+        share = (NO_LP_STAGE_SHARE if o.window and given is not None else 1.0) if cols > MAX_LP_COLUMNS \
+            else STAGE_SEARCH_SHARE
         if reserve and left0:
             share *= 1.0 - reserve / left0
         staged = _stage_search(dag, budget, given, clock, share, found)
         given = _cheaper(given, staged)
+    windowed = None
+    if cols > MAX_LP_COLUMNS and o.window and given is not None and not clock.expired():
+        # no LP: eq. (9) on windows of stages from the best schedule, with the time left (passes/window.py)
+        note("window search", best=given)
+        ws = window_search(dag, budget, given.R, given.S, lp, deadline=clock.deadline, threads=o.threads)
+        windowed = f"{ws.windows} windows, {ws.improved} improved, {ws.seconds:.1f} s"
+        if ws.cost < given.cost:
+            given = _Candidate(ws.R, ws.S, ws.cost, math.nan, f"{given.rule}, windows")
     heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
     if given is None and reserve and clock.deadline is not None:
         heur_end = clock.deadline - reserve
@@ -232,7 +245,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         how = "LP rounding and repair" if o.refine else "LP rounding"
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt}{feas_txt})", lp,
                o.threads, clock.left(), exists)
-    extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
+    extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, window_search=windowed,
+                  rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
                   refine_seconds=None if refined is None else refined.seconds,

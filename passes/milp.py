@@ -27,6 +27,7 @@ from .milp_model import (
 )
 from .options import ApproxOptions, CheckmateOptions
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, SolveResult
+from .window import window_search
 
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
@@ -91,6 +92,12 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
         extras["milp"] = f"not needed (the gap is closed by the {max(given, key=lambda k: given[k])} bound)"
     elif model_columns(dag) > MAX_MILP_COLUMNS:
         extras["milp"] = f"not built ({model_columns(dag)} columns > {MAX_MILP_COLUMNS})"
+        if o.window and seed is not None and not clock.expired():
+            # eq. (9) on windows of stages instead, from the best schedule (passes/window.py)
+            ws = window_search(dag, budget, seed.R, seed.S, mip, deadline=clock.deadline, threads=o.threads)
+            extras["window_search"] = f"{ws.windows} windows, {ws.improved} improved, {ws.seconds:.1f} s"
+            if ws.cost < seed.cost(dag):
+                seed, seed_note = Schedule(ws.R, ws.S, strategy="windows"), f"{seed_note}, windows"
     elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:
         extras["milp"] = "not started (time limit reached)"
     else:

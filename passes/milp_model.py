@@ -544,6 +544,8 @@ def _rows_memory(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.n
     n, E = dag.n, dag.edges
     for t in range(n):
         pos = np.flatnonzero(p[t] >= 0)
+        if not len(pos):  # (a stage without columns: a window model's, passes/window.py)
+            continue
         ids = rows.new(len(pos), 0.0, 0.0)
         rows.term(ids, p[t, pos], 1.0)
         rows.term(ids, r[t, pos], -(mem[pos] + work[pos]))

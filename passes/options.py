@@ -51,6 +51,9 @@ class CheckmateOptions:
     cpsat_share: float = 0.7
     """Share of the time left after the baselines that checkmate's CP-SAT phase may use (with OR-Tools
     installed, on graphs of at most backends.cpsat.CP_UNITS units); 0 turns it off."""
+    window: bool = True
+    """Where the whole MILP is too large to build, solve it on windows of stages from the best schedule
+    with the time left (passes/window.py)."""
 
     def __post_init__(self) -> None:
         check_time_limit(self.time_limit)
@@ -89,6 +92,9 @@ class ApproxOptions:
     refine: bool = True
     refine_seconds: float = REFINE_SECONDS
     refine_evals: int | None = None
+    window: bool = True
+    """Where no LP is built, the MILP on windows of stages from the stage search's schedule with the time
+    left (passes/window.py)."""
 
     def __post_init__(self) -> None:
         check_time_limit(self.time_limit)

@@ -35,18 +35,20 @@ def _graph(kind: str, size: int, seed: int, granularity: str = "fine"):
 
 
 def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit: float, threads: int,
-        granularity: str = "fine") -> dict:
+        granularity: str = "fine", settings: dict | None = None) -> dict:
     """One case in this process: the report's figures as a dict."""
     from remc.backends.strategies import make_options, solve
     from remc.ir.schedule import check, checkpoint_all, memory_profile
     dag = _graph(kind, size, seed, granularity)
     budget = int(ratio * checkpoint_all(dag).peak(dag))
     base = float(dag.cost.sum())
+    label = strategy + "".join(f" {k}={v}" for k, v in (settings or {}).items())
     row = dict(graph=f"{kind} ({granularity})" if kind != "layered" else f"layered n={size} seed={seed}", units=dag.n,
-               edges=len(dag.edges), ratio=ratio, budget=budget, strategy=strategy, time_limit=time_limit)
+               edges=len(dag.edges), ratio=ratio, budget=budget, strategy=label, time_limit=time_limit)
     t0 = time.perf_counter()
     try:
-        s = solve(strategy, dag, budget, make_options(strategy, time_limit=time_limit, threads=threads))
+        s = solve(strategy, dag, budget, make_options(strategy, time_limit=time_limit, threads=threads,
+                                                      **(settings or {})))
         row["wall_seconds"] = time.perf_counter() - t0  # the solve alone, not the check below
         rep = s.report
         assert not check(dag, s.R, s.S) and memory_profile(dag, s.R, s.S).max() <= budget  # the full evaluation
@@ -60,6 +62,20 @@ def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit
     rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     row["max_rss_mib"] = rss / 1024  # this process or its solver child, whichever peaked higher
     return row
+
+
+def _settings(pairs: list[str]) -> dict:
+    """KEY=VALUE strings as options (true/false and numbers parsed)."""
+    out: dict = {}
+    for pair in pairs:
+        k, v = pair.split("=", 1)
+        out[k] = {"true": True, "false": False}.get(v.lower(), v)
+        if isinstance(out[k], str):
+            try:
+                out[k] = float(v) if "." in v else int(v)
+            except ValueError:
+                pass
+    return out
 
 
 def render(rows: list[dict]) -> str:
@@ -88,6 +104,10 @@ def main() -> None:
     ap.add_argument("--granularity", choices=("fine", "coarse"), default="fine")
     ap.add_argument("--time-limit", type=float, default=120.0)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option of the strategy (repeatable; true/false/numbers parsed), e.g. window=false")
+    ap.add_argument("--variants", default="", help="';'-separated option sets run after the plain one for each "
+                    "case, e.g. 'window=false' (before/after side by side in one run)")
     ap.add_argument("--render", metavar="JSONL", help="print a markdown table of a results file and exit")
     ap.add_argument("--one", nargs=3, metavar=("KIND", "SIZE", "RATIO_STRATEGY"), help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -98,17 +118,18 @@ def main() -> None:
         kind, size, rs = args.one
         ratio, strategy = rs.split(":")
         print(json.dumps(one(kind, int(size), args.seed, float(ratio), strategy, args.time_limit, args.threads,
-                             args.granularity), default=float))
+                             args.granularity, _settings(args.set)), default=float))
         return
     cases = [("layered", int(n)) for n in args.sizes.split(",") if n] + [(z, 0) for z in args.zoo.split(",") if z]
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     with open(args.out, "a") as f:
         for kind, size in cases:
             for ratio in args.ratios.split(","):
-                for strategy in args.strategies.split(","):
+                for strategy, sets in [(st, v) for st in args.strategies.split(",")
+                                       for v in [args.set] + [x.split(",") for x in args.variants.split(";") if x]]:
                     cmd = [sys.executable, __file__, "--one", kind, str(size), f"{ratio}:{strategy}", "--seed",
                            str(args.seed), "--time-limit", str(args.time_limit), "--threads", str(args.threads),
-                           "--granularity", args.granularity]
+                           "--granularity", args.granularity] + [f"--set={x}" for x in sets]
                     p = subprocess.run(cmd, capture_output=True, text=True)
                     try:
                         row = json.loads(p.stdout.strip().splitlines()[-1])

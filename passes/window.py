@@ -1,0 +1,197 @@
+"""Large-neighbourhood search on windows of stages: eq. (9) solved exactly on a few consecutive stages of a
+schedule, every other stage kept (graphs whose whole MILP, or LP, is too large to build).
+
+The window. For stages a..b-1 of a correct schedule (R0, S0) within budget, the MILP of eq. (9)
+(passes/milp_model.py) is built with R and S free only on those stages; R[a-1], S[a-1] and S[b] are
+columns fixed to the schedule's values, and S[a] is bounded above by S0[a]; no other stage has columns.
+Then every stage outside the window is the schedule's: stage a-1's memory can only fall (a value not kept
+into stage a may be freed after its last read in a-1, never held longer), stage b and later see the same
+S[b], and the rows that link the window to them (eq. 1c into a and out of b; FREE of stage b-1, which
+reads S[b]) are in the model. Rows that hold no free column (those of stages a-1 and b themselves) are
+dropped. So every solution of the window model, with the other stages unchanged, is a correct schedule
+within budget; the caller checks it again in exact bytes anyway, and keeps it only when it is cheaper.
+
+The search. Windows are tried where the schedule recomputes most (stages ranked by recomputation cost,
+a window around each), each MILP warm-started from the schedule (so HiGHS starts with an incumbent) and
+stopped at ``window_seconds``. R is free only for the ``back`` units before the window and those the schedule
+recomputes in it, so a window MILP of 12 stages has 2.5k-18k columns at random layered n = 1000 (the whole
+model: 1.8M). Measured (BENCHMARKS.md, branch ``bound``): small gains (n = 500: +3.199% -> +3.134%); the large
+overheads at n = 1000 come from decisions hundreds of stages apart, which no window sees.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir.dag import DAG
+from ..ir.schedule import check, stage_peaks
+from .milp_model import (
+    COST_EPS,
+    CheckmateModel,
+    _Cols,
+    _Rows,
+    _rows_dependencies,
+    _rows_free,
+    _rows_memory,
+    _rows_memory_dense,
+    allowed,
+    clean,
+    memory_scale,
+)
+from .solver_api import SolverBackend
+
+WINDOW_STAGES = 12
+"""Stages per window (a window MILP's columns grow with it; 12 at n = 1000: 2.5k-18k columns with R free for
+the ``back`` = 24 units before the window and those it recomputes; 26k-52k with R free for every unit)."""
+WINDOW_SECONDS = 8.0
+"""Most seconds of one window's MILP."""
+DENSE_WINDOW_NONZEROS = 3_000_000
+"""Dense budget rows (HiGHS solves them better) while their nonzeros stay below this; recurrence rows above."""
+
+
+@dataclass
+class WindowResult:
+    R: np.ndarray
+    S: np.ndarray
+    cost: float
+    windows: int
+    """Window MILPs solved."""
+    improved: int
+    """Windows that lowered the cost."""
+    seconds: float
+
+
+def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *,
+                 back: int = 24, cost_floor: float = COST_EPS) -> CheckmateModel:
+    """Eq. (9) with R and S free on stages a..b-1 only (module docstring); ``(R0, S0)`` clean and correct."""
+    n = dag.n
+    a, b = max(a, 1), min(b, n)
+    scale = memory_scale(dag, budget)
+    cost_unit = float(dag.cost.max()) if n and dag.cost.max() > 0 else 1.0
+    mem, work = dag.mem / scale.unit, dag.workspace / scale.unit
+    r_ok, s_ok, s_one = allowed(dag)
+    stage = np.arange(n)[:, None]
+    in_w = (stage >= a) & (stage < b)
+    # units the window may change: the recent ones, those it recomputes now, and (S only) those it keeps
+    near = np.zeros(n, dtype=bool)
+    near[max(0, a - back):b] = True
+    near |= R0[a:b].any(axis=0)
+    kept = near | S0[a:b + 1].any(axis=0)
+    r_ok = (r_ok & in_w & near[None, :]) | (R0 & (stage == a - 1))
+    s_ok = (s_ok & (in_w & kept[None, :] | (stage == b))) | (S0 & ((stage == a - 1) | (stage == b)))
+    r_lo = np.where(in_w, np.eye(n), R0).astype(float)
+    r_hi = np.where(in_w, 1.0, R0).astype(float)
+    s_lo = np.where(in_w, s_one, S0).astype(float)
+    s_hi = np.where(in_w, 1.0, S0).astype(float)
+    s_hi[a] = S0[a]
+    exact_cost = dag.cost / cost_unit
+    unit_cost = np.where((exact_cost > 0) & (exact_cost < cost_floor), cost_floor, exact_cost)
+    cols = _Cols()
+    r = cols.add(r_ok, cost=unit_cost[None, :], lo=r_lo, hi=r_hi)
+    s = cols.add(s_ok, lo=s_lo, hi=s_hi)
+    E = dag.edges
+    e0, e1 = (E[:, 0], E[:, 1]) if len(E) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    s_next_one = np.zeros((n, n), dtype=bool)
+    s_next_one[:-1] = s_one[1:]
+    used_by_t = np.zeros((n, n), dtype=bool)
+    used_by_t[e1, e0] = True
+    free_ok = r_ok[:, e1] & in_w & ~s_next_one[:, e0] & ~used_by_t[:, e0] & (e1[None, :] < stage)
+    free = cols.add(free_ok, integral=False)
+    r_w = np.where(in_w, r, -1)
+    s_w = np.where(in_w, s, -1)
+    pos = (r_w >= 0).sum(axis=1).astype(np.int64)
+    dense = int((pos * ((s_w >= 0).sum(axis=1) + (pos + 1) // 2 + free_ok.sum(axis=1))).sum()) <= DENSE_WINDOW_NONZEROS
+    p = cols.add((r_w >= 0) & (not dense), lo=0.0, hi=scale.budget, integral=False)
+    rows = _Rows()
+    _rows_dependencies(rows, dag, r, s)
+    _rows_free(rows, dag, r, s, free, "tight", False)
+    budget_rows = None
+    if dense:
+        budget_rows = _rows_memory_dense(rows, dag, r_w, s_w, free, mem, work, scale.budget)
+    else:
+        _rows_memory(rows, dag, r_w, s_w, free, p, mem, work)
+    A, lo, hi = rows.matrix(cols.n)
+    cat = np.concatenate
+    col_lo, col_hi = cat(cols.lo), cat(cols.hi)
+    # rows of stages a-1 and b hold only fixed columns: drop them (their stages are the schedule's)
+    A = A.tocsr()
+    free_cols = (col_hi > col_lo).astype(float)
+    keep = np.flatnonzero((abs(A) @ free_cols) > 0)
+    A, lo, hi = A[keep].tocsc(), lo[keep], hi[keep]
+    budget_rows = None  # (only the least-budget LP reads them; row indices changed above)
+    offset = -float((unit_cost * R0[a - 1]).sum() + unit_cost[a:b].sum())
+    model = CheckmateModel(dag, scale, cost_unit, r, s, free, p, cat(cols.cost), col_lo, col_hi, cat(cols.int),
+                           A, lo, hi, -1, budget_rows, offset, 0.0, cost_floor)
+    return model
+
+
+def window_start(model: CheckmateModel, R0: np.ndarray, S0: np.ndarray, a: int, b: int) -> np.ndarray:
+    """The column vector of ``(R0, S0)`` in a window model (FREE and P of the window's stages)."""
+    from ..ir.schedule import free_matrix, memory_profile
+    dag = model.dag
+    x = model.col_lower.copy()
+    for idx, val in ((model.r, R0), (model.s, S0), (model.free, free_matrix(dag, R0, S0))):
+        m = idx >= 0
+        x[idx[m]] = np.asarray(val, dtype=float)[m]
+    if (model.p >= 0).any():
+        used = (memory_profile(dag, R0, S0) - dag.constant) / model.scale.unit
+        m = model.p >= 0
+        x[model.p[m]] = used[m]
+    return x
+
+
+def windows_by_recompute(dag: DAG, R: np.ndarray, width: int) -> list[int]:
+    """Window starts, the stages that recompute most first (each window centred on such a stage)."""
+    n = dag.n
+    per_stage = (R & ~np.eye(n, dtype=bool)) @ dag.cost
+    order = np.argsort(-per_stage, kind="stable")
+    starts, seen = [], set()
+    for t in order.tolist():
+        if per_stage[t] <= 0:
+            break
+        a = int(min(max(1, t - width // 2), max(1, n - width)))
+        if a not in seen:
+            seen.add(a)
+            starts.append(a)
+    return starts
+
+
+def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: SolverBackend, *,
+                  deadline: float | None, width: int = WINDOW_STAGES, window_seconds: float = WINDOW_SECONDS,
+                  threads: int | None = None, rounds: int = 3) -> WindowResult:
+    """Large-neighbourhood search from the correct schedule ``(R, S)`` within ``budget``: window MILPs
+    (``window_model``) where it recomputes most, until ``deadline`` (``time.perf_counter()``) or until a
+    round over every window improves nothing. Returns the cheapest schedule (``(R, S)`` when none is)."""
+    t0 = time.perf_counter()
+    R, S = clean(dag, R, S)
+    cost = float(R.sum(axis=0) @ dag.cost)
+    solved = improved = 0
+    for _ in range(rounds):
+        gained = False
+        for a in windows_by_recompute(dag, R, width):
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left < 1.0:
+                return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
+            b = min(a + width, dag.n)
+            model = window_model(dag, budget, R, S, a, b)
+            start = window_start(model, R, S, a, b)
+            limit = window_seconds if left is None else min(window_seconds, left)
+            res = mip.solve(model, integral=True, time_limit=limit, threads=threads, gap=1e-6, start=start)
+            solved += 1
+            if res.x is None:
+                continue
+            Rw, Sw = model.decode(res.x)
+            R1, S1 = R.copy(), S.copy()
+            R1[a:b], S1[a:b] = Rw[a:b], Sw[a:b]
+            R1, S1 = clean(dag, R1, S1)
+            c1 = float(R1.sum(axis=0) @ dag.cost)
+            if c1 < cost - 1e-9 * max(cost, 1.0) and not check(dag, R1, S1) \
+                    and stage_peaks(dag, R1, S1).max() <= budget:
+                R, S, cost = R1, S1, c1
+                improved += 1
+                gained = True
+        if not gained:
+            break
+    return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)

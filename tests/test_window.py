@@ -1,0 +1,94 @@
+"""The window search (passes/window.py): a window over every stage is eq. (9) itself (the exhaustive optimum),
+any window's solution with the rest of the schedule kept is correct and within budget, and the search never
+returns a costlier schedule. The stage search's ``chain_savings`` counts what keeping a value saves."""
+from __future__ import annotations
+
+import numpy as np
+from _milp_dags import exhaustive_optimum, random_dag, training_graph
+
+from remc.backends.highs import HighsBackend
+from remc.ir.schedule import check, checkpoint_all, memory_profile, stage_peaks
+from remc.passes.milp_model import clean
+from remc.passes.stagesearch import StageState, chain_savings, stage_search
+from remc.passes.window import window_model, window_search, window_start
+
+
+def _fits(dag, budget, R, S) -> bool:
+    return not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+
+
+def test_a_window_over_every_stage_reaches_the_exhaustive_optimum():
+    rng = np.random.default_rng(7)
+    done = 0
+    for _ in range(10):
+        dag = random_dag(int(rng.integers(4, 6)), rng, p=0.4)
+        start = checkpoint_all(dag)
+        peak = int(memory_profile(dag, start.R, start.S).max())
+        for ratio in (0.8, 0.85, 0.9, 0.95):
+            budget = int(peak * ratio)
+            opt = exhaustive_optimum(dag, budget)
+            if opt is not None and opt > float(dag.cost.sum()):  # something is recomputed at the optimum
+                break
+        else:
+            continue
+        # checkpoint-all over budget is fine here: stage 0 computes unit 0 alone (within any feasible budget),
+        # and S[1] <= checkpoint-all's keeps every option open
+        model = window_model(dag, budget, start.R, start.S, 1, dag.n, back=dag.n)
+        res = HighsBackend().solve(model, integral=True, threads=1, gap=0.0, time_limit=60)
+        R, S = model.decode(res.x)
+        R[0], S[:1] = start.R[0], start.S[:1]
+        assert _fits(dag, budget, R, S)
+        assert abs(float(R.sum(axis=0) @ dag.cost) - opt) < 1e-9
+        done += 1
+    assert done >= 2
+
+
+def test_window_search_keeps_the_schedule_correct_and_never_costlier():
+    rng = np.random.default_rng(11)
+    for k in range(2):
+        dag = training_graph(6 + k, rng, skips=((0, 5),), workspace=k % 2 == 0)
+        peak = int(memory_profile(dag, *(lambda c: (c.R, c.S))(checkpoint_all(dag))).max())
+        for ratio in (0.7,):
+            budget = int(peak * ratio)
+            found = stage_search(dag, budget)
+            if found is None:
+                continue
+            R0, S0 = clean(dag, found[0], found[1])
+            cost0 = float(R0.sum(axis=0) @ dag.cost)
+            res = window_search(dag, budget, R0, S0, HighsBackend(), deadline=None, width=4, window_seconds=20,
+                                threads=1, rounds=1)
+            assert _fits(dag, budget, res.R, res.S)
+            assert res.cost <= cost0 + 1e-9 and abs(res.cost - float(res.R.sum(axis=0) @ dag.cost)) < 1e-9
+    assert found is not None
+
+
+def test_window_start_is_feasible_in_its_model():
+    rng = np.random.default_rng(5)
+    dag = training_graph(10, rng, skips=((1, 7),), workspace=True)
+    peak = int(stage_peaks(dag, checkpoint_all(dag).R, checkpoint_all(dag).S).max())
+    budget = int(peak * 0.8)
+    found = stage_search(dag, budget)
+    assert found is not None
+    R0, S0 = clean(dag, found[0], found[1])
+    for a in range(1, dag.n - 3):
+        m = window_model(dag, budget, R0, S0, a, a + 4)
+        x = window_start(m, R0, S0, a, a + 4)
+        ax = m.A @ x
+        assert (ax >= m.row_lower - 1e-7).all() and (ax <= m.row_upper + 1e-7).all()
+        assert (x >= m.col_lower - 1e-9).all() and (x <= m.col_upper + 1e-9).all()
+
+
+def test_chain_savings_counts_the_ancestors_recomputed_only_for_the_value():
+    # a chain 0 -> 1 -> 2 -> 3 and 2 -> 4 read again by 5: stage 5 recomputes 0, 1, 2 for 2 alone
+    from remc.ir.dag import DAG
+    edges = np.array([(0, 1), (1, 2), (2, 3), (2, 4), (3, 4), (2, 5), (4, 5)], dtype=np.int64)
+    dag = DAG(tuple(f"v{i}" for i in range(6)), np.array([1.0, 2, 4, 8, 16, 32]), np.full(6, 4), edges)
+    S = checkpoint_all(dag).S.copy()
+    S[3:6, 0:3] = False  # 0, 1, 2 dropped after stage 2; 2 is read again by 3, 4 and 5
+    S[4, 3] = True
+    S[5, 4] = True
+    st = StageState(dag, 10**9, S)
+    rec = np.argwhere(st.R & ~np.eye(dag.n, dtype=bool))
+    sav = dict(zip(map(tuple, rec.tolist()), chain_savings(st, rec).tolist()))
+    t = 3  # stage 3 recomputes 0, 1, 2 to read 2
+    assert sav[(t, 2)] == 1 + 2 + 4 and sav[(t, 1)] == 1 + 2 and sav[(t, 0)] == 1
