@@ -28,9 +28,8 @@ from ..passes import milp as _milp
 from ..passes.bounds import bound_deadline, gap_bound, raise_bound
 from ..passes.evict import evict_search
 from ..passes.feasible import ExactSearch, find_feasible
-from ..passes.milp_model import clean, lower_bound_text, simple_lower_bound
+from ..passes.milp_model import clean, lower_bound_text, model_columns, simple_lower_bound
 from ..passes.milp_model import least_budget_bound as _least_budget_bound
-from ..passes.milp_model import model_columns
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
 from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, ProgressEvent, SolverBackend

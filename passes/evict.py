@@ -203,7 +203,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             break  # none fitted in a third of the time: the repair and the least-memory starts get the rest
         if best is not None and starts_end is not None and now >= starts_end:
             break  # the rest is improve's (random layered n = 1000 at 0.8: the variants took all 70 s)
-        until = deadline if best is None or starts_end is None else min(deadline, starts_end)
+        until = deadline if best is None or starts_end is None or deadline is None else min(deadline, starts_end)
         st = evict_schedule(dag, budget, deadline=until, weight=w, closure=c, net=net)
         if st is not None and (best is None or st.total_cost() < best.total_cost()):
             best, how = st, f"eviction (weight {w:g}, closure {c}, net {net})"
@@ -213,7 +213,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     rep = StageState(dag, budget, checkpoint_all(dag).S)
     share = 3 if best is not None else 5  # nothing fits yet: keep more for the least-memory starts
     until = None if left is None else time.perf_counter() + left / share
-    if until is not None and best is not None and starts_end is not None:
+    if until is not None and best is not None and starts_end is not None and left is not None:
         until = min(until, max(starts_end, time.perf_counter() + left / 6))
     if (left is None or left > 0) and repair(rep, until):
         if best is None or rep.total_cost() < best.total_cost():
