@@ -137,7 +137,8 @@ def print_demo(rep: dict[str, Any]) -> None:
     ok = rep["measured_peak"] is not None and rep["measured_peak"] <= rep["budget"]
     print(f"one step, measured on onnxruntime {rep['device']} under a cap of the budget: peak "
           f"{format_size(rep['measured_peak'])} ({rep['measured_peak']} bytes, "
-          f"{'<=' if ok else '>'} budget), time overhead {rep['measured_overhead']:.3f}x")
+          f"{'<=' if ok else '>'} budget), time overhead {rep['measured_overhead']:.3f}x (a few runs of a "
+          f"millisecond step: timing noise, not the plan's cost; the training rates below are steadier)")
     print(f"the unmodified graph under the same cap: {rep['unmodified_under_cap']}")
     if "unmodified_under_cap_arena" in rep:
         print(f"  ... and on ONNX Runtime's own arena ({_arena_cap(rep['device'])}): {rep['unmodified_under_cap_arena']}")
