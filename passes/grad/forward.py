@@ -78,26 +78,34 @@ def _complete_outputs(em: Emitter, node: onnx.NodeProto, n: int, suffixes: list[
     return outs
 
 
+def _normalize(em: Emitter, node: onnx.NodeProto, x: str, scale: str, bias: str, axes: list[int], c: int,
+               rank: int, dtype: int) -> tuple[str, str, str, str, str]:
+    """Emit y = scale * (x - mean) / sqrt(var + eps) + bias with statistics over `axes` (inside the node's
+    scope), writing y to the node's first output. Returns (mean, var, x_hat, 1/sigma, scale reshaped): what
+    BatchNormalization's running updates and the gradient rule of both normalizations read."""
+    eps = float(_attrs(node).get("epsilon", 1e-5))
+    bshape = [1, c] + [1] * (rank - 2)
+    mean = em.reduce_mean(x, axes, keepdims=True)
+    xc = em.op("Sub", x, mean)
+    var = em.reduce_mean(em.op("Mul", xc, xc), axes, keepdims=True)
+    invstd = em.op("Reciprocal", em.op("Sqrt", em.op("Add", var, em.scalar(eps, dtype))))
+    xhat = em.op("Mul", xc, invstd)
+    scale_r = em.reshape(scale, bshape)
+    y = em.op("Mul", xhat, scale_r)
+    em.op("Add", y, em.reshape(bias, bshape), out=node.output[0], node_name=node.name)
+    return mean, var, xhat, invstd, scale_r
+
+
 def lower_batch_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tuple[int, ...]],
                      dtypes: dict[str, int]) -> tuple[FwdOp, list[RunningUpdate]]:
     """Batch-statistics BatchNormalization from elementary ops (see the module docstring)."""
     x, scale, bias, rmean, rvar = node.input
-    attrs = _attrs(node)
-    eps, momentum = float(attrs.get("epsilon", 1e-5)), float(attrs.get("momentum", 0.9))
+    momentum = float(_attrs(node).get("momentum", 0.9))
     xs = shapes[x]
     c, r = xs[1], len(xs)
-    axes = [0] + list(range(2, r))
-    bshape = [1, c] + [1] * (r - 2)
-    dt = dtypes[x]
     with em.scope(node.name):
-        mean = em.reduce_mean(x, axes, keepdims=True)
-        xc = em.op("Sub", x, mean)
-        var = em.reduce_mean(em.op("Mul", xc, xc), axes, keepdims=True)
-        invstd = em.op("Reciprocal", em.op("Sqrt", em.op("Add", var, em.scalar(eps, dt))))
-        xhat = em.op("Mul", xc, invstd)
-        scale_r = em.reshape(scale, bshape)
-        y = em.op("Mul", xhat, scale_r)
-        em.op("Add", y, em.reshape(bias, bshape), out=node.output[0], node_name=node.name)
+        mean, var, xhat, invstd, scale_r = _normalize(em, node, x, scale, bias, [0] + list(range(2, r)), c, r,
+                                                      dtypes[x])
         updates = []
         for k, (stat, batch_stat) in enumerate(((rmean, mean), (rvar, var))):
             sdt = dtypes[stat]
@@ -113,24 +121,13 @@ def lower_instance_norm(em: Emitter, node: onnx.NodeProto, shapes: dict[str, tup
     """InstanceNormalization from elementary ops, statistics per sample and channel over the spatial axes
     (torch exports GroupNorm as Reshape + InstanceNormalization + Mul + Add); saves what BN's does."""
     x, scale, bias = node.input
-    eps = float(_attrs(node).get("epsilon", 1e-5))
     xs = shapes[x]
     c, r = xs[1], len(xs)
     if r < 3:
         raise ModelError(f"InstanceNormalization {node.name!r}: input {x!r} has rank {r}, the operator needs "
                          f"rank >= 3 ([N, C, D1, ...])")
-    axes = list(range(2, r))
-    bshape = [1, c] + [1] * (r - 2)
-    dt = dtypes[x]
     with em.scope(node.name):
-        mean = em.reduce_mean(x, axes, keepdims=True)
-        xc = em.op("Sub", x, mean)
-        var = em.reduce_mean(em.op("Mul", xc, xc), axes, keepdims=True)
-        invstd = em.op("Reciprocal", em.op("Sqrt", em.op("Add", var, em.scalar(eps, dt))))
-        xhat = em.op("Mul", xc, invstd)
-        scale_r = em.reshape(scale, bshape)
-        y = em.op("Mul", xhat, scale_r)
-        em.op("Add", y, em.reshape(bias, bshape), out=node.output[0], node_name=node.name)
+        _, _, xhat, invstd, scale_r = _normalize(em, node, x, scale, bias, list(range(2, r)), c, r, dtypes[x])
     return FwdOp(node, {"xhat": xhat, "invstd": invstd, "scale": scale_r})
 
 
