@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--plan", help="also write the execution plan (plan IR text) here")
     c.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     _graph_opts(c)
-    _solver_opts(c)
+    _solver_opts(c, "compile")
     c.add_argument("--verify", action="store_true",
                    help="run the lowered graph on the device under a cap of the budget; re-solve tighter if it "
                         "does not fit")
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--budget", required=True, type=_size)
     s.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     s.add_argument("--plan", help="write the execution plan here")
-    _solver_opts(s)
+    _solver_opts(s, "solve")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_solve)
 
@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"one of {', '.join(STRATEGIES)} (with --plot: several, comma-separated)")
     mb.add_argument("--cost", choices=("flops", "profile"), default="flops")
     mb.add_argument("--granularity", choices=("fine", "coarse"), default="coarse")
-    _solver_opts(mb)
+    _solver_opts(mb, "maxbatch")
     mb.add_argument("--json", action="store_true")
     mb.add_argument("--plot", metavar="PNG", help="bar chart of several models x strategies (comma-separated), "
                                                   "the paper's Fig. 6; the rows go to <PNG stem>.json")
@@ -347,11 +347,18 @@ def _graph_opts(p: argparse.ArgumentParser) -> None:
     p.add_argument("--device", choices=("cpu", "cuda"), default="cpu", help="device the plan is for: costs are profiled on it, and its kernel scratch is modeled")
 
 
-def _solver_opts(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--time-limit", type=_seconds, default=600.0,
-                   help="wall-clock seconds: solve: the whole solve (every phase); compile: the whole compile "
-                        "(profiling, kernel-memory measurement, every fit round's solve, writing); default 600. "
-                        "The live display shows the best schedule and its gap as it improves")
+_TIME_HELP = {
+    "compile": "wall-clock seconds for the whole compile (profiling, kernel-memory measurement, every fit round's "
+               "solve, writing); default 600. The live display shows the best schedule and its gap as it improves",
+    "solve": "wall-clock seconds for the whole solve (baselines, bounds, every solver phase); default 600. The live "
+             "display shows the best schedule and its gap as it improves",
+    "maxbatch": "wall-clock seconds for each probed batch's solve (the search probes several batches); default "
+                "600",
+}
+
+
+def _solver_opts(p: argparse.ArgumentParser, command: str) -> None:
+    p.add_argument("--time-limit", type=_seconds, default=600.0, help=_TIME_HELP[command])
     p.add_argument("--threads", type=_count, help="solver threads")
     p.add_argument("--gap", type=_gap, help="checkmate: stop at this relative gap on the recomputation overhead "
                    "(cost minus computing every unit once); default 1e-4")
