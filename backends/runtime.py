@@ -586,14 +586,15 @@ class Runner:
         for name in self.output_names:
             self.binding.bind_output(name, self._kind, self._device_id)
 
-    def __call__(self) -> None:
+    def __call__(self, run_options: ort.RunOptions | None = None) -> None:
+        """Run once (with ``run_options`` if given) and wait for the device; raises RuntimeFailure."""
         self._bind_fresh_outputs()
         failed = 0
         if self.allocator is not None:  # the last run's outputs are freed: a new run of the layout begins
             self.allocator.begin_run()
             failed = len(self.allocator.stats.failures)
         try:
-            self.session.run_with_iobinding(self.binding)
+            self.session.run_with_iobinding(self.binding, run_options)
         except Exception as exc:
             raise _failure(exc, self.device, self.mem_limit, "running the model", self.allocator, failed) from exc
         self.binding.synchronize_outputs()

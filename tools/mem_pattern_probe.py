@@ -37,7 +37,6 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
-from unittest import mock
 
 import numpy as np
 import onnx
@@ -62,9 +61,11 @@ def _label(pattern: bool, reuse: bool) -> str:
 
 
 def _runs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], limit: int, pattern: bool, reuse: bool,
-          runs: int, shrink: bool, profile_dir: str | None = None) -> ort.InferenceSession:
-    """A session under an arena cap of ``limit`` that has run ``runs`` times (raises OutOfMemory)."""
+          runs: int, shrink: bool, profile_dir: str | None = None, one_region: bool = False) -> ort.InferenceSession:
+    """A session under an arena cap of ``limit`` that has run ``runs`` times (raises OutOfMemory); regions of
+    the requested size unless ``one_region`` (``runtime.register_cpu_arena``)."""
     sess = runtime.make_session(model, "cpu", mem_limit=limit, mem_pattern=pattern, mem_reuse=reuse,
+                                arena_extend=None if one_region else "kSameAsRequested",
                                 profile=profile_dir is not None,
                                 profile_prefix=os.path.join(profile_dir, "ort") if profile_dir else None)
     runner = runtime.Runner(sess, feeds, "cpu", mem_limit=limit)
@@ -72,11 +73,7 @@ def _runs(model: onnx.ModelProto, feeds: Mapping[str, np.ndarray], limit: int, p
     if shrink:
         ro.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
     for _ in range(runs):
-        runner._bind_fresh_outputs()
-        try:
-            sess.run_with_iobinding(runner.binding, ro)
-        except Exception as exc:  # noqa: BLE001 - classified below
-            raise runtime._failure(exc, "cpu", limit, "running the model") from exc
+        runner(ro)
     return sess
 
 
@@ -93,22 +90,10 @@ def least_cap(fits: Callable[[int], bool], res: int, start: int = 1 << 20) -> in
     return hi
 
 
-def _register_one_region(limit: int) -> None:
-    """``runtime.register_cpu_arena`` with the first region the whole cap (one region)."""
-    info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
-    cap = int(limit) // 256 * 256
-    ort.create_and_register_allocator(info, ort.OrtArenaCfg({"max_mem": cap, "arena_extend_strategy": 0,
-                                                             "initial_chunk_size_bytes": cap}))
-
-
 def _fits(model, feeds, pattern, reuse, runs, shrink, one_region: bool = False) -> Callable[[int], bool]:
     def f(limit: int) -> bool:
         try:
-            if one_region:
-                with mock.patch.object(runtime, "register_cpu_arena", _register_one_region):
-                    _runs(model, feeds, limit, pattern, reuse, runs, shrink)
-            else:
-                _runs(model, feeds, limit, pattern, reuse, runs, shrink)
+            _runs(model, feeds, limit, pattern, reuse, runs, shrink, one_region=one_region)
             return True
         except runtime.OutOfMemory:
             return False
