@@ -662,3 +662,39 @@ def test_conv_input_gradient_has_symmetric_conv_transpose_pads():
         pads = next(list(a.ints) for a in n.attribute if a.name == "pads")
         assert pads[:2] == pads[2:], pads
     assert any(n.op_type == "Slice" for n in train.graph.node)
+
+
+@pytest.mark.parametrize("op", ["ReduceMax", "ReduceMin"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_max_min(op, keepdims):
+    """torch's amax/amin and max(dim).values (PointNet-style global max pooling)."""
+    gradcheck(one_op(op, {"x": rnd(2, 3, 4)}, inputs=["x", "a"], consts={"a": np.array([1])}, keepdims=keepdims),
+              expect=["x"])
+    gradcheck(one_op(op, {"x": rnd(2, 3, 4)}, axes=[0, 2], keepdims=keepdims, opset=17), expect=["x"])
+
+
+def test_reduce_max_shares_a_tie():
+    """A tie (e.g. ReLU zeros) shares the gradient evenly, as torch.amax does: the sum over the slice is kept."""
+    from remc.passes.grad import build_training_graph
+    x = np.array([[1.0, 3.0, 3.0], [0.0, 0.0, 0.0]])
+    train = build_training_graph(one_op("ReduceMax", {"x": x}, axes=[1], keepdims=0, opset=17), "mse")
+    out = dict(zip([o.name for o in train.graph.output], session(train).run(None, {"labels": np.zeros(2)})))
+    g = out["grad.x"]
+    assert g[0, 0] == 0 and g[0, 1] == g[0, 2] != 0 and np.allclose(g[1], g[1, 0])
+
+
+@pytest.mark.parametrize("exclusive,reverse", [(0, 0), (1, 0), (0, 1), (1, 1)])
+def test_cumsum(exclusive, reverse):
+    """torch.cumsum (position ids in Hugging Face exports) and ONNX's exclusive/reverse variants."""
+    gradcheck(one_op("CumSum", {"x": rnd(3, 4)}, inputs=["x", "a"], consts={"a": np.array(1)},
+                     exclusive=exclusive, reverse=reverse), expect=["x"])
+
+
+@pytest.mark.parametrize("eq,shapes", [("bi,ij->bj", [(3, 4), (4, 5)]), ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+                                       ("ij,jk", [(3, 4), (4, 2)]), ("...d,de->...e", [(2, 3, 4), (4, 5)]),
+                                       ("ij,k->ik", [(3, 4), (2,)]), ("i,i->", [(5,), (5,)])])
+def test_einsum(eq, shapes):
+    """torch.einsum exports Einsum: every operand's gradient, including an index summed out of one operand
+    only ('ij,k->ik': j) and an implicit output ('ij,jk')."""
+    params = {f"x{k}": rnd(*s) for k, s in enumerate(shapes)}
+    gradcheck(one_op("Einsum", params, equation=eq), expect=list(params))

@@ -468,3 +468,51 @@ def resize_grad(ctx: RuleContext, dys: list) -> list:
         mats = {a: m for a, m in mats.items() if a not in factors}
     gshape = [xs[a] if a in factors else d for a, d in enumerate(ys)]
     return [apply_adjoint(ctx, g, gshape, mats, x)] + rest
+
+
+def _einsum_terms(ctx: RuleContext) -> tuple[list[str], str]:
+    """Einsum's input terms and output term with '...' spelled out as letters the equation does not use;
+    UnsupportedOpError for a repeated index in one term (a diagonal) or a broadcast ellipsis dimension."""
+    eq = str(ctx.attr("equation")).replace(" ", "")
+    lhs, _, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in eq]
+    ell_rank = max((ctx.rank(x) - len(t.replace("...", "")) for x, t in zip(ctx.x, terms) if "..." in t),
+                   default=0)
+    ell = "".join(free[:ell_rank])
+    terms = [t.replace("...", ell[ell_rank - (ctx.rank(x) - len(t.replace("...", ""))):])
+             for x, t in zip(ctx.x, terms)]
+    if "->" not in eq:  # implicit output: the letters that occur once, sorted, after the ellipsis
+        once = sorted(c for c in set("".join(terms)) if "".join(terms).count(c) == 1 and c not in ell)
+        rhs = ell + "".join(once)
+    rhs = rhs.replace("...", ell)
+    sizes: dict[str, int] = {}
+    for x, t in zip(ctx.x, terms):
+        if len(set(t)) != len(t):
+            raise ctx.unsupported(f"equation={eq!r}: a repeated index in one operand")
+        for c, d in zip(t, ctx.shape(x)):
+            if sizes.setdefault(c, d) != d:
+                raise ctx.unsupported(f"equation={eq!r}: broadcasting index {c!r}")
+    return terms, rhs
+
+
+@rule("Einsum")
+def einsum_grad(ctx: RuleContext, dys: list) -> list:
+    """d operand k = einsum of dY with the other operands onto operand k's indices; an index of operand k
+    that appears nowhere else was summed over, so its gradient is broadcast back along it."""
+    terms, rhs = _einsum_terms(ctx)
+    out: list = [None] * len(ctx.x)
+    for k, (x, term) in enumerate(zip(ctx.x, terms)):
+        if not ctx.need(k):
+            continue
+        others = [(ctx.x[j], t) for j, t in enumerate(terms) if j != k]
+        seen = set(rhs).union(*[set(t) for _, t in others])
+        kept = "".join(c for c in term if c in seen)
+        eq = ",".join([rhs] + [t for _, t in others]) + "->" + kept
+        g = ctx.op("Einsum", dys[0], *[v for v, _ in others], equation=eq)
+        if kept != term:
+            shape = ctx.shape(x)
+            g = ctx.em.reshape(g, [d if c in seen else 1 for c, d in zip(term, shape)])
+            g = ctx.op("Expand", g, ctx.em.ints(shape))
+        out[k] = g
+    return out

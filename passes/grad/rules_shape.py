@@ -249,3 +249,30 @@ def reduce_sum_square_grad(ctx: RuleContext, dys: list) -> list:
     if axes is None:
         raise ctx.unsupported("noop_with_empty_axes=1")
     return [ctx.op("Mul", _spread(ctx, dys[0], axes), ctx.op("Mul", x, ctx.scalar(2.0, x)))] + rest
+
+
+@rule("ReduceMax", "ReduceMin", inputs=(0,))
+def reduce_extreme_grad(ctx: RuleContext, dys: list) -> list:
+    """The gradient is shared evenly among the elements equal to the result (``torch.amax``'s rule). Ties
+    have measure zero for real inputs but not, e.g., over ReLU outputs; torch's ``max(dim).values`` gives a
+    tie's whole gradient to one element instead, and both are subgradients."""
+    axes = _reduce_axes(ctx)
+    x, y = ctx.x[0], ctx.y[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        return [dys[0]] + rest
+    hit = ctx.op("Cast", ctx.op("Equal", x, _spread(ctx, y, axes)), to=ctx.dtype(x))
+    ties = ctx.em.reduce_sum(hit, axes, keepdims=True)
+    kept = [1 if i in axes else d for i, d in enumerate(ctx.shape(x))]
+    if list(ctx.shape(y)) != kept:
+        ties = ctx.em.reshape(ties, ctx.shape(y))
+    return [ctx.op("Mul", _spread(ctx, ctx.op("Div", dys[0], ties), axes), hit)] + rest
+
+
+@rule("CumSum", inputs=(0,))
+def cumsum_grad(ctx: RuleContext, dys: list) -> list:
+    """x_j reaches every y_i that sums it: the cumulative sum of dy in the other direction, exclusive as the
+    forward is."""
+    axis = ctx.em.const(np.asarray(ctx.value(ctx.x[1], "axis"), dtype=np.int64))
+    return [ctx.op("CumSum", dys[0], axis, exclusive=int(ctx.attr("exclusive", 0)),
+                   reverse=1 - int(ctx.attr("reverse", 0))), None]
