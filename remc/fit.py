@@ -225,9 +225,13 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     # keep back what plan, lower and the arena check will take: about two arena replays' time
     reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
     first_share = SLACK_FIRST_SHARE if _saving_expected(report) else FIRST_ROUND_SHARE
-    raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
-                                                           reserve=reserve), state, report, on_pass, on_round,
-                                              clock)
+    first_solver = int(state.budget)
+    try:
+        raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
+                                                               reserve=reserve), state, report, on_pass, on_round,
+                                                  clock)
+    except (InfeasibleError, NoScheduleInTime) as e:
+        raise _at_user_budget(e, budget, first_solver, device) from None
     # solver budgets: plan too big at; strategy infeasible at
     too_big, infeasible = (budget, None) if raised_from is None else (1 << 62, raised_from)
     upward: list[int] | None = None  # solver budgets above the first round's, once the downward search ends
@@ -300,10 +304,11 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
                 if first_error is not None:  # solved above the budget, and no plan fits: the first cause stands
                     state.budget = budget
                     why = (f"{first_error}; above it in remc's model (solver budgets up to {report.solver_budget} "
-                           f"bytes) the best plan needs {best} bytes on ONNX Runtime {device}")
-                    if isinstance(first_error, InfeasibleError):
-                        raise InfeasibleError(why, first_error.least_feasible)
-                    raise NoScheduleInTime(why)
+                           f"bytes) the best plan needs {best} bytes on ONNX Runtime {device}; least feasible "
+                           f"for {state.schedule.strategy if state.schedule else 'the strategy'} found: {best} bytes")
+                    err = InfeasibleError(why, first_error.least_feasible) if isinstance(first_error, InfeasibleError) \
+                        else NoScheduleInTime(why)
+                    raise _at_user_budget(err, budget, first_solver, device)
                 what = "remc's layout" if pred.placement == "remc" else "replayed arena"
                 fails = [h["verify_error"] for h in report.history if h.get("verify_error")]
                 raise _with_report(PlanError(f"no plan of strategy {state.schedule.strategy!r} fits {budget} bytes on ONNX "
@@ -680,6 +685,20 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
             err, last = _detached(e), new
     state.budget = budget
     raise first
+
+
+def _at_user_budget(err: InfeasibleError | NoScheduleInTime, budget: int, first_solver: int,
+                    device: str) -> InfeasibleError | NoScheduleInTime:
+    """``err``, raised at a solver budget below the user's ``budget`` (the first solve's budget less what the
+    device holds beyond remc's live-bytes model), with the user's budget leading its message."""
+    if first_solver >= budget:
+        return err
+    why = (f"no plan fits the budget of {budget} bytes on ONNX Runtime {device}: the unmodified graph holds "
+           f"{budget - first_solver} bytes on the device beyond remc's live-bytes model (kernel scratch, pre-packed "
+           f"weights, allocator rounding), so the first solve had {first_solver} bytes; {err}")
+    if isinstance(err, InfeasibleError):
+        return InfeasibleError(why, err.least_feasible)
+    return NoScheduleInTime(why)
 
 
 def _detached(err: BaseException) -> BaseException:
