@@ -698,3 +698,46 @@ def test_einsum(eq, shapes):
     only ('ij,k->ik': j) and an implicit output ('ij,jk')."""
     params = {f"x{k}": rnd(*s) for k, s in enumerate(shapes)}
     gradcheck(one_op("Einsum", params, equation=eq), expect=list(params))
+
+
+@pytest.mark.parametrize("op", ["Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh"])
+def test_trigonometric(op):
+    x = (np.tanh(rnd(3, 4)) * 0.6).astype(np.float32)  # inside Asin/Acos's domain, away from Tan's poles; ONNX Runtime's
+    gradcheck(one_op(op, {"x": x}), expect=["x"])  # CPU kernels of these are float only
+
+
+@pytest.mark.parametrize("op,attrs", [("Selu", {}), ("Selu", {"alpha": 1.2, "gamma": 0.9}), ("Celu", {}),
+                                      ("Celu", {"alpha": 0.5})])
+def test_selu_celu(op, attrs):
+    gradcheck(one_op(op, {"x": rnd(3, 4, dtype=np.float32)}, **attrs), expect=["x"])  # float-only kernels
+
+
+@pytest.mark.parametrize("op", ["ReduceL2", "ReduceL1", "ReduceLogSumExp"])
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_norm_reductions(op, keepdims):
+    """F.normalize / .norm() (ReduceL2), .abs().sum() as ReduceL1, torch.logsumexp."""
+    gradcheck(one_op(op, {"x": rnd(2, 3, 4)}, inputs=["x", "a"], consts={"a": np.array([-1])}, keepdims=keepdims),
+              expect=["x"])
+    gradcheck(one_op(op, {"x": rnd(2, 3, 4)}, keepdims=keepdims), expect=["x"])  # every axis
+
+
+def test_reduce_l2_of_a_zero_slice_is_zero():
+    """F.normalize of an all-zero row: no NaN (torch clamps the norm; remc's subgradient there is 0)."""
+    x = np.array([[3.0, 4.0], [0.0, 0.0]])
+    train = build_training_graph(one_op("ReduceL2", {"x": x}, axes=[1], keepdims=0, opset=17), "mse")
+    out = dict(zip([o.name for o in train.graph.output], session(train).run(None, {"labels": np.zeros(2)})))
+    assert np.isfinite(out["grad.x"]).all() and (out["grad.x"][1] == 0).all()
+
+
+@pytest.mark.parametrize("upper,k", [(1, None), (0, None), (1, 1), (0, -1)])
+def test_trilu(upper, k):
+    consts = {} if k is None else {"k": np.array(k)}
+    gradcheck(one_op("Trilu", {"x": rnd(2, 4, 4)}, inputs=["x"] + ([] if k is None else ["k"]), consts=consts,
+                     upper=upper), expect=["x"])
+
+
+@pytest.mark.parametrize("largest,axis", [(1, -1), (0, 1)])
+def test_topk(largest, axis):
+    """torch.topk and torch.sort values: the gradient goes back to the selected positions."""
+    gradcheck(one_op("TopK", {"x": rnd(3, 5)}, inputs=["x", "k"], consts={"k": np.array([2])}, n_out=2,
+                     largest=largest, axis=axis), expect=["x"])

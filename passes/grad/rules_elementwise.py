@@ -143,6 +143,35 @@ def cos_grad(ctx: RuleContext, dys: list) -> list:
     return [ctx.op("Neg", ctx.op("Mul", dys[0], ctx.op("Sin", ctx.x[0])))]
 
 
+@rule("Tan")
+def tan_grad(ctx: RuleContext, dys: list) -> list:  # 1 + y^2
+    y = ctx.y[0]
+    return [ctx.op("Mul", dys[0], ctx.op("Add", ctx.scalar(1.0, y), ctx.op("Mul", y, y)))]
+
+
+@rule("Atan")
+def atan_grad(ctx: RuleContext, dys: list) -> list:  # 1 / (1 + x^2)
+    x = ctx.x[0]
+    return [ctx.op("Div", dys[0], ctx.op("Add", ctx.scalar(1.0, x), ctx.op("Mul", x, x)))]
+
+
+@rule("Asin", "Acos")
+def asin_acos_grad(ctx: RuleContext, dys: list) -> list:  # +-1 / sqrt(1 - x^2)
+    x = ctx.x[0]
+    g = ctx.op("Div", dys[0], ctx.op("Sqrt", ctx.op("Sub", ctx.scalar(1.0, x), ctx.op("Mul", x, x))))
+    return [g if ctx.node.op_type == "Asin" else ctx.op("Neg", g)]
+
+
+@rule("Sinh")
+def sinh_grad(ctx: RuleContext, dys: list) -> list:
+    return [ctx.op("Mul", dys[0], ctx.op("Cosh", ctx.x[0]))]
+
+
+@rule("Cosh")
+def cosh_grad(ctx: RuleContext, dys: list) -> list:
+    return [ctx.op("Mul", dys[0], ctx.op("Sinh", ctx.x[0]))]
+
+
 # ---- activations ------------------------------------------------------------------------------
 @rule("Relu")
 def relu_grad(ctx: RuleContext, dys: list) -> list:  # the output decides: y > 0 iff x > 0
@@ -171,6 +200,22 @@ def prelu_grad(ctx: RuleContext, dys: list) -> list:  # y = x (x > 0), slope x (
 def elu_grad(ctx: RuleContext, dys: list) -> list:  # x <= 0: y + alpha
     alpha, (x,), y = float(ctx.attr("alpha", 1.0)), ctx.x, ctx.y[0]
     neg = ctx.op("Mul", dys[0], ctx.op("Add", y, ctx.scalar(alpha, y)))
+    return [ctx.op("Where", ctx.op("Greater", x, _zero(ctx)), dys[0], neg)]
+
+
+@rule("Selu")
+def selu_grad(ctx: RuleContext, dys: list) -> list:  # x > 0: gamma; else gamma alpha e^x = y + gamma alpha
+    alpha = float(ctx.attr("alpha", 1.67326319217681884765625))
+    gamma = float(ctx.attr("gamma", 1.05070102214813232421875))
+    (x,), y = ctx.x, ctx.y[0]
+    neg = ctx.op("Mul", dys[0], ctx.op("Add", y, ctx.scalar(gamma * alpha, y)))
+    return [ctx.op("Where", ctx.op("Greater", x, _zero(ctx)), ctx.op("Mul", dys[0], ctx.scalar(gamma, y)), neg)]
+
+
+@rule("Celu")
+def celu_grad(ctx: RuleContext, dys: list) -> list:  # x > 0: 1; else e^(x/alpha) = y / alpha + 1
+    alpha, (x,), y = float(ctx.attr("alpha", 1.0)), ctx.x, ctx.y[0]
+    neg = ctx.op("Mul", dys[0], ctx.op("Add", ctx.op("Mul", y, ctx.scalar(1.0 / alpha, y)), ctx.scalar(1.0, y)))
     return [ctx.op("Where", ctx.op("Greater", x, _zero(ctx)), dys[0], neg)]
 
 

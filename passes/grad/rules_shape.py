@@ -276,3 +276,55 @@ def cumsum_grad(ctx: RuleContext, dys: list) -> list:
     axis = ctx.em.const(np.asarray(ctx.value(ctx.x[1], "axis"), dtype=np.int64))
     return [ctx.op("CumSum", dys[0], axis, exclusive=int(ctx.attr("exclusive", 0)),
                    reverse=1 - int(ctx.attr("reverse", 0))), None]
+
+
+@rule("ReduceL2", inputs=(0,))
+def reduce_l2_grad(ctx: RuleContext, dys: list) -> list:
+    """y = sqrt(sum x^2): dx = dy x / y (torch's F.normalize and .norm(); a zero norm gives 0 there, as torch's
+    norm does at 0 by its subgradient convention)."""
+    axes = _reduce_axes(ctx)
+    x, y = ctx.x[0], ctx.y[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        raise ctx.unsupported("noop_with_empty_axes=1")
+    zero = ctx.scalar(0.0, y)
+    safe = ctx.op("Where", ctx.op("Greater", y, zero), y, ctx.scalar(1.0, y))
+    share = ctx.op("Where", ctx.op("Greater", y, zero), ctx.op("Div", dys[0], safe), zero)
+    return [ctx.op("Mul", _spread(ctx, share, axes), x)] + rest
+
+
+@rule("ReduceL1", inputs=(0,))
+def reduce_l1_grad(ctx: RuleContext, dys: list) -> list:
+    axes = _reduce_axes(ctx)
+    x = ctx.x[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        raise ctx.unsupported("noop_with_empty_axes=1")
+    return [ctx.op("Mul", _spread(ctx, dys[0], axes), ctx.op("Sign", x))] + rest
+
+
+@rule("ReduceLogSumExp", inputs=(0,))
+def reduce_log_sum_exp_grad(ctx: RuleContext, dys: list) -> list:
+    """y = log sum e^x: dx = dy softmax(x) = dy e^(x - y) (torch.logsumexp)."""
+    axes = _reduce_axes(ctx)
+    x, y = ctx.x[0], ctx.y[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        return [dys[0]] + rest
+    return [ctx.op("Mul", _spread(ctx, dys[0], axes), ctx.op("Exp", ctx.op("Sub", x, _spread(ctx, y, axes))))] + rest
+
+
+@rule("Trilu", inputs=(0,))
+def trilu_grad(ctx: RuleContext, dys: list) -> list:
+    """The same triangle of dy (torch.triu / torch.tril)."""
+    ins = [dys[0]] + [k for k in ctx.x[1:2] if k]
+    return [ctx.op("Trilu", *ins, upper=int(ctx.attr("upper", 1)))] + [None] * (len(ctx.x) - 1)
+
+
+@rule("TopK", inputs=(0,), outputs=(0,))
+def topk_grad(ctx: RuleContext, dys: list) -> list:
+    """dy scattered back to the selected positions (torch.topk, torch.sort values)."""
+    x = ctx.x[0]
+    axis = int(ctx.attr("axis", -1)) % ctx.rank(x)
+    zeros = ctx.em.zeros(ctx.shape(x), ctx.dtype(x))
+    return [ctx.op("ScatterElements", zeros, ctx.y[1], dys[0], axis=axis, reduction="add"), None]
