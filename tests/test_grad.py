@@ -517,8 +517,8 @@ def test_ops_with_float_constants_from_exporters():
 
 # ---- interface -----------------------------------------------------------------------------------------
 def test_unknown_op_raises():
-    model = one_op("Atan", {"x": rnd(2, 3)})
-    with pytest.raises(UnsupportedOpError, match=r"no gradient rule for op 'Atan' \(node 'node'\)"):
+    model = one_op("Det", {"x": rnd(2, 3, 3)})
+    with pytest.raises(UnsupportedOpError, match=r"no gradient rule for op 'Det' \(node 'node'\)"):
         build_training_graph(model, "mse")
 
 
