@@ -741,3 +741,44 @@ def test_topk(largest, axis):
     """torch.topk and torch.sort values: the gradient goes back to the selected positions."""
     gradcheck(one_op("TopK", {"x": rnd(3, 5)}, inputs=["x", "k"], consts={"k": np.array([2])}, n_out=2,
                      largest=largest, axis=axis), expect=["x"])
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_nd(reduction):
+    """Both the data and the updates get gradients (Swin V2's qkv bias: a slice of a parameter set to zero)."""
+    consts = {"i": np.array([[1], [3]])}
+    gradcheck(one_op("ScatterND", {"d": rnd(5, 3), "u": rnd(2, 3)}, inputs=["d", "i", "u"], consts=consts,
+                     reduction=reduction), expect=["d", "u"])
+
+
+@pytest.mark.parametrize("reduction", ["none", "add"])
+def test_scatter_elements(reduction):
+    consts = {"i": np.array([[0, 2], [1, 0]])}
+    gradcheck(one_op("ScatterElements", {"d": rnd(2, 4), "u": rnd(2, 2)}, inputs=["d", "i", "u"], consts=consts,
+                     axis=1, reduction=reduction), expect=["d", "u"])
+
+
+def test_shapes_computed_from_folded_shapes():
+    """torchvision's Swin pads each window to a multiple of its size: pads computed from Shape (Gather, Mod, Sub,
+    Concat), then a Reshape whose target is computed from the padded tensor's Shape. Folding and shape inference
+    alternate until that second shape is known."""
+    c = {"one": np.array(1), "two": np.array(2), "z3": np.zeros(3, dtype=np.int64), "ax0": np.array([0]),
+         "lead": np.array([1, 2])}
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["xw"], name="mm"),
+             helper.make_node("Shape", ["xw"], ["s"], name="s"),
+             helper.make_node("Gather", ["s", "one"], ["d"], name="d"),
+             helper.make_node("Mod", ["d", "two"], ["r"], name="r"),
+             helper.make_node("Sub", ["two", "r"], ["p"], name="p"),
+             helper.make_node("Unsqueeze", ["p", "ax0"], ["p1"], name="p1"),
+             helper.make_node("Concat", ["z3", "p1"], ["pads"], name="pads", axis=0),
+             helper.make_node("Pad", ["xw", "pads"], ["y1"], name="pad"),
+             helper.make_node("Shape", ["y1"], ["s2"], name="s2"),
+             helper.make_node("Gather", ["s2", "one"], ["d2"], name="d2"),
+             helper.make_node("Div", ["d2", "two"], ["h"], name="h"),
+             helper.make_node("Unsqueeze", ["h", "ax0"], ["h1"], name="h1"),
+             helper.make_node("Concat", ["lead", "h1"], ["shape"], name="shape", axis=0),
+             helper.make_node("Reshape", ["y1", "shape"], ["y2"], name="reshape"),
+             helper.make_node("ReduceSum", ["y2", "ax0"], ["y"], name="sum", keepdims=0)]
+    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [1, 4])
+    model = make_model(nodes, [x], "y", {"w": rnd(4, 5)}, consts=c)
+    gradcheck(model, expect=["w"])

@@ -6,7 +6,8 @@
   (opset 13..15, or lower) are upgraded to 17 with ``onnx.version_converter``;
 - every graph input has a static shape (a symbolic batch dimension is bound to ``batch``);
 - constant subgraphs (Shape/Gather/Unsqueeze/Concat chains, Constant nodes, CastLike of constants, ...)
-  are folded into initializers, so Reshape targets, Slice bounds and Resize scales are known values;
+  are folded into initializers, so Reshape targets, Slice bounds and Resize scales are known values; folding
+  and shape inference alternate until nothing more folds (a shape computed from a folded one);
 - SplitToSequence read only by SequenceAt at constant positions (the dynamo exporter's ``torch.split``)
   becomes Split + Identity (or Squeeze), so no sequence values remain;
 - every value has a static shape and dtype after shape inference (``data_prop=True``);
@@ -31,6 +32,10 @@ MIN_OPSET = 16
 UPGRADE_OPSET = 17
 FOLD_LIMIT = 1 << 20
 """Constant subgraph outputs with more elements than this stay computed at run time."""
+
+FOLD_ROUNDS = 32
+"""Rounds of folding and shape inference: torch's computed shapes (Swin's window padding: Shape, Gather, Mod,
+Sub, Pad, Reshape, and again) need one round per link of such a chain."""
 
 SHAPE_ONLY_INPUT0 = frozenset({"Shape", "Size"})
 """Ops whose output depends on input 0's shape only."""
@@ -323,7 +328,12 @@ def prepare(model: onnx.ModelProto, batch: int | None, frozen: set[str]) -> Prep
     name_nodes(m)
     check_topological(m)
     m = infer(m)
-    m = fold_constants(m, frozen, opset)
+    for _ in range(FOLD_ROUNDS):  # a fold makes shapes static downstream, which makes more Shape nodes foldable
+        nodes = len(m.graph.node)
+        m = fold_constants(m, frozen, opset)
+        if len(m.graph.node) == nodes:
+            break
+        m = infer(m)
     m = split_sequences(m)
     m = infer(m)
     shapes, dtypes = static_types(m)

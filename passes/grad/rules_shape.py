@@ -328,3 +328,23 @@ def topk_grad(ctx: RuleContext, dys: list) -> list:
     axis = int(ctx.attr("axis", -1)) % ctx.rank(x)
     zeros = ctx.em.zeros(ctx.shape(x), ctx.dtype(x))
     return [ctx.op("ScatterElements", zeros, ctx.y[1], dys[0], axis=axis, reduction="add"), None]
+
+
+@rule("ScatterND", "ScatterElements", inputs=(0, 2))
+def scatter_grad(ctx: RuleContext, dys: list) -> list:
+    """data's gradient is dy where nothing was written (all of dy with reduction='add'); updates' is dy read
+    back at the written positions (torchvision's Swin V2 zeroes a slice of its qkv bias this way). Indices
+    must not repeat without a reduction (ONNX leaves that case undefined)."""
+    data, ind, upd = ctx.x
+    reduction = str(ctx.attr("reduction", "none"))
+    if reduction not in ("none", "add"):
+        raise ctx.unsupported(f"reduction={reduction}")
+    nd = ctx.node.op_type == "ScatterND"
+    axis = {} if nd else {"axis": int(ctx.attr("axis", 0))}
+    out: list = [None, None, None]
+    if ctx.need(0):
+        out[0] = dys[0] if reduction == "add" else ctx.op(
+            ctx.node.op_type, dys[0], ind, ctx.em.zeros(ctx.shape(upd), ctx.dtype(upd)), **axis)
+    if ctx.need(2):
+        out[2] = ctx.op("GatherND" if nd else "GatherElements", dys[0], ind, **axis)
+    return out
