@@ -127,7 +127,7 @@ def plan_overhead(state: State, costs: dict[str, float]) -> float:
 
 
 def env_cuda_graph(model_path: str, device: str, ref_outputs: dict | None, budget: int | None, iters: int,
-                   settings: runtime.DeviceSettings, timeout: float = 240.0) -> tuple[dict, dict | None]:
+                   settings: runtime.DeviceSettings, timeout: float = 180.0) -> tuple[dict, dict | None]:
     """The lowered graph with CUDA graph on remc's placement, on the COMPILED layout (``backends.boundrun``):
     remc's allocator registered in the environment over one buffer of the normal run's cap (the budget less the
     fed inputs; no budget: the layout's height), every graph output bound at its planned offset inside it, the
