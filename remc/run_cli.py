@@ -150,6 +150,13 @@ def _cuda_graph_placed(proto: Any, pred: Any, cap: int, feeds: Any, iters: int, 
             "outputs_match_normal_run": ok, "compare_worst": worst}
 
 
+def _replays(per_call: list[int]) -> str:
+    """Where a CUDA-graph run's allocations happened, per ``Run`` call."""
+    later = sum(per_call[1:])
+    return (f"{per_call[0] if per_call else 0} in the first Run call (warm-up runs and capture), "
+            f"{'none' if later == 0 else later} in the {len(per_call) - 1} replays")
+
+
 def _bound(model: Any, batch: int | None) -> Any:
     """``model`` with its symbolic batch dimension bound to ``batch``; ModelError (with the --batch hint) when
     an input is dynamic and ``batch`` is None."""
@@ -248,9 +255,9 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"remc's buffer in use, {cg['outputs_bound']} outputs bound at their planned offsets in it, plus "
                      f"the same {format_size(rep['outside_arena'])} outside) vs predicted "
                      f"{format_size(cg['predicted_peak'])} ({cg['predicted_peak']} bytes); {cg['planned']} of "
-                     f"{cg['requests']} allocations at their planned address over {cg['passes']} passes (capture "
-                     f"included), outputs {'match' if cg['outputs_match_normal_run'] else 'DIFFER from'} the run "
-                     "without CUDA graph")
+                     f"{cg['requests']} allocations at their planned address, {_replays(cg['requests_per_run'])}; "
+                     f"outputs {'match' if cg['outputs_match_normal_run'] else 'DIFFER from'} the run without CUDA "
+                     "graph")
     if rep["measured_peak"] is not None:
         where = "remc's buffer" if rep.get("placement") == "remc" else "a one-region arena"
         lim = [f"budget {format_size(budget)}" if budget is not None else "",

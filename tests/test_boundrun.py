@@ -89,3 +89,17 @@ def test_cuda_graph_on_cpu_is_one_line(tmp_path) -> None:  # noqa: ANN001
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 1
     assert res.stderr.strip() == "remc: error: --cuda-graph needs --device cuda (CUDA graph captures the GPU's kernels)"
+
+
+def test_the_cuda_graph_line_says_measured_predicted_and_where_the_allocations_were() -> None:
+    from remc.run_cli import format_run
+    rep = {"model": "m.onnx", "device": "cuda", "median_seconds": 0.1, "median_seconds_cuda_graph": 0.09,
+           "measured_peak": 1000, "placement": "remc", "outside_arena": 200, "predicted_peak": 1000, "mem_limit": 1200,
+           "budget": 1200, "predicted_held": 1000, "placement_stats": {"planned": 5}, "outputs_match": None,
+           "predicted_cost": None,
+           "cuda_graph": {"measured_peak": 1000, "predicted_peak": 1000, "outputs_bound": 3, "planned": 7, "requests": 7,
+                          "requests_per_run": [7, 0, 0], "outputs_match_normal_run": True}}
+    line = format_run(rep).splitlines()[2]
+    assert line.startswith("  with CUDA graph: measured 1000 B (1000 bytes: remc's buffer in use, 3 outputs bound")
+    assert "vs predicted 1000 B (1000 bytes); 7 of 7 allocations at their planned address, 7 in the first Run call" in line
+    assert "none in the 2 replays" in line

@@ -385,13 +385,18 @@ def _cg_cell(r: dict, budget: int | None) -> str:
             f"requests at their address{match}")
 
 
-def render_s10(files: list[str]) -> str:
-    """The BENCHMARKS.md table of result files made with ``--placement remc --env-cuda-graph``."""
+CG_HEAD_S10 = "CUDA graph on remc's placement (buffer = layout height): ms; held in all (high-water + inputs + bound outputs)"
+CG_HEAD_S11 = ("CUDA graph on the compiled layout (buffer = the cap, outputs at their planned offsets in it): ms; held in "
+               "all (buffer in use + inputs + outputs bound outside)")
+
+
+def render_s10(files: list[str], cg_head: str = CG_HEAD_S10) -> str:
+    """The BENCHMARKS.md table of result files made with ``--placement remc --env-cuda-graph`` (``cg_head``: the
+    CUDA-graph column's title: session 10's route, or session 11's ``backends.boundrun``)."""
     out = ["| model | budget (fraction) | strategy | fit rounds | predicted: layout height + outside (live lower bound) "
            "| measured: high-water + outside | measured / budget | measured / predicted | ran under cap = budget "
            "| requests at their planned address | overhead predicted FLOPs / profile / measured (with CUDA graph) "
-           "| ms remc allocator (cap) | CUDA graph on remc's placement (buffer = layout height): ms; held in all "
-           "(high-water + inputs + bound outputs) | outputs |",
+           f"| ms remc allocator (cap) | {cg_head} | outputs |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in files:
         for m in _load(f)["models"]:
@@ -457,6 +462,9 @@ def main() -> None:
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--render-s10":
         print(render_s10(sys.argv[2:]))
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--render-s11":
+        print(render_s10(sys.argv[2:], CG_HEAD_S11))
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--render-placement":
         print(render_placement(sys.argv[2:]))
