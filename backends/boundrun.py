@@ -176,8 +176,10 @@ def _child(job: dict, out: dict) -> None:
     names = [o.name for o in model.graph.output]
     bound = bind_outputs(lay, names)
     cap = int(job["cap"])
-    if bound.extent() > cap:
-        raise RuntimeFailure(f"the layout places an output up to byte {bound.extent()}, beyond the buffer of {cap}")
+    if bound.extent() > cap:  # an output's planned range does not fit the buffer: out of memory before any run
+        name, (off, size) = max(bound.at.items(), key=lambda kv: sum(kv[1]))
+        out["failures"] = [[size, max(cap - off, 0)]]
+        raise RuntimeFailure(f"graph output {name!r} is planned at bytes {off}..{off + size}, beyond the buffer of {cap}")
     if cuda:
         info = _P()
         a.check(f["CreateMemoryInfo"](b"Cuda", 0, 0, 0, C.byref(info)))  # OrtDeviceAllocator, device 0, default
@@ -364,7 +366,11 @@ def main(argv: list[str] | None = None) -> None:
         _child(job, res)
     except Exception as exc:  # noqa: BLE001 - the parent reports where and why, in one line
         msg = str(exc).strip().splitlines()
-        res.setdefault("error", f"{type(exc).__name__}: {msg[0][:400] if msg else ''}")
+        line = msg[0][:400] if msg else type(exc).__name__
+        if not isinstance(exc, RuntimeFailure):
+            line = f"{type(exc).__name__}: {line}"
+        # backends.capi's checks name the CPU, the only device of its own sessions
+        res.setdefault("error", line.replace(" on cpu:", f" on {job.get('device', 'cpu')}:"))
         res["traceback"] = traceback.format_exc()[-1500:]
     print(json.dumps(res, default=str), flush=True)
     sys.stdout.flush()
