@@ -76,8 +76,13 @@ class PlacedAllocator:
 
     def __init__(self, base: int, capacity: int, sequences: dict[str, Sequence[tuple[int, int]]] | None = None,
                  later_run: Sequence[tuple[int, int]] | None = None,
-                 scratch: dict[str, Sequence[bool]] | None = None) -> None:
+                 scratch: dict[str, Sequence[bool]] | None = None,
+                 fenced: Sequence[tuple[int, int]] = ()) -> None:
         self.base, self.capacity = int(base), int(capacity)
+        self.fenced = sorted((int(o), int(o) + int(n)) for o, n in fenced)
+        """[start, end) ranges a request off the layout never gets (best fit, scratch regions): graph outputs the
+        caller bound at their planned offsets (``passes.placement.bind_outputs``), which the allocator never sees
+        requested. Planned requests may use them: the layout puts them there only while no bound output lives."""
         self.plans = {k: list(v) for k, v in (sequences or {}).items()}
         self.pool: dict[int, list[int]] = {}
         """Session creation's planned offsets by size: initializers are matched by size, in any order (ONNX
@@ -167,20 +172,29 @@ class PlacedAllocator:
             return False
         return not (i < len(self.starts) and self.starts[i] < off + size)
 
+    def _taken(self) -> list[tuple[int, int]]:
+        """[start, end) of every live allocation and fenced range, by start."""
+        live = [(s, s + self.size_at[s]) for s in self.starts]
+        return sorted(live + self.fenced) if self.fenced else live
+
+    def _fenced_off(self, off: int, size: int) -> bool:
+        """Whether [off, off + size) overlaps a fenced range."""
+        return any(a < off + size and off < b for a, b in self.fenced)
+
     def largest_gap(self) -> int:
         prev, best = 0, 0
-        for s in self.starts:
+        for s, e in self._taken():
             best = max(best, s - prev)
-            prev = max(prev, s + self.size_at[s])
+            prev = max(prev, e)
         return max(best, self.capacity - prev)
 
     def _best_fit(self, size: int) -> int | None:
         prev, best = 0, None
-        for s in self.starts:
+        for s, e in self._taken():
             gap = s - prev
             if gap >= size and (best is None or gap < best[0]):
                 best = (gap, prev)
-            prev = max(prev, s + self.size_at[s])
+            prev = max(prev, e)
         gap = self.capacity - prev
         if gap >= size and (best is None or gap < best[0]):
             best = (gap, prev)
@@ -263,7 +277,7 @@ class PlacedAllocator:
             st.rejected += 1
             break
         off = self._in_scratch(size, plan) if plan else None
-        if off is not None and self.is_free(off, size):
+        if off is not None and self.is_free(off, size) and not self._fenced_off(off, size):
             st.in_scratch += 1
             self._note(idx, nbytes, off, "scratch")
             return self._take(off, size, nbytes)
@@ -338,20 +352,22 @@ class PlacedAllocator:
                 "gpu_external_empty_cache": str(ctypes.cast(e, ctypes.c_void_p).value)}
 
 
-def from_layout(base: int, capacity: int, lay) -> PlacedAllocator:
-    """A ``PlacedAllocator`` following ``lay`` (a ``passes.placement.Layout``; None: best fit only)."""
+def from_layout(base: int, capacity: int, lay, fenced: Sequence[tuple[int, int]] = ()) -> PlacedAllocator:
+    """A ``PlacedAllocator`` following ``lay`` (a ``passes.placement.Layout``; None: best fit only); ``fenced``:
+    (offset, bytes) ranges of outputs bound inside the buffer (``PlacedAllocator.fenced``)."""
     if lay is None:
-        return PlacedAllocator(base, capacity)
+        return PlacedAllocator(base, capacity, fenced=fenced)
     return PlacedAllocator(base, capacity, {"create": lay.sequence("create"), "run": lay.sequence("run")},
                            lay.sequence("run", first_run=False),
-                           {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)})
+                           {"run": lay.scratch_flags("run"), "later": lay.scratch_flags("run", first_run=False)},
+                           fenced)
 
 
-def on_device(capacity: int, lay, device_id: int = 0) -> PlacedAllocator:
+def on_device(capacity: int, lay, device_id: int = 0, fenced: Sequence[tuple[int, int]] = ()) -> PlacedAllocator:
     """A ``PlacedAllocator`` over a fresh ``DeviceBuffer`` of ``capacity`` bytes (MemoryError if the device
     cannot give that much)."""
     buf = DeviceBuffer(capacity, device_id)
-    a = from_layout(buf.ptr, capacity, lay)
+    a = from_layout(buf.ptr, capacity, lay, fenced)
     a.buffer = buf
     return a
 

@@ -21,6 +21,7 @@ requests less the kept buffers, so one layout serves every run. Pure: imports no
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -306,3 +307,50 @@ def layout_from_text(text: str, blocks: tuple[Block, ...] | list[Block], tag: st
     if any(o < 0 or o % 256 or o + b.size > height for b, o in zip(blocks, offsets)) or overlaps(lay):
         return None, "the stored layout is not valid for these allocations"
     return lay, ""
+
+
+# ---------------------------------------------------------------------------------------------------
+# Graph outputs bound inside the buffer (CUDA graph replay on the compiled layout)
+# ---------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BoundOutputs:
+    """A layout split for a run that binds graph outputs at their planned offsets (``bind_outputs``)."""
+
+    layout: Layout
+    """The layout less the bound outputs' blocks: the requests the allocator still sees, every other block at its
+    planned offset; height and lower bound those of the whole layout (the buffer is the same)."""
+    at: dict[str, tuple[int, int]]
+    """Graph output -> (offset, 256-rounded bytes) of its block in the layout: where the caller binds it."""
+    outside: tuple[str, ...]
+    """Graph outputs the layout has no block for (in no allocation of the run: an output ONNX Runtime does not
+    allocate on this device, or one that is a graph input or initializer): bound outside the buffer."""
+
+    def extent(self) -> int:
+        """The highest end of a bound output's range (0: none): the buffer holds at least this much."""
+        return max((o + s for o, s in self.at.values()), default=0)
+
+
+def bind_outputs(lay: Layout, outputs: list[str] | tuple[str, ...]) -> BoundOutputs:
+    """Where each of ``outputs`` (the graph's outputs) lies in ``lay``, and ``lay`` without those blocks.
+
+    A graph output's block is its run-phase allocation named after it (``blocks_of``: a node output's block
+    carries the value's name); it lives from its producer to the end of the run. A caller that binds the output
+    at that offset (IOBinding with a tensor over the buffer) makes ONNX Runtime write it there instead of
+    requesting it, so the allocator's request sequence drops exactly those requests and keeps every other
+    request's planned offset: the compiled layout, and its height, unchanged. Before the producer runs other
+    blocks may use that range, as in the layout. ValueError for a name that two blocks carry."""
+    names = set(outputs)
+    at: dict[str, tuple[int, int]] = {}
+    keep_b: list[Block] = []
+    keep_o: list[int] = []
+    for b, o in zip(lay.blocks, lay.offsets):
+        if b.phase == RUN and b.what in names and not b.first_run_only:
+            if b.what in at:
+                raise ValueError(f"graph output {b.what!r} has two allocations in the layout")
+            at[b.what] = (int(o), int(b.size))
+            continue
+        keep_b.append(b)
+        keep_o.append(o)
+    rest = dataclasses.replace(lay, blocks=tuple(keep_b), offsets=tuple(keep_o))
+    return BoundOutputs(rest, at, tuple(n for n in outputs if n not in at))

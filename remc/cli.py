@@ -278,6 +278,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--mem-limit", type=_size, help="run under this memory limit, inputs and parameters included "
                    "(default with --plan: the plan's budget); the run fails when it needs more")
     r.add_argument("--no-cap", action="store_true", help="with --plan: run without the plan's budget as the cap")
+    r.add_argument("--cuda-graph", action="store_true",
+                   help="with --device cuda: also run the graph with CUDA graph capture and replay, on remc's layout "
+                        "under the same cap (outputs bound at their planned addresses); measured vs predicted again")
     _placement_opt(r)
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)

@@ -12,7 +12,7 @@ from .ir.sizes import format_size
 
 def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, plan: str | None = None,
               iters: int = 10, mem_limit: int | None = None, seed: int = 0, use_plan_budget: bool = True,
-              batch: int | None = None, settings: Any = None) -> dict[str, Any]:
+              batch: int | None = None, settings: Any = None, cuda_graph: bool = False) -> dict[str, Any]:
     """Run ``model`` (and ``compare``, the reference, on the same inputs); the report as a dict.
 
     ``mem_limit`` is the memory the graph may use in all, like a compile budget: the session's arena is
@@ -33,11 +33,19 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     (``cap_from_prediction``: remc's buffer of the layout's height, or with placement 'arena' a one-region
     arena of the replayed need), so measured equals predicted there too; without a cap on CUDA ONNX Runtime's
     arena holds the tensors.
+
+    ``cuda_graph`` (CUDA): the graph is also run with CUDA graph capture and replay (``rep['cuda_graph']``). On
+    remc's placement that run uses the same layout and cap as the normal one, its graph outputs bound at their
+    planned offsets in remc's buffer (``backends.boundrun``), so its measured bytes (buffer in use plus the same
+    bytes outside) are checked against the same prediction; on ONNX Runtime's arena it is a second session with
+    ``enable_cuda_graph``. RuntimeFailure when the graph cannot be captured.
     """
     from .backends import runtime
     from .fit import predict
     from .ir.onnx_io import load_model
     settings = settings or runtime.DEFAULT_SETTINGS
+    if cuda_graph and not device.startswith("cuda"):
+        raise RuntimeFailure("--cuda-graph needs --device cuda (CUDA graph captures the GPU's kernels)")
     if device.startswith("cuda"):
         runtime.require_cuda()
     # an op with no kernel here: one line naming it (and ONNX Runtime's late expansion of function ops
@@ -91,12 +99,18 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
     rep.update(measured_peak=in_use, measured_held=held, measured_in_use=in_use,
                arena_peak=res.measured_peak, peak_method=res.method, median_seconds=res.median_seconds,
                input_bytes=res.input_bytes, initializer_bytes=res.initializer_bytes)
-    if device.startswith("cuda"):
+    if cuda_graph and placed:
+        rep["cuda_graph"] = _cuda_graph_placed(proto, pred, cap, feeds, iters, settings, res.outputs)
+        rep["median_seconds_cuda_graph"] = rep["cuda_graph"]["median_seconds"]
+    elif device.startswith("cuda") and (cuda_graph or not placed):
+        # ONNX Runtime's arena (remc's placement takes CUDA graph only through --cuda-graph: backends.boundrun)
         try:
             cg = runtime.measure(proto, device, feeds=feeds, iters=iters, mem_method=None, mem_limit=cap,
                                  cuda_graph=True, settings=settings)
             rep["median_seconds_cuda_graph"] = cg.median_seconds
-        except RuntimeFailure as e:  # remc's placement: no CUDA graph (the provider's stream is the legacy one)
+        except RuntimeFailure as e:
+            if cuda_graph:
+                raise RuntimeFailure(f"CUDA graph could not be captured on ONNX Runtime's arena: {e}") from e
             rep["cuda_graph_error"] = str(e)
     if compare:
         ref_proto = _bound(load_model(compare, with_data=True), batch)
@@ -114,6 +128,33 @@ def run_graph(model: str, *, device: str = "cpu", compare: str | None = None, pl
                                  f"(e.g. {rep['unseeded_random_nodes'][0]!r}), so every session draws other "
                                  "numbers: rebuild the training graph with remc grad")
     return rep
+
+
+def _cuda_graph_placed(proto: Any, pred: Any, cap: int, feeds: Any, iters: int, settings: Any,
+                       outputs: dict[str, Any]) -> dict[str, Any]:
+    """The graph run with CUDA graph on remc's placement: the layout ``pred`` holds (the one the normal run used),
+    a buffer of ``cap``, every graph output bound at its planned offset in it (``backends.boundrun``); measured
+    = the buffer's bytes in use + the bytes the normal run holds outside it (+ outputs bound outside, if any)."""
+    from .backends import boundrun, runtime
+    try:
+        r = boundrun.run_bound(proto, pred.layout, cap, feeds, device="cuda", cuda_graph=True, iters=iters,
+                               cudnn_conv_algo_search=settings.cudnn_conv_algo_search)
+    except runtime.OutOfMemory as e:
+        raise runtime.OutOfMemory(f"{e}; with CUDA graph: --mem-limit {pred.total} runs it", e.requested,
+                                  e.available, e.limit, e.node) from e
+    ok, worst = runtime.compare_outputs(r.outputs, outputs, rtol=runtime.default_rtol("cuda"))
+    return {"median_seconds": r.median_seconds, "measured_peak": r.held + pred.outside + r.outside_outputs,
+            "predicted_peak": pred.total, "buffer_in_use": r.held, "high_water": r.high_water,
+            "outputs_bound": r.bound, "outputs_bound_outside_bytes": r.outside_outputs, "planned": r.planned,
+            "fallback": r.fallback, "requests": r.calls, "passes": r.passes, "requests_per_run": r.requests_per_run,
+            "outputs_match_normal_run": ok, "compare_worst": worst}
+
+
+def _replays(per_call: list[int]) -> str:
+    """Where a CUDA-graph run's allocations happened, per ``Run`` call."""
+    later = sum(per_call[1:])
+    return (f"{per_call[0] if per_call else 0} in the first Run call (warm-up runs and capture), "
+            f"{'none' if later == 0 else later} in the {len(per_call) - 1} replays")
 
 
 def _bound(model: Any, batch: int | None) -> Any:
@@ -156,6 +197,10 @@ def _check_mem_limit(rep: dict[str, Any], mem_limit: int) -> None:
     if peak > mem_limit:
         raise RuntimeFailure(f"--mem-limit {format_size(mem_limit)} was not enforced on {rep['device']}: the "
                              f"run reached {format_size(peak)} ({peak} bytes)")
+    cg = (rep.get("cuda_graph") or {}).get("measured_peak")
+    if cg is not None and cg > mem_limit:
+        raise RuntimeFailure(f"--mem-limit {format_size(mem_limit)} was not enforced with CUDA graph: the run "
+                             f"reached {format_size(cg)} ({cg} bytes)")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -169,7 +214,7 @@ def run_command(args: argparse.Namespace) -> int:
     rep = run_graph(args.model, device=args.device, compare=args.compare, plan=args.plan, iters=args.iters,
                     mem_limit=args.mem_limit, use_plan_budget=not getattr(args, "no_cap", False),
                     batch=getattr(args, "batch", None),
-                    settings=device_settings(args))
+                    settings=device_settings(args), cuda_graph=getattr(args, "cuda_graph", False))
     if args.json:
         print(json.dumps(rep, indent=2, default=float))
     else:
@@ -186,7 +231,7 @@ def format_run(rep: dict[str, Any]) -> str:
     if rep.get("median_seconds_cuda_graph") is not None:
         lines[0] += f" ({1e3 * rep['median_seconds_cuda_graph']:.2f} ms with CUDA graph capture)"
     elif rep.get("cuda_graph_error"):
-        lines[0] += " (no CUDA graph capture with remc's placement: see --placement arena)"
+        lines[0] += " (CUDA graph capture failed on ONNX Runtime's arena)"
     cap = rep.get("mem_limit")
     budget = rep.get("budget")
     if rep["measured_peak"] is not None and rep.get("placement") == "remc":
@@ -204,6 +249,15 @@ def format_run(rep: dict[str, Any]) -> str:
                      f"{format_size(rep['outside_arena'])} of it outside the arena ({rep['peak_method']}); the "
                      f"replayed arena needs a cap of {format_size(rep['predicted_held'])} ({rep['predicted_held']} "
                      f"bytes)")
+    cg = rep.get("cuda_graph")
+    if cg:
+        lines.append(f"  with CUDA graph: measured {format_size(cg['measured_peak'])} ({cg['measured_peak']} bytes: "
+                     f"remc's buffer in use, {cg['outputs_bound']} outputs bound at their planned offsets in it, plus "
+                     f"the same {format_size(rep['outside_arena'])} outside) vs predicted "
+                     f"{format_size(cg['predicted_peak'])} ({cg['predicted_peak']} bytes); {cg['planned']} of "
+                     f"{cg['requests']} allocations at their planned address, {_replays(cg['requests_per_run'])}; "
+                     f"outputs {'match' if cg['outputs_match_normal_run'] else 'DIFFER from'} the run without CUDA "
+                     "graph")
     if rep["measured_peak"] is not None:
         where = "remc's buffer" if rep.get("placement") == "remc" else "a one-region arena"
         lim = [f"budget {format_size(budget)}" if budget is not None else "",

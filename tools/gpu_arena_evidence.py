@@ -41,7 +41,6 @@ import dataclasses
 import hashlib
 import json
 import multiprocessing as mp
-import pickle
 import re
 import sys
 import tempfile
@@ -127,48 +126,41 @@ def plan_overhead(state: State, costs: dict[str, float]) -> float:
     return spent / float(dag.total_cost)
 
 
-def _env_child():
-    sys.path.insert(0, str(Path(__file__).parent))
-    import gpu_cudagraph_env_probe
-    return gpu_cudagraph_env_probe.run_child
-
-
-def write_bound_layout(model: onnx.ModelProto, path: str, device: str, settings: runtime.DeviceSettings) -> None:
-    """remc's layout of ``model`` with its outputs bound to the caller's buffers (what CUDA graph replay
-    needs), pickled to ``path`` for ``env_cuda_graph``."""
-    from remc.backends import placement
-    Path(path).write_bytes(pickle.dumps(placement.model_layout(model, device, settings, bound_outputs=True)))
-
-
-def env_cuda_graph(model_path: str, layout_path: str, device: str, ref_outputs: dict | None, budget: int | None,
-                   iters: int, timeout: float = 180.0) -> dict:
-    """The lowered graph with CUDA graph on remc's placement (tools/gpu_cudagraph_env_probe.py's child, with
-    ``--auto-runs``): remc's allocator registered in the environment over one buffer of exactly the layout's
-    height (outputs bound outside it), median ms of ``iters`` replays after one warm-up call (whose capture
-    executes the graph several times), outputs against ``ref_outputs``, and the bytes it held in all
-    (high-water + fed inputs + bound outputs) against ``budget``."""
-    from remc.ir.onnx_types import static_types
-    lay = pickle.loads(Path(layout_path).read_bytes())
-    cap = -(-int(lay.height) // 256) * 256
-    model = onnx.load(model_path, load_external_data=False)
-    types = static_types(model)
-    outputs = sum(max(types[o.name].nbytes, 256) for o in model.graph.output)
-    fed = runtime.outside_bytes(model, device)
-    job = {"variant": "env_allocator_cuda_graph", "device": device, "cuda_graph": True, "model": model_path,
-           "layout": layout_path, "cap": cap, "iters": iters, "warmup": 1, "auto_runs": True,
-           "outputs": model_path + ".cg.npz"}
-    res = _env_child()(job, Path(model_path + ".cg.json"), timeout, ref_outputs)
-    keep = ("stage", "error", "median_ms", "requests", "planned", "fallback", "rejected", "high_water",
-            "layout_height", "cap", "auto_runs", "requests_per_run", "outputs_match", "worst", "wall_seconds")
-    row = {f"cg_{k}": res[k] for k in keep if k in res}
-    if "requests_per_run" in res:
-        row["cg_requests_per_run"] = res["requests_per_run"][:4]
-    row.update(cg_outside=fed, cg_outputs=outputs)
-    if res.get("stage") == "done":
-        row["cg_total"] = int(res["high_water"]) + fed + outputs
-        if budget is not None:
-            row["cg_total_over_budget"] = row["cg_total"] / budget
-    return row
+def env_cuda_graph(model_path: str, device: str, ref_outputs: dict | None, budget: int | None, iters: int,
+                   settings: runtime.DeviceSettings, timeout: float = 180.0) -> tuple[dict, dict | None]:
+    """The lowered graph with CUDA graph on remc's placement, on the COMPILED layout (``backends.boundrun``):
+    remc's allocator registered in the environment over one buffer of the normal run's cap (the budget less the
+    fed inputs; no budget: the layout's height), every graph output bound at its planned offset inside it, the
+    inputs outside as in the normal run; the median ms of ``iters`` replays after one warm-up call (whose
+    capture executes the graph several times), outputs against ``ref_outputs``, and the bytes it held in all
+    (buffer in use + fed inputs + outputs bound outside, if any) against the prediction and ``budget``. The row's
+    fields, and the outputs (None when it failed)."""
+    from remc.backends import boundrun, placement
+    model = onnx.load(model_path)
+    lay = placement.model_layout(model, device, settings)  # the layout the normal capped run uses
+    out = runtime.outside_bytes(model, device)
+    cap = runtime.arena_cap(model, device, budget) if budget is not None else -(-int(lay.height) // 256) * 256
+    row: dict = {"cg_layout_height": lay.height, "cg_cap": cap, "cg_outside": out,
+                 "cg_predicted": lay.height + out, "cg_layout_stored": lay.stored}
+    t = time.perf_counter()
+    try:
+        r = boundrun.run_bound(model, lay, cap, runtime.random_inputs(model, 0), device=device,
+                               cuda_graph=device.startswith("cuda"),
+                               iters=iters, warmup=1, timeout=timeout,
+                               cudnn_conv_algo_search=settings.cudnn_conv_algo_search)
+    except runtime.RuntimeFailure as e:
+        row.update(cg_stage="failed", cg_error=str(e)[:600], cg_wall_seconds=time.perf_counter() - t)
+        return row, None
+    row.update(cg_stage="done", cg_median_ms=1e3 * r.median_seconds, cg_requests=r.calls, cg_planned=r.planned,
+               cg_fallback=r.fallback, cg_high_water=r.high_water, cg_held=r.held, cg_bound=r.bound,
+               cg_outside_outputs=r.outside_outputs, cg_requests_per_run=r.requests_per_run[:4], cg_passes=r.passes,
+               cg_total=r.held + out + r.outside_outputs, cg_wall_seconds=time.perf_counter() - t)
+    if budget is not None:
+        row["cg_total_over_budget"] = row["cg_total"] / budget
+    if ref_outputs is not None:
+        ok, worst = runtime.compare_outputs(r.outputs, ref_outputs, rtol=runtime.default_rtol(device))
+        row.update(cg_outputs_match=ok, cg_worst=worst)
+    return row, r.outputs
 
 
 def _top_scratch(lowered: onnx.ModelProto, device: str, settings: runtime.DeviceSettings, k: int = 5) -> list:
@@ -232,8 +224,6 @@ def compile_job(job: dict) -> dict:
                        top_scratch=_top_scratch(st.lowered, device, settings), peak_node=p.peak_node)
         return row
     p = fit.prediction
-    if job.get("env_cuda_graph"):
-        write_bound_layout(st.lowered, job["lowered"] + ".layout.pkl", device, settings)
     flops = compile_pipeline(cost="flops")[1]
     prof = profile_costs(shaped_model(st.graph), device=device, settings=settings)
     fl_state = State(graph=st.graph)
@@ -388,18 +378,25 @@ def _cg_cell(r: dict, budget: int | None) -> str:
     if r["cg_stage"] != "done":
         return f"failed at {r['cg_stage']}: {str(r.get('cg_error', ''))[:160].replace('|', '/')}"
     share = f" = {r['cg_total'] / budget:.3f} of budget" if budget else ""
+    if "cg_predicted" in r:
+        share += f", {r['cg_total'] / r['cg_predicted']:.3f} of predicted"
     match = "" if r.get("cg_outputs_match", True) else ", outputs DIFFER"
     return (f"{r['cg_median_ms']:.1f} ms; {r['cg_total']}{share}; {r['cg_planned']} of {r['cg_requests']} "
             f"requests at their address{match}")
 
 
-def render_s10(files: list[str]) -> str:
-    """The BENCHMARKS.md table of result files made with ``--placement remc --env-cuda-graph``."""
+CG_HEAD_S10 = "CUDA graph on remc's placement (buffer = layout height): ms; held in all (high-water + inputs + bound outputs)"
+CG_HEAD_S11 = ("CUDA graph on the compiled layout (buffer = the cap, outputs at their planned offsets in it): ms; held in "
+               "all (buffer in use + inputs + outputs bound outside)")
+
+
+def render_s10(files: list[str], cg_head: str = CG_HEAD_S10) -> str:
+    """The BENCHMARKS.md table of result files made with ``--placement remc --env-cuda-graph`` (``cg_head``: the
+    CUDA-graph column's title: session 10's route, or session 11's ``backends.boundrun``)."""
     out = ["| model | budget (fraction) | strategy | fit rounds | predicted: layout height + outside (live lower bound) "
            "| measured: high-water + outside | measured / budget | measured / predicted | ran under cap = budget "
            "| requests at their planned address | overhead predicted FLOPs / profile / measured (with CUDA graph) "
-           "| ms remc allocator (cap) | CUDA graph on remc's placement (buffer = layout height): ms; held in all "
-           "(high-water + inputs + bound outputs) | outputs |",
+           f"| ms remc allocator (cap) | {cg_head} | outputs |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for f in files:
         for m in _load(f)["models"]:
@@ -465,6 +462,9 @@ def main() -> None:
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--render-s10":
         print(render_s10(sys.argv[2:]))
+        return
+    if len(sys.argv) > 2 and sys.argv[1] == "--render-s11":
+        print(render_s10(sys.argv[2:], CG_HEAD_S11))
         return
     if len(sys.argv) > 2 and sys.argv[1] == "--render-placement":
         print(render_placement(sys.argv[2:]))
@@ -548,10 +548,10 @@ def main() -> None:
                  unmodified_median_seconds=ref.get("median_seconds"),
                  unmodified_median_seconds_cuda_graph=ref.get("median_seconds_cuda_graph"),
                  seconds=time.perf_counter() - T0)
+        cg_ref = None  # the unmodified graph's outputs with CUDA graph: a replay repeats the captured run's masks
         if a.env_cuda_graph:
-            write_bound_layout(train, str(train_path) + ".layout.pkl", a.device, settings)
-            m["unmodified_cuda_graph"] = env_cuda_graph(str(train_path), str(train_path) + ".layout.pkl", a.device,
-                                                        refres.outputs, None, a.cg_iters)
+            m["unmodified_cuda_graph"], cg_ref = env_cuda_graph(str(train_path), a.device, refres.outputs, None,
+                                                                a.cg_iters, settings)
         print(json.dumps({k: v for k, v in m.items() if k != "rows"}), flush=True)
         save()
         jobs = []
@@ -617,8 +617,8 @@ def main() -> None:
             r.pop("_result", None)
             row.update(r)
             if a.env_cuda_graph and r.get("ran"):
-                row.update(env_cuda_graph(row["lowered"], row["lowered"] + ".layout.pkl", a.device, refres.outputs,
-                                          row["budget"], a.cg_iters))
+                row.update(env_cuda_graph(row["lowered"], a.device, cg_ref if cg_ref is not None else refres.outputs,
+                                          row["budget"], a.cg_iters, settings)[0])
                 base_cg = m.get("unmodified_cuda_graph", {}).get("cg_median_ms")
                 if row.get("cg_median_ms") and base_cg:
                     row["measured_overhead_cuda_graph"] = row["cg_median_ms"] / base_cg

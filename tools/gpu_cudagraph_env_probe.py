@@ -1,5 +1,9 @@
 """CUDA graph with remc's placement through an ENVIRONMENT allocator (issue 11 item 5: the untried route).
 
+Superseded for plans by ``backends.boundrun`` (``remc run --cuda-graph``), which binds the outputs INSIDE remc's
+buffer at their planned offsets and so runs the compiled layout itself; this probe binds them outside the buffer
+and derives a second layout (session 10's route, kept to reproduce its numbers).
+
 onnxruntime-gpu refuses a user compute stream beside ``gpu_external_alloc`` (``ORT_ENFORCE`` in
 ``CUDAExecutionProvider::CUDAExecutionProvider``), and with ``gpu_external_alloc`` alone it runs on the legacy
 default stream, which ``cudaStreamBeginCapture`` rejects (results/gpu_h200_s8/cudagraph_stream.json). This
