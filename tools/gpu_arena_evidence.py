@@ -495,8 +495,9 @@ def main() -> None:
                     help="do not try CUDA graph on remc's allocator (gpu_external_alloc: impossible in "
                          "onnxruntime-gpu 1.31, see tools/gpu_cudagraph_stream_probe.py); the arena's is still timed")
     ap.add_argument("--env-cuda-graph", action="store_true",
-                    help="also time every plan (and the unmodified graph) with CUDA graph on remc's placement: "
-                         "remc's allocator as an environment allocator, --auto-runs, a buffer of the layout's height")
+                    help="also run every plan (and the unmodified graph) with CUDA graph on its compiled layout "
+                         "(backends/boundrun: outputs bound at their planned offsets in a buffer of the normal run's "
+                         "cap, remc's allocator as the environment allocator)")
     ap.add_argument("--cg-iters", type=int, default=5, help="timed CUDA graph replays per plan (--env-cuda-graph)")
     ap.add_argument("--no-arena-time", action="store_true", help="do not time plans on ONNX Runtime's arena too")
     ap.add_argument("--bound", type=float, default=0.0,
