@@ -229,11 +229,65 @@ the repair from checkpoint-all gets at most a sixth of the time left: the rest i
 
 
 SLICE_SECONDS = 0.5
-"""Seconds each eviction setting (and the repair from checkpoint-all) runs in turn while none has fitted."""
-NONE_FITS_SHARE = 0.5
-"""Share of ``evict_search``'s time that the eviction settings and the repair share in slices while none fits;
-the least-memory starts get the rest (they find a schedule where all of those fail: random layered n = 250
-seed 2 at 0.8)."""
+"""Seconds each eviction setting (and the repair from checkpoint-all) runs in turn while none has fitted; the
+least-memory starts get as long as all of those together."""
+
+
+class _LeastMemoryRun:
+    """The least-memory starts (``stagesearch.least_memory``, without its bisection), resumable like
+    ``EvictRun``: span by span, longest first, each repaired until it fits or no move helps."""
+
+    name = "least-memory start, repaired"
+
+    def __init__(self, dag: DAG, budget: int) -> None:
+        from .stagesearch import least_memory_spans
+        self.dag, self.budget = dag, budget
+        self._spans = iter(least_memory_spans(dag.n))
+        self._st: StageState | None = None
+        self.least = int(checkpoint_all(dag).peak(dag))
+        """The least peak of any schedule seen (a budget at which one is known to exist)."""
+        self.result: StageState | None = None
+        self.done = False
+
+    def advance(self, until: float | None) -> bool:
+        """Repair until ``until`` (None: to the end) or a span fits; True when done."""
+        from .stagesearch import repair, span_start
+        while not self.done:
+            if self._st is None:
+                span = next(self._spans, None)
+                if span is None:
+                    self.done = True
+                    break
+                self._st = StageState(self.dag, self.budget, span_start(self.dag, span))
+                self.least = min(self.least, int(self._st.peak.max()))
+            ok = repair(self._st, until)
+            self.least = min(self.least, int(self._st.peak.max()))
+            if ok:
+                self.result, self.done = self._st, True
+            elif until is None or time.perf_counter() < until:
+                self._st = None  # stuck: no move helps; the next span
+            else:
+                break
+        return self.done
+
+
+class _RepairRun:
+    """The stage search's repair from checkpoint-all, resumable like ``EvictRun``."""
+
+    name = "stage search repair"
+
+    def __init__(self, dag: DAG, budget: int) -> None:
+        self._st = StageState(dag, budget, checkpoint_all(dag).S)
+        self.result: StageState | None = None
+        self.done = False
+
+    def advance(self, until: float | None) -> bool:
+        from .stagesearch import repair
+        if repair(self._st, until):
+            self.result, self.done = self._st, True
+        elif until is None or time.perf_counter() < until:
+            self.done = True  # stuck: no move helps
+        return self.done
 
 
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
@@ -244,55 +298,52 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
     time.
 
-    Feasibility first: while nothing fits, the settings and the repair run in turn, SLICE_SECONDS each
-    (``EvictRun`` resumes each where it stopped), until one fits or NONE_FITS_SHARE of the time has passed;
-    so a setting that fails slowly does not hold back one that fits. When none of those fits, the
-    least-memory starts (``stagesearch.least_memory``: values kept only shortly before their reads,
-    repaired) get the time left, so that a schedule is found wherever one is within reach. Once a schedule
+    Feasibility first: while nothing fits, every setting and the repair run in turn, SLICE_SECONDS each, and
+    the least-memory starts (``stagesearch.least_memory``'s spans: values kept only shortly before their reads,
+    repaired) as long as all of them together (each resumed where it stopped), until one fits or the
+    deadline; so a setting that fails slowly (random layered n = 1000 seed 3 at 0.8: 42-78 s) does not hold
+    back one that fits, and a schedule is found wherever one of them finds it in the time. Once a schedule
     fits, the settings left run one after the other, none started after STARTS_SHARE of the time, and the
     repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
-    ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule seen in the
-    least-memory phase (None when it did not run)."""
-    from .stagesearch import improve, least_memory, repair
+    ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule the least-memory
+    starts saw (None when they did not run)."""
+    from .stagesearch import improve
     best, how = None, ""
     if start is not None:
         st0 = StageState(dag, budget, start)
         if st0.peak.max() <= budget:
             best, how = st0, "the given schedule"
     t0 = time.perf_counter()
-    shared_end = None if deadline is None else t0 + NONE_FITS_SHARE * (deadline - t0)
     starts_end = None if deadline is None else t0 + STARTS_SHARE * (deadline - t0)
     runs = [EvictRun(dag, budget, weight=w, closure=c, net=net) for w, c, net in VARIANTS]
-    rep = StageState(dag, budget, checkpoint_all(dag).S)
-    rep_state = "pending"  # then "fits" or "stuck"
+    rep = _RepairRun(dag, budget)
 
-    def take(st: StageState | None, name: str) -> None:
+    def take(r) -> None:
         nonlocal best, how
-        if st is not None and (best is None or st.total_cost() < best.total_cost()):
-            best, how = st, name
+        if r.result is not None and (best is None or r.result.total_cost() < best.total_cost()):
+            best, how = r.result, r.name
 
-    def repair_slice(until: float | None) -> None:
-        nonlocal rep_state
-        if repair(rep, until):
-            rep_state = "fits"
-            take(rep, "stage search repair")
-        elif until is None or time.perf_counter() < until:
-            rep_state = "stuck"  # no move helps: it will not fit
+    def slice_end(seconds: float) -> float | None:
+        return None if deadline is None else min(time.perf_counter() + seconds, deadline)
 
-    # nothing fits yet: every setting and the repair in turn, a slice each (to the end without a deadline)
-    while best is None and (any(not r.done for r in runs) or rep_state == "pending"):
-        if shared_end is not None and time.perf_counter() >= shared_end:
-            break
-        for r in runs:
-            if r.done:
-                continue
-            until = None if shared_end is None else min(time.perf_counter() + SLICE_SECONDS, shared_end)
-            if r.advance(until):
-                take(r.result, r.name)
-            if best is not None or (shared_end is not None and time.perf_counter() >= shared_end):
+    if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
+        least = _LeastMemoryRun(dag, budget)
+        others = [*runs, rep]
+        while best is None and not (least.done and all(r.done for r in others)):
+            active = [r for r in others if not r.done]
+            for r in active:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                if r.advance(slice_end(SLICE_SECONDS)):
+                    take(r)
+                if best is not None:
+                    break
+            if deadline is not None and time.perf_counter() >= deadline:
                 break
-        if best is None and rep_state == "pending" and (shared_end is None or time.perf_counter() < shared_end):
-            repair_slice(None if shared_end is None else min(time.perf_counter() + SLICE_SECONDS, shared_end))
+            if best is None and not least.done and least.advance(slice_end(SLICE_SECONDS * max(len(active), 1))):
+                take(least)
+        if info is not None:
+            info["least_peak"] = least.least
     # something fits: the settings left, one after the other, until STARTS_SHARE of the time
     for r in runs:
         if r.done:
@@ -304,24 +355,17 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             break  # the rest is improve's (random layered n = 1000 at 0.8: the variants took all 70 s)
         until = None if deadline is None or starts_end is None else min(deadline, starts_end)
         if r.advance(until):
-            take(r.result, r.name)
+            take(r)
     # the repair from checkpoint-all too, within a third of the time left: the eviction pass is greedy and
     # sometimes far off (random layered n=500 at 0.9: +226%, where the repair gives +14%)
-    if best is not None and rep_state == "pending":
+    if best is not None and not rep.done:
         left = None if deadline is None else deadline - time.perf_counter()
         until = None if left is None else time.perf_counter() + left / 3
         if until is not None and starts_end is not None and left is not None:
             until = min(until, max(starts_end, time.perf_counter() + left / 6))
         if left is None or left > 0:
-            repair_slice(until)
-    if best is None:  # feasibility first: a schedule at all, however expensive, before its cost
-        left = None if deadline is None else deadline - time.perf_counter()
-        if left is None or left > 0:
-            st, least = least_memory(dag, budget, deadline=deadline)
-            if info is not None:
-                info["least_peak"] = least
-            if st is not None:
-                best, how = st, "least-memory start, repaired"
+            if rep.advance(until):
+                take(rep)
     if best is None:
         return None
     best = StageState(dag, budget, best.S)  # fresh rows for the search
