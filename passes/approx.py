@@ -34,7 +34,7 @@ from .milp_model import build_model, clean, least_budget_bound, model_columns, s
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
-from .window import window_search
+from .window import window_applies, window_search
 
 MAX_LP_COLUMNS = 250_000
 """Largest LP relaxation (columns of eq. 9 after variable fixing) approx builds; above it the LP does not fit
@@ -150,7 +150,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
     if given is None or dag.n > STAGE_SEARCH_UNITS:
         note("stage search", bound=gb)
-        share = (NO_LP_STAGE_SHARE if o.window and given is not None else 1.0) if cols > MAX_LP_COLUMNS \
+        share = (NO_LP_STAGE_SHARE if o.window and given is not None and window_applies(dag) else 1.0) \
+            if cols > MAX_LP_COLUMNS \
             else STAGE_SEARCH_SHARE
         if reserve and left0:
             share *= 1.0 - reserve / left0
@@ -161,7 +162,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         # no LP: eq. (9) on windows of stages from the best schedule, with the time left (passes/window.py)
         note("window search", best=given)
         ws = window_search(dag, budget, given.R, given.S, lp, deadline=clock.deadline, threads=o.threads)
-        windowed = f"{ws.windows} windows, {ws.improved} improved, {ws.seconds:.1f} s"
+        windowed = ws.note()
         if ws.cost < given.cost:
             given = _Candidate(ws.R, ws.S, ws.cost, math.nan, f"{given.rule}, windows")
     heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
