@@ -202,12 +202,11 @@ def _recompute_costs(dag: DAG, kept: np.ndarray, units: np.ndarray, t: int,
     The recurrence x = c + A x (A: the edges from parents outside ``kept``) is one sparse triangular solve
     over the units up to t; capping the result equals capping each unit's value as it is summed (a capped
     parent makes its child at least the cap). Random layered n = 1000 seed 3 at 0.8: 1.6 ms a call, where the
-    recurrence unit by unit took 8.6 ms (74% of the eviction pass's time)."""
+    recurrence unit by unit took 8.6 ms (74% of the eviction pass's time); the unit diagonal is implied."""
     cap = 1e6 * float(dag.cost.sum()) + 1.0
-    A = parents[:t + 1, :t + 1].tocsr(copy=True)
-    A.data = A.data * ~kept[A.indices]
-    A.eliminate_zeros()
-    M = (sp.identity(t + 1, format="csr") - A).tocsr()
+    ptr = parents.indptr[:t + 2]  # rows 0..t: their parents are all below t + 1
+    cols = parents.indices[:ptr[-1]]
+    M = sp.csr_matrix((-(parents.data[:ptr[-1]] * ~kept[cols]), cols, ptr), shape=(t + 1, t + 1))
     rhs = np.stack([dag.cost[:t + 1], np.ones(t + 1)], axis=1)
     with np.errstate(over="ignore", invalid="ignore"):
         x = spsolve_triangular(M, rhs, lower=True, unit_diagonal=True)

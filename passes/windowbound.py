@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..ir.dag import DAG
+from ..ir.schedule import checkpoint_all, stage_peaks
 from .milp_model import (
     CheckmateModel,
     _Cols,
@@ -82,6 +83,15 @@ def cut_windows(dag: DAG, max_columns: int = MAX_WINDOW_COLUMNS, max_stages: int
         acc += int(cols[t])
     out.append((a, dag.n))
     return out
+
+
+def over_budget(dag: DAG, budget: int, windows: list[tuple[int, int]]) -> list[int]:
+    """Per window, the bytes by which checkpoint-all's highest stage in it exceeds ``budget`` (0 when none
+    does): the windows are solved in this order, tightest first (a window whose stages all fit with everything
+    kept gains little from its start's freedom)."""
+    ca = checkpoint_all(dag)
+    peaks = stage_peaks(dag, ca.R, ca.S)
+    return [max(int(peaks[a:b].max()) - int(budget), 0) for a, b in windows]
 
 
 def relaxed_window_model(dag: DAG, budget: int, a: int, b: int) -> CheckmateModel:
@@ -150,6 +160,8 @@ def window_lp_bound(dag: DAG, budget: int, solver: SolverBackend, *, deadline: f
     t0 = time.perf_counter()
     wins = cut_windows(dag) if windows is None else windows
     total, solved, widest, per = 0.0, 0, 0, []
+    over = over_budget(dag, budget, wins)
+    wins = [w for _, w in sorted(zip(over, wins), key=lambda p: -p[0])]  # where the memory is tightest first
     for a, b in wins:
         once = float(dag.cost[a:b].sum())
         left = None if deadline is None else deadline - time.perf_counter()
