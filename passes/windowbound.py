@@ -52,7 +52,9 @@ class WindowBound:
     """Proven lower bound on the cost of every schedule within the budget (cost units)."""
     windows: int
     solved: int
-    """Windows whose bound came from the solver (the others count each unit once)."""
+    """Windows the solver returned a bound for (the others count each unit once)."""
+    gained: int
+    """Windows whose bound is above computing each of their units once."""
     seconds: float
     columns: int
     """Columns of the largest window built."""
@@ -159,7 +161,7 @@ def window_lp_bound(dag: DAG, budget: int, solver: SolverBackend, *, deadline: f
     unsolved count each of their units once. Module docstring: why the sum is a lower bound."""
     t0 = time.perf_counter()
     wins = cut_windows(dag) if windows is None else windows
-    total, solved, widest, per = 0.0, 0, 0, []
+    total, solved, gained, widest, per = 0.0, 0, 0, 0, []
     over = over_budget(dag, budget, wins)
     wins = [w for _, w in sorted(zip(over, wins), key=lambda p: -p[0])]  # where the memory is tightest first
     for a, b in wins:
@@ -173,12 +175,13 @@ def window_lp_bound(dag: DAG, budget: int, solver: SolverBackend, *, deadline: f
         limit = left if window_seconds is None else (window_seconds if left is None else min(left, window_seconds))
         res = solver.solve(model, integral=integral, time_limit=limit, threads=threads, gap=1e-6)
         if res.status == "infeasible":  # no schedule fits these stages: nothing fits at all
-            return WindowBound(math.inf, len(wins), solved + 1, time.perf_counter() - t0, widest, per)
+            return WindowBound(math.inf, len(wins), solved + 1, gained, time.perf_counter() - t0, widest, per)
         got = model.bound_of(res.bound) if res.bound is not None else -math.inf
+        solved += math.isfinite(got)
         if math.isfinite(got) and got > once:
             total += got
-            solved += 1
+            gained += 1
             per.append((a, b, got, once))
         else:
             total += once
-    return WindowBound(total, len(wins), solved, time.perf_counter() - t0, widest, per)
+    return WindowBound(total, len(wins), solved, gained, time.perf_counter() - t0, widest, per)

@@ -51,7 +51,7 @@ def main() -> None:
                          window_seconds=a.window_seconds)
     rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     print(json.dumps(dict(row, bound="windows " + ("MILP" if a.mip else "LP"), bound_pct=100 * (wb.bound / base - 1),
-                          seconds=wb.seconds, windows=wb.windows, solved=wb.solved, widest=wb.columns,
+                          seconds=wb.seconds, windows=wb.windows, solved=wb.solved, gained=wb.gained, widest=wb.columns,
                           gains=[(x, y, round(100 * (g - o) / base, 6)) for x, y, g, o in wb.per_window][:8],
                           max_rss_mib=rss / 1024)), flush=True)
 
