@@ -186,3 +186,20 @@ def test_a_setting_that_does_not_end_does_not_hold_back_one_that_fits(monkeypatc
     assert how.startswith("eviction") and how != evict.EvictRun(dag, budget).name
     R, S = clean(dag, R, S)
     assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+
+
+def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
+    """Feasibility first (issue #12 item 5): where no schedule fits at approx's start and no LP is built, the
+    stage search starts before the retention-gap bound (which then runs with the time left), and the report
+    still carries that bound."""
+    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
+    dag = _layered(80, 10, 1)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    events = []
+    sched = solve_approx(dag, budget, time_limit=20, progress=events.append)
+    phases = [e.phase for e in events]
+    assert "stage search" in phases
+    assert events[phases.index("stage search")].bound is None  # no bound yet when the search starts
+    rep = sched.report
+    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
+    assert rep.extras["gap_bound"] > float(dag.cost.sum()) and rep.bound <= rep.cost
