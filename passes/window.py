@@ -51,6 +51,9 @@ WINDOW_MAX_UNITS = 1000
 """Largest graph the window search runs on: each window's model is built from n x n arrays (GPT-2 at 1730
 units: 6.7 s and 390 MiB to build a window of 2.5k columns; 13 windows in 61 s, none cheaper, and approx's
 peak RSS 263 -> 671 MiB), and the windows gained only at 500 units (+3.199% -> +3.134%)."""
+MIN_WINDOW_LEFT = 5.0
+"""Seconds that must be left to start a window (and 1.5 x what the last one took): building its model cannot be
+stopped (random layered n = 1000 under load: a window started 2.4 s before approx's limit ended 3.4 s after it)."""
 WINDOW_MISSES = 3
 """Consecutive windows without a gain after which the search stops (windows come most-recomputing first)."""
 DENSE_WINDOW_NONZEROS = 3_000_000
@@ -191,14 +194,16 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
         return WindowResult(R, S, cost, 0, 0, 0.0,
                             skipped=f"{dag.n} units > {WINDOW_MAX_UNITS}: each window is built on n x n arrays")
     solved = improved = missed = 0
+    last = 0.0  # seconds the last window took (its model's build is not interruptible)
     for _ in range(rounds):
         gained = False
         for a in windows_by_recompute(dag, R, width):
             if missed >= misses:
                 return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
             left = None if deadline is None else deadline - time.perf_counter()
-            if left is not None and left < 1.0:
+            if left is not None and left < max(MIN_WINDOW_LEFT, 1.5 * last):
                 return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
+            w0 = time.perf_counter()
             b = min(a + width, dag.n)
             model = window_model(dag, budget, R, S, a, b)
             start = window_start(model, R, S, a, b)
@@ -206,6 +211,7 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
             res = mip.solve(model, integral=True, time_limit=limit, threads=threads, gap=1e-6, start=start)
             solved += 1
             missed += 1
+            last = time.perf_counter() - w0
             if res.x is None:
                 continue
             Rw, Sw = model.decode(res.x)
