@@ -327,7 +327,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
 
     if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
         least = _LeastMemoryRun(dag, budget)
-        others = [*runs, rep]
+        others: list[EvictRun | _RepairRun] = [*runs, rep]
         while best is None and not (least.done and all(r.done for r in others)):
             active = [r for r in others if not r.done]
             for r in active:

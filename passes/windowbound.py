@@ -161,7 +161,8 @@ def window_lp_bound(dag: DAG, budget: int, solver: SolverBackend, *, deadline: f
     unsolved count each of their units once. Module docstring: why the sum is a lower bound."""
     t0 = time.perf_counter()
     wins = cut_windows(dag) if windows is None else windows
-    total, solved, gained, widest, per = 0.0, 0, 0, 0, []
+    total, solved, gained, widest = 0.0, 0, 0, 0
+    per: list[tuple[int, int, float, float]] = []
     over = over_budget(dag, budget, wins)
     wins = [w for _, w in sorted(zip(over, wins), key=lambda p: -p[0])]  # where the memory is tightest first
     for a, b in wins:
