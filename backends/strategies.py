@@ -35,6 +35,7 @@ from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, ProgressEvent, SolverBackend
 from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
+from ..passes.window import window_applies
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
 from .highs import HighsBackend
 
@@ -287,8 +288,8 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
     share = o.approx_share if incumbent is not None else max(o.approx_share, NO_INCUMBENT_APPROX_SHARE)
     if dag.n > CP_UNITS and model_columns(dag) > _milp.MAX_MILP_COLUMNS:
         # neither CP-SAT nor the MILP will run: approx's stage search (its improve) is worth most of the time;
-        # the window search (passes/window.py) gets the rest
-        share = max(share, NO_MILP_APPROX_SHARE)
+        # the window search (passes/window.py) gets the rest where it runs (up to WINDOW_MAX_UNITS units)
+        share = max(share, NO_MILP_APPROX_SHARE if window_applies(dag) else 1.0)
     sub = Clock(None if left is None else min(left, share * (o.time_limit or 0.0)))
     try:
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's

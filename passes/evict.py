@@ -19,6 +19,8 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.linalg import spsolve_triangular
 
 from ..ir.dag import DAG
 from ..ir.schedule import checkpoint_all
@@ -35,12 +37,51 @@ def evict_schedule(dag: DAG, budget: int, *, deadline: float | None = None, weig
 
     When a stage cannot fit even with every evictable value gone (it recomputes evicted values whose
     ancestors are gone too), the values it recomputes are protected from eviction and the pass runs again."""
+    run = EvictRun(dag, budget, weight=weight, closure=closure, net=net)
+    run.advance(deadline)
+    return run.result
+
+
+class EvictRun:
+    """One eviction setting's passes (``evict_schedule``), resumable: ``advance(until)`` runs them until
+    ``until`` and keeps where it stopped, so that settings can share time in slices while none fits (random
+    layered n = 1000 seed 3 at 0.8: the first setting fails after 42 s, the third fits in 33 s; run one after
+    the other, the first took the whole time). A slice ends between two steps (a stage, or an eviction)."""
+
+    def __init__(self, dag: DAG, budget: int, *, weight: float = 1.0, closure: int = 1, net: bool = False) -> None:
+        self.setting = (weight, closure, net)
+        self.result: StageState | None = None
+        """The schedule, once ``done`` (None: the passes failed)."""
+        self.done = False
+        self._steps = _passes(dag, budget, weight, closure, net)
+
+    @property
+    def name(self) -> str:
+        w, c, net = self.setting
+        return f"eviction (weight {w:g}, closure {c}, net {net})"
+
+    def advance(self, until: float | None) -> bool:
+        """Run at least one step, then until ``until`` (a ``time.perf_counter()`` value; None: to the end) or
+        the end; True when done."""
+        while not self.done:
+            try:
+                next(self._steps)
+            except StopIteration as stop:
+                self.result, self.done = stop.value, True
+                break
+            if until is not None and time.perf_counter() >= until:
+                break
+        return self.done
+
+
+def _passes(dag: DAG, budget: int, weight: float, closure: int, net: bool):
+    """Generator of the passes of ``evict_schedule``: yields between steps, returns the schedule or None."""
     protected = np.zeros(dag.n, dtype=bool)
     for _ in range(RETRIES + 1):
-        st, failed = _pass(dag, budget, deadline, weight, closure, net, protected)
+        st, failed = yield from _pass(dag, budget, weight, closure, net, protected)
         if st is not None:
             return st
-        if failed is None or (deadline is not None and time.perf_counter() >= deadline):
+        if failed is None:
             return None
         fresh = failed & ~protected
         if not fresh.any():
@@ -49,10 +90,9 @@ def evict_schedule(dag: DAG, budget: int, *, deadline: float | None = None, weig
     return None
 
 
-def _pass(dag: DAG, budget: int, deadline: float | None, weight: float, closure: int, net: bool,
-          protected: np.ndarray) -> tuple[StageState | None, np.ndarray | None]:
-    """One pass: (the schedule, None), or (None, the evicted units recomputed at the stage that did not
-    fit), or (None, None) at the deadline."""
+def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protected: np.ndarray):
+    """One pass, a generator that yields before each stage and each eviction: returns (the schedule, None),
+    or (None, the evicted units recomputed at the stage that did not fit)."""
     n = dag.n
     st = StageState(dag, budget, checkpoint_all(dag).S)  # rows are overwritten stage by stage
     S = st.S
@@ -63,9 +103,9 @@ def _pass(dag: DAG, budget: int, deadline: float | None, weight: float, closure:
     """pending[u]: stages that will recompute an evicted child of u (u is read there too)."""
     evictable = ~dag.no_recompute & ~protected
     evicted = np.zeros(n, dtype=bool)
+    parents = _parent_matrix(dag)
     for t in range(n):
-        if deadline is not None and time.perf_counter() >= deadline:
-            return None, None
+        yield
         if t + 1 < n:
             keep = S[t] | st._row_r(t)
             keep[t + 1:] = False
@@ -74,7 +114,8 @@ def _pass(dag: DAG, budget: int, deadline: float | None, weight: float, closure:
         if not st._set_row(t):
             return None, _recomputed(st, t) & evicted
         while st.peak[t] > budget:
-            v, at = _victim(dag, st, t, pending, evictable, weight, closure, need if net else None)
+            yield
+            v, at = _victim(dag, st, t, pending, evictable, weight, closure, need if net else None, parents)
             if v < 0:
                 return None, _recomputed(st, t) & evicted
             S[t + 1, v] = False
@@ -106,7 +147,8 @@ def _read_in_stage(dag: DAG, st: StageState, t: int, v: int) -> bool:
 
 
 def _victim(dag: DAG, st: StageState, t: int, pending: dict[int, list[int]],
-            evictable: np.ndarray, weight: float, closure: int, need: np.ndarray | None) -> tuple[int, int]:
+            evictable: np.ndarray, weight: float, closure: int, need: np.ndarray | None,
+            parents: sp.csr_matrix) -> tuple[int, int]:
     """(the kept value, other than t and t's parents, of lowest score; the stage that will read it next);
     (-1, -1) when none is left."""
     if t + 1 >= dag.n:
@@ -115,18 +157,20 @@ def _victim(dag: DAG, st: StageState, t: int, pending: dict[int, list[int]],
     cand = np.setdiff1d(cand[cand != t], dag.preds[t], assume_unique=True)
     if not len(cand):
         return -1, -1
-    rc, size = _recompute_costs(dag, st.S[t + 1], t)
+    rc, size = _recompute_costs(dag, st.S[t + 1], cand, t, parents)
     # evicting a value whose ancestors are gone recomputes long chains later (and needs their memory
     # then): take values whose recomputation runs at most ``closure`` units, else the fewest there are
-    cand = cand[size[cand] <= max(closure, float(size[cand].min()))]
+    small = size <= max(closure, float(size.min()))
+    cand, rc = cand[small], rc[small]
     nxt = np.array([_next_use(dag.succs[v], pending.get(v, ()), t) for v in cand.tolist()])
     gain = dag.mem[cand]
     if need is not None:  # evicting v keeps its parents until v's recomputation: the bytes that saves, net
         gain = gain - np.array([int(dag.mem[p[need[p] < at]].sum())
                                 for p, at in zip((dag.preds[v] for v in cand.tolist()), nxt.tolist())])
     if (gain > 0).any():
-        cand, nxt, gain = cand[gain > 0], nxt[gain > 0], gain[gain > 0]
-    h = rc[cand] ** weight / (np.maximum(gain, 1) * (nxt - t))
+        pos = gain > 0
+        cand, nxt, gain, rc = cand[pos], nxt[pos], gain[pos], rc[pos]
+    h = rc ** weight / (np.maximum(gain, 1) * (nxt - t))
     k = int(np.argmin(h))
     return int(cand[k]), int(nxt[k])
 
@@ -141,22 +185,33 @@ def _next_use(users: np.ndarray, extra, t: int) -> int:
     return t + 1 if first is None else first
 
 
-def _recompute_costs(dag: DAG, kept: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """(float[t+1], int[t+1]): for each unit u <= t, its cost plus, recursively, that of each parent not
-    in ``kept`` (shared ancestors counted once per path, capped): what recomputing u would cost, roughly;
-    and how many units that recomputation runs, counted the same way."""
-    rc = dag.cost[:t + 1].copy()
-    size = np.ones(t + 1)
+def _parent_matrix(dag: DAG) -> sp.csr_matrix:
+    """float[n, n] CSR: 1 at (child, parent) for every edge."""
+    E = dag.edges
+    if not len(E):
+        return sp.csr_matrix((dag.n, dag.n))
+    return sp.csr_matrix((np.ones(len(E)), (E[:, 1], E[:, 0])), shape=(dag.n, dag.n))
+
+
+def _recompute_costs(dag: DAG, kept: np.ndarray, units: np.ndarray, t: int,
+                     parents: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    """(float[k], float[k]) for the k ``units`` (all <= t): each one's cost plus, recursively, that of each
+    parent not in ``kept`` (shared ancestors counted once per path, capped): what recomputing it would cost,
+    roughly; and how many units that recomputation runs, counted the same way. ``parents``: ``_parent_matrix``.
+
+    The recurrence x = c + A x (A: the edges from parents outside ``kept``) is one sparse triangular solve
+    over the units up to t; capping the result equals capping each unit's value as it is summed (a capped
+    parent makes its child at least the cap). Random layered n = 1000 seed 3 at 0.8: 1.6 ms a call, where the
+    recurrence unit by unit took 8.6 ms (74% of the eviction pass's time); the unit diagonal is implied."""
     cap = 1e6 * float(dag.cost.sum()) + 1.0
-    preds = dag.preds
-    for u in range(t + 1):
-        p = preds[u]
-        if len(p):
-            p = p[~kept[p]]
-            if len(p):
-                rc[u] = min(rc[u] + float(rc[p].sum()), cap)
-                size[u] = min(size[u] + float(size[p].sum()), 1e9)
-    return rc, size
+    ptr = parents.indptr[:t + 2]  # rows 0..t: their parents are all below t + 1
+    cols = parents.indices[:ptr[-1]]
+    M = sp.csr_matrix((-(parents.data[:ptr[-1]] * ~kept[cols]), cols, ptr), shape=(t + 1, t + 1))
+    rhs = np.stack([dag.cost[:t + 1], np.ones(t + 1)], axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = spsolve_triangular(M, rhs, lower=True, unit_diagonal=True)
+    x = np.nan_to_num(x[units], nan=np.inf, posinf=np.inf)
+    return np.minimum(x[:, 0], cap), np.minimum(x[:, 1], 1e9)
 
 
 VARIANTS = ((1.0, 1, False), (1.0, 10**9, False), (2.0, 1, False), (1.0, 2, False), (1.0, 1, True), (2.0, 1, True))
@@ -172,60 +227,144 @@ the repair from checkpoint-all gets at most a sixth of the time left: the rest i
 +29% from the eviction pass, +13.5% after 40 s of ``improve``)."""
 
 
+SLICE_SECONDS = 0.5
+"""Seconds each eviction setting (and the repair from checkpoint-all) runs in turn while none has fitted; the
+least-memory starts get as long as all of those together."""
+
+
+class _LeastMemoryRun:
+    """The least-memory starts (``stagesearch.least_memory``, without its bisection), resumable like
+    ``EvictRun``: span by span, longest first, each repaired until it fits or no move helps."""
+
+    name = "least-memory start, repaired"
+
+    def __init__(self, dag: DAG, budget: int) -> None:
+        from .stagesearch import least_memory_spans
+        self.dag, self.budget = dag, budget
+        self._spans = iter(least_memory_spans(dag.n))
+        self._st: StageState | None = None
+        self.least = int(checkpoint_all(dag).peak(dag))
+        """The least peak of any schedule seen (a budget at which one is known to exist)."""
+        self.result: StageState | None = None
+        self.done = False
+
+    def advance(self, until: float | None) -> bool:
+        """Repair until ``until`` (None: to the end) or a span fits; True when done."""
+        from .stagesearch import repair, span_start
+        while not self.done:
+            if self._st is None:
+                span = next(self._spans, None)
+                if span is None:
+                    self.done = True
+                    break
+                self._st = StageState(self.dag, self.budget, span_start(self.dag, span))
+                self.least = min(self.least, int(self._st.peak.max()))
+            ok = repair(self._st, until)
+            self.least = min(self.least, int(self._st.peak.max()))
+            if ok:
+                self.result, self.done = self._st, True
+            elif until is None or time.perf_counter() < until:
+                self._st = None  # stuck: no move helps; the next span
+            else:
+                break
+        return self.done
+
+
+class _RepairRun:
+    """The stage search's repair from checkpoint-all, resumable like ``EvictRun``."""
+
+    name = "stage search repair"
+
+    def __init__(self, dag: DAG, budget: int) -> None:
+        self._st = StageState(dag, budget, checkpoint_all(dag).S)
+        self.result: StageState | None = None
+        self.done = False
+
+    def advance(self, until: float | None) -> bool:
+        from .stagesearch import repair
+        if repair(self._st, until):
+            self.result, self.done = self._st, True
+        elif until is None or time.perf_counter() < until:
+            self.done = True  # stuck: no move helps
+        return self.done
+
+
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
                  start: np.ndarray | None = None,
                  info: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
-    ``VARIANTS``, of the stage search's repair from checkpoint-all (a third of the time left) and of ``start``
-    (an S within budget, e.g. a warm start), improved by the stage search's ``improve`` until ``deadline``.
-    None when none finds one in time.
+    ``VARIANTS``, of the stage search's repair from checkpoint-all and of ``start`` (an S within budget, e.g.
+    a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
+    time.
 
-    When no eviction setting has fitted by a third of the time, the others are skipped (and the repair gets a
-    fifth of the time left instead of a third). When none of those fits,
-    the least-memory starts (``stagesearch.least_memory``: values kept only shortly
-    before their reads, repaired) get the time left, so that a schedule is found wherever one
-    is within reach. ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule
-    seen in that phase (None when it did not run)."""
-    from .stagesearch import improve, least_memory, repair
+    Feasibility first: while nothing fits, every setting and the repair run in turn, SLICE_SECONDS each, and
+    the least-memory starts (``stagesearch.least_memory``'s spans: values kept only shortly before their reads,
+    repaired) as long as all of them together (each resumed where it stopped), until one fits or the
+    deadline; so a setting that fails slowly (random layered n = 1000 seed 3 at 0.8: 42-78 s) does not hold
+    back one that fits, and a schedule is found wherever one of them finds it in the time. Once a schedule
+    fits, the settings left run one after the other, none started after STARTS_SHARE of the time, and the
+    repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
+    ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule the least-memory
+    starts saw (None when they did not run)."""
+    from .stagesearch import improve
     best, how = None, ""
     if start is not None:
         st0 = StageState(dag, budget, start)
         if st0.peak.max() <= budget:
             best, how = st0, "the given schedule"
     t0 = time.perf_counter()
-    third = None if deadline is None else t0 + (deadline - t0) / 3
     starts_end = None if deadline is None else t0 + STARTS_SHARE * (deadline - t0)
-    for w, c, net in VARIANTS:
+    runs = [EvictRun(dag, budget, weight=w, closure=c, net=net) for w, c, net in VARIANTS]
+    rep = _RepairRun(dag, budget)
+
+    def take(r) -> None:
+        nonlocal best, how
+        if r.result is not None and (best is None or r.result.total_cost() < best.total_cost()):
+            best, how = r.result, r.name
+
+    def slice_end(seconds: float) -> float | None:
+        return None if deadline is None else min(time.perf_counter() + seconds, deadline)
+
+    if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
+        least = _LeastMemoryRun(dag, budget)
+        others: list[EvictRun | _RepairRun] = [*runs, rep]
+        while best is None and not (least.done and all(r.done for r in others)):
+            active = [r for r in others if not r.done]
+            for r in active:
+                if deadline is not None and time.perf_counter() >= deadline:
+                    break
+                if r.advance(slice_end(SLICE_SECONDS)):
+                    take(r)
+                if best is not None:
+                    break
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            if best is None and not least.done and least.advance(slice_end(SLICE_SECONDS * max(len(active), 1))):
+                take(least)
+        if info is not None:
+            info["least_peak"] = least.least
+    # something fits: the settings left, one after the other, until STARTS_SHARE of the time
+    for r in runs:
+        if r.done:
+            continue
         now = time.perf_counter()
-        if deadline is not None and now >= deadline:
+        if best is None or (deadline is not None and now >= deadline):
             break
-        if best is None and third is not None and now >= third:
-            break  # none fitted in a third of the time: the repair and the least-memory starts get the rest
-        if best is not None and starts_end is not None and now >= starts_end:
+        if starts_end is not None and now >= starts_end:
             break  # the rest is improve's (random layered n = 1000 at 0.8: the variants took all 70 s)
-        until = deadline if best is None or starts_end is None or deadline is None else min(deadline, starts_end)
-        st = evict_schedule(dag, budget, deadline=until, weight=w, closure=c, net=net)
-        if st is not None and (best is None or st.total_cost() < best.total_cost()):
-            best, how = st, f"eviction (weight {w:g}, closure {c}, net {net})"
+        until = None if deadline is None or starts_end is None else min(deadline, starts_end)
+        if r.advance(until):
+            take(r)
     # the repair from checkpoint-all too, within a third of the time left: the eviction pass is greedy and
     # sometimes far off (random layered n=500 at 0.9: +226%, where the repair gives +14%)
-    left = None if deadline is None else deadline - time.perf_counter()
-    rep = StageState(dag, budget, checkpoint_all(dag).S)
-    share = 3 if best is not None else 5  # nothing fits yet: keep more for the least-memory starts
-    until = None if left is None else time.perf_counter() + left / share
-    if until is not None and best is not None and starts_end is not None and left is not None:
-        until = min(until, max(starts_end, time.perf_counter() + left / 6))
-    if (left is None or left > 0) and repair(rep, until):
-        if best is None or rep.total_cost() < best.total_cost():
-            best, how = rep, "stage search repair"
-    if best is None:  # feasibility first: a schedule at all, however expensive, before its cost
+    if best is not None and not rep.done:
         left = None if deadline is None else deadline - time.perf_counter()
+        until = None if left is None else time.perf_counter() + left / 3
+        if until is not None and starts_end is not None and left is not None:
+            until = min(until, max(starts_end, time.perf_counter() + left / 6))
         if left is None or left > 0:
-            st, least = least_memory(dag, budget, deadline=deadline)
-            if info is not None:
-                info["least_peak"] = least
-            if st is not None:
-                best, how = st, "least-memory start, repaired"
+            if rep.advance(until):
+                take(rep)
     if best is None:
         return None
     best = StageState(dag, budget, best.S)  # fresh rows for the search

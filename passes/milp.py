@@ -95,7 +95,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
         if o.window and seed is not None and not clock.expired():
             # eq. (9) on windows of stages instead, from the best schedule (passes/window.py)
             ws = window_search(dag, budget, seed.R, seed.S, mip, deadline=clock.deadline, threads=o.threads)
-            extras["window_search"] = f"{ws.windows} windows, {ws.improved} improved, {ws.seconds:.1f} s"
+            extras["window_search"] = ws.note()
             if ws.cost < seed.cost(dag):
                 seed, seed_note = Schedule(ws.R, ws.S, strategy="windows"), f"{seed_note}, windows"
     elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:

@@ -47,6 +47,15 @@ WINDOW_STAGES = 12
 the ``back`` = 24 units before the window and those it recomputes; 26k-52k with R free for every unit)."""
 WINDOW_SECONDS = 8.0
 """Most seconds of one window's MILP."""
+WINDOW_MAX_UNITS = 1000
+"""Largest graph the window search runs on: each window's model is built from n x n arrays (GPT-2 at 1730
+units: 6.7 s and 390 MiB to build a window of 2.5k columns; 13 windows in 61 s, none cheaper, and approx's
+peak RSS 263 -> 671 MiB), and the windows gained only at 500 units (+3.199% -> +3.134%)."""
+MIN_WINDOW_LEFT = 5.0
+"""Seconds that must be left to start a window (and 1.5 x what the last one took): building its model cannot be
+stopped (random layered n = 1000 under load: a window started 2.4 s before approx's limit ended 3.4 s after it)."""
+WINDOW_MISSES = 3
+"""Consecutive windows without a gain after which the search stops (windows come most-recomputing first)."""
 DENSE_WINDOW_NONZEROS = 3_000_000
 """Dense budget rows (HiGHS solves them better) while their nonzeros stay below this; recurrence rows above."""
 
@@ -61,6 +70,19 @@ class WindowResult:
     improved: int
     """Windows that lowered the cost."""
     seconds: float
+    skipped: str = ""
+    """Why no window ran ('' when some did, or none was left)."""
+
+    def note(self) -> str:
+        """The report's line: windows solved and improved, seconds (or why none ran)."""
+        if self.skipped:
+            return f"skipped ({self.skipped})"
+        return f"{self.windows} windows, {self.improved} improved, {self.seconds:.1f} s"
+
+
+def window_applies(dag: DAG) -> bool:
+    """Whether ``window_search`` runs on ``dag`` (at most WINDOW_MAX_UNITS units)."""
+    return dag.n <= WINDOW_MAX_UNITS
 
 
 def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *,
@@ -160,26 +182,36 @@ def windows_by_recompute(dag: DAG, R: np.ndarray, width: int) -> list[int]:
 
 def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: SolverBackend, *,
                   deadline: float | None, width: int = WINDOW_STAGES, window_seconds: float = WINDOW_SECONDS,
-                  threads: int | None = None, rounds: int = 3) -> WindowResult:
+                  threads: int | None = None, rounds: int = 3, misses: int = WINDOW_MISSES) -> WindowResult:
     """Large-neighbourhood search from the correct schedule ``(R, S)`` within ``budget``: window MILPs
-    (``window_model``) where it recomputes most, until ``deadline`` (``time.perf_counter()``) or until a
-    round over every window improves nothing. Returns the cheapest schedule (``(R, S)`` when none is)."""
+    (``window_model``) where it recomputes most, until ``deadline`` (``time.perf_counter()``), until ``misses``
+    windows in a row gain nothing or until a round over every window improves nothing. Returns the cheapest
+    schedule (``(R, S)`` when none is). Graphs above WINDOW_MAX_UNITS units are skipped (``skipped`` says so)."""
     t0 = time.perf_counter()
     R, S = clean(dag, R, S)
     cost = float(R.sum(axis=0) @ dag.cost)
-    solved = improved = 0
+    if not window_applies(dag):
+        return WindowResult(R, S, cost, 0, 0, 0.0,
+                            skipped=f"{dag.n} units > {WINDOW_MAX_UNITS}: each window is built on n x n arrays")
+    solved = improved = missed = 0
+    last = 0.0  # seconds the last window took (its model's build is not interruptible)
     for _ in range(rounds):
         gained = False
         for a in windows_by_recompute(dag, R, width):
-            left = None if deadline is None else deadline - time.perf_counter()
-            if left is not None and left < 1.0:
+            if missed >= misses:
                 return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
+            left = None if deadline is None else deadline - time.perf_counter()
+            if left is not None and left < max(MIN_WINDOW_LEFT, 1.5 * last):
+                return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
+            w0 = time.perf_counter()
             b = min(a + width, dag.n)
             model = window_model(dag, budget, R, S, a, b)
             start = window_start(model, R, S, a, b)
             limit = window_seconds if left is None else min(window_seconds, left)
             res = mip.solve(model, integral=True, time_limit=limit, threads=threads, gap=1e-6, start=start)
             solved += 1
+            missed += 1
+            last = time.perf_counter() - w0
             if res.x is None:
                 continue
             Rw, Sw = model.decode(res.x)
@@ -192,6 +224,7 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
                 R, S, cost = R1, S1, c1
                 improved += 1
                 gained = True
+                missed = 0
         if not gained:
             break
     return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)

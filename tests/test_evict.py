@@ -140,3 +140,66 @@ def test_least_memory_finds_a_schedule_where_repair_and_eviction_find_none():
     assert found is not None and found[3] == "least-memory start, repaired" and info["least_peak"] <= budget
     R, S = clean(dag, found[0], found[1])
     assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+
+
+def test_eviction_run_in_slices_gives_the_schedule_of_one_run():
+    """``EvictRun`` resumes where a slice stopped: one step per slice gives the schedule of one whole run."""
+    from remc.passes.evict import EvictRun
+
+    for seed, ratio in ((2, 0.8), (3, 0.7), (5, 0.85)):
+        dag = _layered(120, 8, seed)
+        budget = int(ratio * checkpoint_all(dag).peak(dag))
+        for w, c, net in VARIANTS:
+            whole = evict_schedule(dag, budget, weight=w, closure=c, net=net)
+            run, steps = EvictRun(dag, budget, weight=w, closure=c, net=net), 0
+            while not run.advance(0.0):  # a deadline already past: one step per call
+                steps += 1
+            assert steps > dag.n  # (it did stop after each step)
+            assert (whole is None) == (run.result is None)
+            if whole is not None:
+                assert np.array_equal(whole.S, run.result.S) and np.array_equal(whole.R, run.result.R)
+
+
+def test_a_setting_that_does_not_end_does_not_hold_back_one_that_fits(monkeypatch):
+    """Issue #12 item 5: the settings share the time in slices while none fits. The first setting here never
+    ends (as one that fails slowly: random layered n = 1000 seed 3 at 0.8, 42 s before failing); run one after
+    the other it would take all the time and leave no schedule."""
+    import time
+
+    from remc.passes import evict
+
+    dag = _layered(200, 10, 2)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert any(evict_schedule(dag, budget, weight=w, closure=c, net=net) is not None for w, c, net in VARIANTS[1:])
+    real = evict._passes
+
+    def first_never_ends(dag, budget, weight, closure, net):
+        if (weight, closure, net) == VARIANTS[0]:
+            while True:
+                yield
+        return (yield from real(dag, budget, weight, closure, net))
+
+    monkeypatch.setattr(evict, "_passes", first_never_ends)
+    found = evict_search(dag, budget, deadline=time.perf_counter() + 6)
+    assert found is not None
+    R, S, _, how = found
+    assert how.startswith("eviction") and how != evict.EvictRun(dag, budget).name
+    R, S = clean(dag, R, S)
+    assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+
+
+def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
+    """Feasibility first (issue #12 item 5): where no schedule fits at approx's start and no LP is built, the
+    stage search starts before the retention-gap bound (which then runs with the time left), and the report
+    still carries that bound."""
+    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
+    dag = _layered(80, 10, 1)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    events = []
+    sched = solve_approx(dag, budget, time_limit=20, progress=events.append)
+    phases = [e.phase for e in events]
+    assert "stage search" in phases
+    assert events[phases.index("stage search")].bound is None  # no bound yet when the search starts
+    rep = sched.report
+    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
+    assert rep.extras["gap_bound"] > float(dag.cost.sum()) and rep.bound <= rep.cost

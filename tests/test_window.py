@@ -92,3 +92,27 @@ def test_chain_savings_counts_the_ancestors_recomputed_only_for_the_value():
     sav = dict(zip(map(tuple, rec.tolist()), chain_savings(st, rec).tolist()))
     t = 3  # stage 3 recomputes 0, 1, 2 to read 2
     assert sav[(t, 2)] == 1 + 2 + 4 and sav[(t, 1)] == 1 + 2 and sav[(t, 0)] == 1
+
+
+def test_window_search_stops_after_its_misses_and_skips_large_graphs(monkeypatch):
+    """The window search pays for itself (issue #12 item 2): it stops after ``misses`` windows in a row gain
+    nothing, and does not build windows on graphs above WINDOW_MAX_UNITS units (GPT-2 fine: 13 windows in
+    61 s, none cheaper, 390 MiB a model)."""
+    from remc.passes import window as window_mod
+
+    rng = np.random.default_rng(11)
+    dag = training_graph(9, rng, skips=((0, 5), (2, 7)))
+    budget = int(0.7 * checkpoint_all(dag).peak(dag))
+    found = stage_search(dag, budget)
+    assert found is not None
+    R0, S0 = clean(dag, found[0], found[1])
+    full = window_search(dag, budget, R0, S0, HighsBackend(), deadline=None, width=3, threads=1, rounds=1,
+                         misses=10**9)
+    assert full.windows >= 2  # (several windows to try here)
+    once = window_search(dag, budget, full.R, full.S, HighsBackend(), deadline=None, width=3, threads=1,
+                         rounds=1, misses=1)
+    assert once.windows == 1 or once.improved > 0  # from its own result, the first window gains nothing
+    monkeypatch.setattr(window_mod, "WINDOW_MAX_UNITS", dag.n - 1)
+    skipped = window_search(dag, budget, R0, S0, HighsBackend(), deadline=None, width=3, threads=1)
+    assert skipped.windows == 0 and skipped.cost <= float(R0.sum(axis=0) @ dag.cost) + 1e-9
+    assert skipped.note().startswith("skipped")
