@@ -23,10 +23,13 @@ own accounting; a schedule over the budget is never returned.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import os
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +39,44 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs
 from ..passes.solver_api import Progress, ProgressEvent
+
+
+def load_cp_model():
+    """OR-Tools' ``ortools.sat.python.cp_model`` module, imported without pandas where pandas is not loaded yet.
+
+    cp_model imports pandas at its top only for its pandas helpers (``new_int_var_series`` and the like) and
+    the annotations naming ``pd.Index`` and ``pd.Series``; remc uses none of them, and pandas' import was
+    0.4-0.65 s of a 2.5 s ``remc solve`` (VGG16 at 0.9 of its peak). So the import runs against a placeholder
+    ``pandas`` module that has only those two names, the placeholder is taken out of ``sys.modules`` at once,
+    and cp_model's ``pd`` becomes ``_LazyPandas``, which imports the real pandas on first use: OR-Tools'
+    pandas helpers still work in this process. When the placeholder does not suffice (another OR-Tools
+    version), the module is imported as usual."""
+    name = "ortools.sat.python.cp_model"
+    if name in sys.modules or "pandas" in sys.modules:
+        return importlib.import_module(name)
+    stub = types.ModuleType("pandas")
+    stub.Index = type("Index", (), {})
+    stub.Series = type("Series", (), {})
+    sys.modules["pandas"] = stub
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - the placeholder lacked something: import as usual below
+        sys.modules.pop(name, None)
+        module = None
+    finally:
+        if sys.modules.get("pandas") is stub:
+            del sys.modules["pandas"]
+    if module is None:
+        return importlib.import_module(name)
+    module.pd = _LazyPandas()
+    return module
+
+
+class _LazyPandas:
+    """Stands for the pandas module in cp_model (``load_cp_model``): imports it on the first attribute read."""
+
+    def __getattr__(self, attr: str):
+        return getattr(importlib.import_module("pandas"), attr)
 
 
 @dataclass(frozen=True)
@@ -118,7 +159,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     most ``copies`` computations per unit fits, SolverError when it stops without a schedule.
     """
     try:
-        from ortools.sat.python import cp_model
+        cp_model = load_cp_model()
     except ImportError:
         raise SolverError("the CP-SAT model needs OR-Tools (a dependency of remc): pip install 'ortools>=9.10'") from None
 
@@ -306,7 +347,7 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
                  stop_at: float | None) -> tuple[CpBound, set[int]]:
     """One relaxed model with ``copies`` instances per unit: its bound, and the units whose merged instance
     the solution uses at more than one event (where the relaxation may be below every schedule)."""
-    from ortools.sat.python import cp_model
+    cp_model = load_cp_model()
 
     t0 = time.perf_counter()
     n = dag.n
@@ -576,7 +617,7 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     found nothing in 60 s; on the 40-unit DAGs of tools/feasibility_exact.py it won some cases (0.3 s vs
     HiGHS' 19 s) and lost others (HiGHS 21 s; C=3 proven above the budget). For the race of
     passes/feasible.py (``ExactSearch``)."""
-    from ortools.sat.python import cp_model
+    cp_model = load_cp_model()
 
     n = dag.n
     g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
@@ -659,4 +700,4 @@ def _stage_search_hint(dag: DAG, budget: int, deadline: float | None) -> Schedul
     return sched if not check(dag, R, S) and sched.peak(dag) <= budget else None
 
 
-__all__ = ["CpSatOptions", "CpBound", "solve_cpsat", "cpsat_first", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]
+__all__ = ["load_cp_model", "CpSatOptions", "CpBound", "solve_cpsat", "cpsat_first", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]
