@@ -322,9 +322,12 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     merged instance at more than one event, that unit gets one more instance and the model is solved
     again (at most ``rounds`` times, within ``options.time_limit`` in all): every round's bound holds, the
     best is kept. When the relaxation's solution is a schedule within the budget it is returned too (its
-    cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) starts each
-    search; ``stop_at`` (cost units) ends it once the bound reaches it (e.g. the incumbent less the gap
-    asked for). Raises InfeasibleError when a relaxation is infeasible: then no schedule fits at all."""
+    cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) gives the rounds
+    its instance counts and, without ``stop_at``, starts each search. ``stop_at`` (cost units, e.g. the
+    incumbent less the gap asked for) is an objective cutoff: each round looks only for a relaxation below
+    it, and when CP-SAT proves there is none the bound is ``stop_at`` and the status CUTOFF (a round that
+    finds one below it goes on as without the cutoff). Raises InfeasibleError when a relaxation without a
+    cutoff is infeasible: then no schedule fits at all."""
     t0 = time.perf_counter()
     n = dag.n
     copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
@@ -341,6 +344,7 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         copies = [min(c + GROW, n - v) if v in grow else c for v, c in enumerate(copies)]
     best.seconds = time.perf_counter() - t0
     return best
+
 
 
 def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions, hint: Schedule | None,
@@ -366,20 +370,23 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         copies = [max(c, len(sv)) for c, sv in zip(copies, instances[0])]
     relax = frozenset(v for v in range(n) if copies[v] < n - v and not dag.no_recompute[v])
     m, pres, start, end, serve, level = _build(cp_model, dag, copies, mem, ws, cap, cap, relax)
-    m.Minimize(sum(costs[v] * p for v in range(n) for p in pres[v][1:]))
+    objective = sum(costs[v] * p for v in range(n) for p in pres[v][1:])
+    m.Minimize(objective)
     fixed = sum(costs)
-    if instances is not None:
+    cutoff = None
+    if stop_at is not None:
+        # only a relaxation below the target is asked for (model units: the objective less the fixed part): where
+        # there is none, CP-SAT proves that infeasibility faster than the optimum from the incumbent as hint
+        # (Moccasin's n=100 at 0.9: 8.2-8.9 s against 18.4-20.6 s for the CP-SAT phase, 2 loaded cores)
+        cutoff = math.ceil(stop_at * scale - fixed - 1e-9)
+        m.Add(objective <= cutoff - 1)
+    elif instances is not None:  # (a hint above the cutoff would be infeasible)
         _add_hint(m, instances, pres, start, end, serve, copies)
     solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
-    if stop_at is not None:  # stop once the bound proves what is asked (model units, objective less fixed)
-        goal = stop_at * scale - fixed
-
-        def reached(b: float) -> None:
-            if b >= goal - 1e-9:
-                solver.stop_search()
-        solver.best_bound_callback = reached
     status = solver.Solve(m)
     name = solver.StatusName(status)
+    if status == cp_model.INFEASIBLE and cutoff is not None:  # every relaxation costs at least the target
+        return CpBound(max(float(dag.total_cost), (fixed + cutoff) / scale), "CUTOFF", time.perf_counter() - t0), set()
     if status == cp_model.INFEASIBLE:
         raise InfeasibleError(f"no schedule of the {n} units fits a budget of {budget} bytes (proven: CP-SAT "
                               f"found a relaxation of every schedule infeasible)", None)

@@ -118,6 +118,30 @@ def test_relaxed_bound_never_above_the_optimum(seed: int) -> None:
     assert closed > 0
 
 
+
+@pytest.mark.parametrize("seed", [3, 13])
+def test_bound_with_a_cutoff_proves_the_target_and_never_exceeds_the_optimum(seed: int) -> None:
+    """cpsat_bound with ``stop_at`` asks each round for a relaxation below the target (objective cutoff): when
+    none exists (status CUTOFF) the bound is at least the target, and whatever the target (below, at or
+    above the optimum) the bound is never above exhaustive search's optimum."""
+    from remc.backends.cpsat import cpsat_bound
+
+    cut = 0
+    for dag in tiny_cases(8, seed):
+        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            over = best - float(dag.total_cost)
+            for target in (best - 0.5 * over, best, best + 1.0):
+                res = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), stop_at=target)
+                assert res.bound <= best + 1e-9
+                if res.status == "CUTOFF":
+                    assert res.bound >= target - 1e-9 * max(1.0, target)
+                    cut += 1
+    assert cut > 0
+
+
 def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
     """checkmate's CP-SAT phase: the schedule is exhaustive search's optimum and the report's bound comes from
     CP-SAT when the MILP was not needed."""
