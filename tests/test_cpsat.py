@@ -144,10 +144,10 @@ def test_bound_with_a_cutoff_proves_the_target_and_never_exceeds_the_optimum(see
 
 def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
     """checkmate's CP-SAT phase: the schedule is exhaustive search's optimum and the report's bound comes from
-    CP-SAT when the MILP was not needed."""
+    CP-SAT when the MILP was not needed, some of them by the probe (one cutoff round) alone."""
     from remc.backends.strategies import make_options, solve
 
-    proved = 0
+    proved = probed = 0
     for dag in tiny_cases(6, 5):
         top = checkpoint_all(dag).peak(dag)
         for budget in range(top - 1, -1, -1):
@@ -158,7 +158,8 @@ def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
             assert s.cost(dag) == pytest.approx(best) and s.peak(dag) <= budget
             assert s.report.status == "optimal" and s.report.bound <= best + 1e-9
             proved += s.report.extras["milp"].startswith("not needed (the gap is closed by the cp-sat")
-    assert proved > 0
+            probed += s.report.extras["cp_sat"].startswith("incumbent proven by a cutoff round")
+    assert proved > 0 and probed > 0  # some incumbents proven by the probe alone (cpsat_phase)
 
 
 def test_integer_costs_are_exact_when_they_fit() -> None:
