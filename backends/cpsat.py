@@ -55,8 +55,8 @@ def load_cp_model():
     if name in sys.modules or "pandas" in sys.modules:
         return importlib.import_module(name)
     stub = types.ModuleType("pandas")
-    stub.Index = type("Index", (), {})
-    stub.Series = type("Series", (), {})
+    for attr in ("Index", "Series"):
+        setattr(stub, attr, type(attr, (), {}))
     sys.modules["pandas"] = stub
     try:
         module = importlib.import_module(name)
@@ -68,14 +68,14 @@ def load_cp_model():
             del sys.modules["pandas"]
     if module is None:
         return importlib.import_module(name)
-    module.pd = _LazyPandas()
+    setattr(module, "pd", _LazyPandas())  # noqa: B010 - (mypy: a module's attribute)
     return module
 
 
 class _LazyPandas:
     """Stands for the pandas module in cp_model (``load_cp_model``): imports it on the first attribute read."""
 
-    def __getattr__(self, attr: str):
+    def __getattr__(self, attr: str) -> object:
         return getattr(importlib.import_module("pandas"), attr)
 
 
