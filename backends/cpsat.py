@@ -23,10 +23,13 @@ own accounting; a schedule over the budget is never returned.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
 import os
+import sys
 import threading
 import time
+import types
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +39,44 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs
 from ..passes.solver_api import Progress, ProgressEvent
+
+
+def load_cp_model():
+    """OR-Tools' ``ortools.sat.python.cp_model`` module, imported without pandas where pandas is not loaded yet.
+
+    cp_model imports pandas at its top only for its pandas helpers (``new_int_var_series`` and the like) and
+    the annotations naming ``pd.Index`` and ``pd.Series``; remc uses none of them, and pandas' import was
+    0.4-0.65 s of a 2.5 s ``remc solve`` (VGG16 at 0.9 of its peak). So the import runs against a placeholder
+    ``pandas`` module that has only those two names, the placeholder is taken out of ``sys.modules`` at once,
+    and cp_model's ``pd`` becomes ``_LazyPandas``, which imports the real pandas on first use: OR-Tools'
+    pandas helpers still work in this process. When the placeholder does not suffice (another OR-Tools
+    version), the module is imported as usual."""
+    name = "ortools.sat.python.cp_model"
+    if name in sys.modules or "pandas" in sys.modules:
+        return importlib.import_module(name)
+    stub = types.ModuleType("pandas")
+    for attr in ("Index", "Series"):
+        setattr(stub, attr, type(attr, (), {}))
+    sys.modules["pandas"] = stub
+    try:
+        module = importlib.import_module(name)
+    except Exception:  # noqa: BLE001 - the placeholder lacked something: import as usual below
+        sys.modules.pop(name, None)
+        module = None
+    finally:
+        if sys.modules.get("pandas") is stub:
+            del sys.modules["pandas"]
+    if module is None:
+        return importlib.import_module(name)
+    setattr(module, "pd", _LazyPandas())  # noqa: B010 - (mypy: a module's attribute)
+    return module
+
+
+class _LazyPandas:
+    """Stands for the pandas module in cp_model (``load_cp_model``): imports it on the first attribute read."""
+
+    def __getattr__(self, attr: str) -> object:
+        return getattr(importlib.import_module("pandas"), attr)
 
 
 @dataclass(frozen=True)
@@ -62,8 +103,11 @@ class CpSatOptions:
 
 
 PRESOLVE_UNITS = 150
-STALL_MIN = 5.0
-"""Least seconds without a better solution before ``stall`` stops a search."""
+STALL_MIN = 2.0
+"""Least seconds without a better solution before ``stall`` stops a search. Measured (checkmate's C=2 model,
+2 cores at load ~8): MobileNet at 0.8 found its last solution at 1.6 s and was proven (for C=2) at 13.6 s;
+its CP-SAT phase took 21.8 s with 2 s here against 30.5 s with the former 5 s, ResNet50 at 0.9 12.1 against
+15.1 s; no change where the model is proven before it stalls (segnet, Moccasin's n=100 at 0.8)."""
 
 
 def _event(t: int, i: int) -> int:
@@ -118,7 +162,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     most ``copies`` computations per unit fits, SolverError when it stops without a schedule.
     """
     try:
-        from ortools.sat.python import cp_model
+        cp_model = load_cp_model()
     except ImportError:
         raise SolverError("the CP-SAT model needs OR-Tools (a dependency of remc): pip install 'ortools>=9.10'") from None
 
@@ -273,7 +317,8 @@ hint): rounds to the proof took 22 s adding 1, 13 s adding 2, 11 s adding 3, 14 
 
 
 def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
-                hint: Schedule | None = None, stop_at: float | None = None, rounds: int = 8) -> CpBound:
+                hint: Schedule | None = None, stop_at: float | None = None, rounds: int = 8,
+                first: bool = False) -> CpBound:
     """A lower bound on the cost of every schedule of ``dag`` within ``budget``, valid for any number of
     computations per unit: the CP-SAT model with ``options.copies`` instances per unit whose last one is
     merged (``_build``: it stands for every later computation, costs one, and holds memory from its
@@ -281,9 +326,13 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     merged instance at more than one event, that unit gets one more instance and the model is solved
     again (at most ``rounds`` times, within ``options.time_limit`` in all): every round's bound holds, the
     best is kept. When the relaxation's solution is a schedule within the budget it is returned too (its
-    cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) starts each
-    search; ``stop_at`` (cost units) ends it once the bound reaches it (e.g. the incumbent less the gap
-    asked for). Raises InfeasibleError when a relaxation is infeasible: then no schedule fits at all."""
+    cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) gives the rounds
+    its instance counts and, without ``stop_at``, starts each search. ``stop_at`` (cost units, e.g. the
+    incumbent less the gap asked for) is an objective cutoff: each round looks only for a relaxation below
+    it, and when CP-SAT proves there is none the bound is ``stop_at`` and the status CUTOFF (a round that
+    finds one below it goes on as without the cutoff). ``first``: each round stops at its first relaxation
+    below the cutoff (a probe: a proof or a quick no). Raises InfeasibleError when a relaxation without a
+    cutoff is infeasible: then no schedule fits at all."""
     t0 = time.perf_counter()
     n = dag.n
     copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
@@ -292,7 +341,8 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.1:
             break
-        res, grow = _bound_round(dag, budget, copies, dataclasses.replace(options, time_limit=left), hint, stop_at)
+        res, grow = _bound_round(dag, budget, copies, dataclasses.replace(options, time_limit=left), hint, stop_at,
+                                 first)
         if res.bound >= best.bound or res.schedule is not None:
             best = CpBound(max(res.bound, best.bound), res.status, 0.0, res.schedule or best.schedule)
         if res.status != "OPTIMAL" or not grow or (stop_at is not None and best.bound >= stop_at - 1e-9):
@@ -302,11 +352,12 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     return best
 
 
+
 def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions, hint: Schedule | None,
-                 stop_at: float | None) -> tuple[CpBound, set[int]]:
+                 stop_at: float | None, first: bool = False) -> tuple[CpBound, set[int]]:
     """One relaxed model with ``copies`` instances per unit: its bound, and the units whose merged instance
     the solution uses at more than one event (where the relaxation may be below every schedule)."""
-    from ortools.sat.python import cp_model
+    cp_model = load_cp_model()
 
     t0 = time.perf_counter()
     n = dag.n
@@ -325,20 +376,24 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         copies = [max(c, len(sv)) for c, sv in zip(copies, instances[0])]
     relax = frozenset(v for v in range(n) if copies[v] < n - v and not dag.no_recompute[v])
     m, pres, start, end, serve, level = _build(cp_model, dag, copies, mem, ws, cap, cap, relax)
-    m.Minimize(sum(costs[v] * p for v in range(n) for p in pres[v][1:]))
+    objective = sum(costs[v] * p for v in range(n) for p in pres[v][1:])
+    m.Minimize(objective)
     fixed = sum(costs)
-    if instances is not None:
+    cutoff = None
+    if stop_at is not None:
+        # only a relaxation below the target is asked for (model units: the objective less the fixed part): where
+        # there is none, CP-SAT proves that infeasibility faster than the optimum from the incumbent as hint
+        # (Moccasin's n=100 at 0.9: 8.2-8.9 s against 18.4-20.6 s for the CP-SAT phase, 2 loaded cores)
+        cutoff = math.ceil(stop_at * scale - fixed - 1e-9)
+        m.Add(objective <= cutoff - 1)
+    elif instances is not None:  # (a hint above the cutoff would be infeasible)
         _add_hint(m, instances, pres, start, end, serve, copies)
     solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
-    if stop_at is not None:  # stop once the bound proves what is asked (model units, objective less fixed)
-        goal = stop_at * scale - fixed
-
-        def reached(b: float) -> None:
-            if b >= goal - 1e-9:
-                solver.stop_search()
-        solver.best_bound_callback = reached
+    solver.parameters.stop_after_first_solution = first
     status = solver.Solve(m)
     name = solver.StatusName(status)
+    if status == cp_model.INFEASIBLE and cutoff is not None:  # every relaxation costs at least the target
+        return CpBound(max(float(dag.total_cost), (fixed + cutoff) / scale), "CUTOFF", time.perf_counter() - t0), set()
     if status == cp_model.INFEASIBLE:
         raise InfeasibleError(f"no schedule of the {n} units fits a budget of {budget} bytes (proven: CP-SAT "
                               f"found a relaxation of every schedule infeasible)", None)
@@ -504,6 +559,10 @@ cores): the C=2 model improved until 14 s and was proven at 20-25 s, then one bo
 it optimal for every schedule; the former fixed half of a 42 s phase stopped it at +0.43%."""
 STALL = 0.5
 """The C=2 model stops once no better schedule came for this share of its running time (CpSatOptions.stall)."""
+PROBE_UNITS = 100
+"""Largest graph (units) on which checkmate's CP-SAT phase first probes whether its incumbent is optimal."""
+PROBE_SECONDS = 1.0
+"""Most seconds of that probe (where it proves, it took 0.1-0.7 s on the published graphs, 2 loaded cores)."""
 
 
 def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float, threads: int | None,
@@ -528,6 +587,24 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     best = incumbent if incumbent is not None and incumbent.peak(dag) <= budget else None
     notes = []
     cut = False
+
+    def target(s: Schedule) -> float:
+        return s.cost(dag) - gap * max(s.cost(dag) - base, 0.0)
+
+    if best is not None and dag.n <= PROBE_UNITS and left() >= 0.5:
+        # the incumbent is often optimal already (the stage search's, on VGG16/19 and FCN8): one cutoff round
+        # proves it in 0.1-0.7 s, where the C=2 model and the bound took 0.6-2 s; else it stops at its first
+        # relaxation below it (0.4-2.2 s measured on the other published graphs up to 100 units; capped)
+        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=min(PROBE_SECONDS, left()), threads=threads,
+                                                    copies=2), hint=best, stop_at=target(best), rounds=1,
+                          first=True)
+        notes.append("probe: no proof")  # (no CP-SAT status: it depends on the machine's speed, and the note
+        # goes into the plan text)
+        if res.schedule is not None and res.schedule.cost(dag) < best.cost(dag):
+            best = res.schedule
+        elif res.status == "CUTOFF":
+            return Schedule(best.R, best.S, strategy=best.strategy or "cpsat"), max(base, res.bound), \
+                f"incumbent proven by a cutoff round of the bound (cost {best.cost(dag):g})"
     if left(MODEL_SHARE) >= 0.5:
         try:
             given = left(MODEL_SHARE)
@@ -548,9 +625,8 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     if cut and seconds is not None:
         notes.append("bound not run (the C=2 model was still improving at its time limit)")
     elif left() >= 0.5:
-        target = None if best is None else best.cost(dag) - gap * max(best.cost(dag) - base, 0.0)
         res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2), hint=best,
-                          stop_at=target)
+                          stop_at=None if best is None else target(best))
         bound = max(bound, res.bound)
         notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text
         if res.schedule is not None and (best is None or res.schedule.cost(dag) < best.cost(dag)):
@@ -576,7 +652,7 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     found nothing in 60 s; on the 40-unit DAGs of tools/feasibility_exact.py it won some cases (0.3 s vs
     HiGHS' 19 s) and lost others (HiGHS 21 s; C=3 proven above the budget). For the race of
     passes/feasible.py (``ExactSearch``)."""
-    from ortools.sat.python import cp_model
+    cp_model = load_cp_model()
 
     n = dag.n
     g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
@@ -659,4 +735,4 @@ def _stage_search_hint(dag: DAG, budget: int, deadline: float | None) -> Schedul
     return sched if not check(dag, R, S) and sched.peak(dag) <= budget else None
 
 
-__all__ = ["CpSatOptions", "CpBound", "solve_cpsat", "cpsat_first", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]
+__all__ = ["load_cp_model", "CpSatOptions", "CpBound", "solve_cpsat", "cpsat_first", "cpsat_bound", "cpsat_phase", "cpsat_strategy"]

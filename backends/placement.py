@@ -508,9 +508,9 @@ def _cpsat_layout(lay, least: int, wall: float | None = None):  # noqa: ANN001, 
     by the greedy around them (None: no block that large, no solution, or an invalid layout). ``wall``: seconds of
     wall time it may take; _WallTimeUp when it stops by that before its deterministic limit (its result would
     depend on the machine's speed)."""
-    from ortools.sat.python import cp_model
-
     from ..passes.placement import overlaps, place_around
+    from .cpsat import load_cp_model
+    cp_model = load_cp_model()
     blocks = lay.blocks
     big = sorted((i for i, b in enumerate(blocks) if b.size >= least), key=lambda i: (-blocks[i].size, i))
     big = sorted(big[:EXACT_BLOCKS])

@@ -321,3 +321,14 @@ def test_device_line_round_trips_and_defaults_to_cpu() -> None:
     assert 'device "cuda"' in text and parse_plan(text) == cuda and print_plan(parse_plan(text)) == text
     cpu = dataclasses.replace(cuda, device="cpu")
     assert "device" not in print_plan(cpu) and parse_plan(print_plan(cpu)).device == "cpu"
+
+
+def test_writing_a_plan_does_not_import_the_parser() -> None:
+    """lark is imported only where plan text is parsed: `remc solve` prints plans and never parses one (the
+    other tests here parse). In a fresh interpreter."""
+    import subprocess
+    import sys
+
+    code = "import sys\nimport remc.ir.plan\nassert 'lark' not in sys.modules, 'lark was imported'\n"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr

@@ -50,7 +50,9 @@ from remc.ir.nodelink import load_nodelink
 from remc.ir.schedule import checkpoint_all
 
 CHECKMATE_GRAPHS = ("VGG16", "VGG19", "MobileNet", "ResNet50", "fcn_8_vgg", "segnet", "vgg_unet")
-TOOLS = ("checkmate", "approx", "cpsat", "moccasin")
+TOOLS = ("checkmate", "approx", "cpsat", "moccasin", "checkmate-base")
+"""``checkmate-base``: checkmate of another remc install (``--base-python``, e.g. a frozen copy of main), run
+right before this one's on the same case, so that two versions compare in one run."""
 
 # Runs Moccasin's ``remat`` exactly as its main.py does, with the timeout (seconds per phase; main.py uses
 # 3600 x (1 if n >= 500 else 0.5)) and worker count as arguments, and prints one JSON line. ``rockmate`` is
@@ -206,8 +208,8 @@ def run_group(cmd: list[str], timeout: float, cwd: str | None = None) -> tuple[i
 
 
 def run_remc(graph: Path, budget: int, strategy: str, time_limit: float, grace: float,
-             threads: int | None = None) -> dict:
-    cmd = [sys.executable, "-m", "remc.cli", "solve", str(graph), "--budget", str(budget), "--strategy", strategy,
+             threads: int | None = None, python: str | None = None) -> dict:
+    cmd = [python or sys.executable, "-m", "remc.cli", "solve", str(graph), "--budget", str(budget), "--strategy", strategy,
            "--time-limit", str(time_limit), "--json"] + (["--threads", str(threads)] if threads else [])
     rc, out, err, wall = run_group(cmd, time_limit + grace)
     row: dict[str, Any] = {"wall": wall}
@@ -259,6 +261,8 @@ def bench_case(graph: Path, ratio: float, tools: list[str], args: argparse.Names
             row = run_moccasin(graph, ratio, args.moccasin / "src", args.python, args.moccasin_timeout, args.workers)
             if "budget" in row and row["budget"] != budget:
                 row["note"] = f"Moccasin's budget {row['budget']} differs from remc's {budget}"
+        elif tool == "checkmate-base":
+            row = run_remc(graph, budget, "checkmate", args.time_limit, args.grace, python=args.base_python)
         else:
             row = run_remc(graph, budget, tool, args.time_limit, args.grace,
                            args.cpsat_threads if tool == "cpsat" else None)
@@ -304,17 +308,27 @@ def _ratio(case: dict) -> str:
     return f"{x:.1f}x" if m["status"] in ("optimal", "infeasible") else f">{x:.1f}x (Moccasin: no proof)"
 
 
+def _base_ratio(case: dict) -> str:
+    """checkmate-base's wall over checkmate's, where both have a result."""
+    b, r = case["tools"].get("checkmate-base"), case["tools"].get("checkmate")
+    if not b or not r or not r.get("wall") or not b.get("wall"):
+        return ""
+    return f"{b['wall'] / r['wall']:.1f}x"
+
+
 def render(result: dict) -> str:
     tools = result["tools"]
-    names = {"moccasin": "Moccasin"}
+    names = {"moccasin": "Moccasin", "checkmate-base": f"remc checkmate ({result.get('base_label') or 'base'})"}
     both = "moccasin" in tools and "checkmate" in tools
+    base = "checkmate-base" in tools and "checkmate" in tools
     head = "| graph | n | ratio | budget | " + " | ".join(names.get(t, f"remc {t}") for t in tools) \
-        + (" | Moccasin wall / checkmate wall |" if both else " |")
-    lines = [head, "|" + "---|" * (4 + len(tools) + both)]
+        + (" | Moccasin wall / checkmate wall" if both else "") \
+        + (f" | {names['checkmate-base'][5:]} wall / checkmate wall" if base else "") + " |"
+    lines = [head, "|" + "---|" * (4 + len(tools) + both + base)]
     for c in result["cases"]:
         lines.append(f"| {c['graph']} | {c['n']} | {c['ratio']} | {c['budget']} | "
                      + " | ".join(_cell(c["tools"].get(t), t) for t in tools)
-                     + (f" | {_ratio(c)} |" if both else " |"))
+                     + (f" | {_ratio(c)}" if both else "") + (f" | {_base_ratio(c)}" if base else "") + " |")
     return "\n".join(lines) + "\n"
 
 
@@ -323,6 +337,7 @@ def merge(results: list[dict]) -> dict:
     out: dict[str, Any] = {"tools": [], "cases": []}
     index: dict[tuple[str, float], dict] = {}
     for res in results:
+        out["base_label"] = out.get("base_label") or res.get("base_label")
         out["tools"] += [t for t in res["tools"] if t not in out["tools"]]
         for c in res["cases"]:
             key = (c["graph"], c["ratio"])
@@ -351,6 +366,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--grace", type=float, default=120.0, help="seconds past the time limit before remc is killed")
     p.add_argument("--moccasin-timeout", type=float, default=300.0, help="Moccasin's CP-SAT limit per phase")
     p.add_argument("--workers", default="default", help="CP-SAT workers for Moccasin (default: its own, 16)")
+    p.add_argument("--base-python", help="Python of another remc install for the checkmate-base tool")
+    p.add_argument("--base-label", default="base", help="its name in the table (e.g. main 1234abc)")
     p.add_argument("--cpsat-threads", type=int, help="remc --strategy cpsat: --threads (default: the CPU count)")
     p.add_argument("--out", type=Path, default=Path("results/bench_moccasin.json"))
     p.add_argument("--markdown", type=Path)
@@ -367,6 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     tools = [t for t in args.tools.split(",") if t]
     if any(t not in TOOLS for t in tools):
         p.error(f"--tools: choose among {', '.join(TOOLS)}")
+    if "checkmate-base" in tools and not args.base_python:
+        p.error("--base-python is needed for the checkmate-base tool")
+    if args.base_python and "/" in args.base_python:
+        args.base_python = str(Path(args.base_python).absolute())
     graphs = published_graphs(args.moccasin / "data", args.graphs) if args.moccasin and args.graphs else []
     if "moccasin" in tools and not args.moccasin:
         p.error("--moccasin DIR is needed to run Moccasin")
@@ -380,7 +401,7 @@ def main(argv: list[str] | None = None) -> int:
         graphs.append(path)
     result: dict[str, Any] = {"command": " ".join([Path(sys.argv[0]).name] + sys.argv[1:]), "tools": tools,
                               "time_limit": args.time_limit, "moccasin_timeout": args.moccasin_timeout,
-                              "workers": args.workers, "cases": []}
+                              "workers": args.workers, "base_label": args.base_label, "cases": []}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     for graph in graphs:
         for ratio in args.ratios:
