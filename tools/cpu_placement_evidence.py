@@ -29,7 +29,7 @@ from remc import zoo
 from remc.backends import runtime
 from remc.backends.strategies import make_options
 from remc.fit import compile_fit, predict
-from remc.ir.errors import PlanError, RemcError
+from remc.ir.errors import RemcError
 from remc.passes.strategies import SOLVER_NAMES, STRATEGIES
 from remc.pipeline import State, compile_pipeline, run, stages
 
@@ -78,10 +78,15 @@ def one_strategy(train, strat: str, budget: int, time_limit: float) -> dict:
         row.update(compiled=False, why=str(e).splitlines()[0])
         rep = getattr(e, "fit_report", None)
         least = min((h["predicted"] for h in rep.history if "predicted" in h), default=None) if rep else None
-        if least is None and not isinstance(e, PlanError):
+        if least is None:  # refused in remc's model before any round: start from the least peak it names
+            least = getattr(e, "least_feasible", None)
+            row["least_from"] = "model" if least is not None else None
+        else:
+            row["least_from"] = "fit"
+        if least is None:
             row["applies"] = "needs a linear forward graph" not in str(e)
             return row
-    for attempt in range(3):  # the least feasible budget found: the best plan's need, then 1% more
+    for attempt in range(4):  # the least feasible budget found: the best plan's need, then 1% more
         b = int(least * (1 + 0.01 * attempt))
         try:
             s = run(stages(passes, last="units"), State(model=train))
@@ -135,7 +140,8 @@ def render(data: list[dict]) -> str:
                 continue
             meas = f"{lf['measured']} ({lf['measured'] / lf['predicted']:.3f} of predicted)" if lf.get("ran") \
                 else f"OOM: {lf.get('oom', '')[:60]}"
-            out.append(head + f"| – | – | no plan fits the budget | | {lf['budget']} "
+            src = "refused in remc's model; " if r.get("least_from") == "model" else ""
+            out.append(head + f"| – | – | no plan fits the budget | | {src}{lf['budget']} "
                        f"({lf['budget'] / m['budget']:.3f}x the budget; {lf['rounds']} round(s)): {meas} |")
         u = m["unmodified_under_cap"]
         out.append(f"| {m['model']} b{m['batch']} | {m['budget']} | unmodified graph | | | "
