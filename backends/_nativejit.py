@@ -23,6 +23,7 @@ from .nativealloc import (
     HW,
     IN_USE,
     LIVE,
+    LOCK,
     MODE,
     NSTATE,
     NUNIQ,
@@ -34,7 +35,6 @@ from .nativealloc import (
     SIZES,
     SLOTS,
     UNIQ,
-    LOCK,
     K,
     N,
 )
