@@ -86,13 +86,16 @@ def one_strategy(train, strat: str, budget: int, time_limit: float) -> dict:
         if least is None:
             row["applies"] = "needs a linear forward graph" not in str(e)
             return row
-    for attempt in range(4):  # the least feasible budget found: the best plan's need, then 1% more
-        b = int(least * (1 + 0.01 * attempt))
+    b = int(least)
+    for _ in range(4):  # the least feasible budget found: the best plan's need, then what the fit says it needs
         try:
             s = run(stages(passes, last="units"), State(model=train))
             res, low = compile_at(passes, s, b)
         except RemcError as e:
             row.setdefault("least_attempts", []).append({"budget": b, "why": str(e).splitlines()[0][:160]})
+            rep = getattr(e, "fit_report", None)
+            need = min((h["predicted"] for h in rep.history if "predicted" in h), default=0) if rep else 0
+            b = max(int(b * 1.01) + 1, int(need))
             continue
         row["least"] = {**res, **under_cap(low, b)}
         break
