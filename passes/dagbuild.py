@@ -3,8 +3,9 @@
 A unit is a list of ONNX nodes in execution order (one node each at fine granularity; see
 ``passes/coarsen.py`` for larger units). For a unit v:
 
-- M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which belong
-  to the constant overhead (paper eq. U_init: inputs, parameters and the outputs kept for the optimizer).
+- M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which are K_v:
+  held from v's first computation to the end (the paper puts them in the constant overhead, U_init, from the
+  start; the device holds a gradient only once it is computed).
 - W_v (workspace): what v needs beyond M_v while it runs: the most bytes, over v's nodes in order, of
   its internal values (read only inside v), dead outputs (read by nobody), outputs produced so far and the
   running node's kernel scratch (``kernel_scratch``) alive at once, less M_v (at least 0). The schedule
@@ -82,13 +83,16 @@ def fine_units(graph: Graph) -> list[list[Node]]:
 
 def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
               granularity: str = "fine", device: str = "cpu", scratch: Mapping[str, int] | None = None,
-              prepacked: int = 0) -> DAG:
+              prepacked: int = 0, granule: int = 1, rounding: int = 0) -> DAG:
     """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node), for running on
     ``device`` (its kernel scratch is part of W_v). ``scratch``: bytes of kernel scratch measured on the device
     per node name (``backends.scratch.KernelMemory.scratch``); a node's scratch is then the larger of that and
     ``kernel_scratch`` (which a plan check without the device repeats, so a plan valid here stays valid there).
     ``prepacked``: bytes the device holds for the whole run beyond the graph's constant (CPU: the weight copies
-    MLAS packs at session creation, measured), added to the constant overhead.
+    MLAS packs at session creation, measured), added to the constant overhead. ``granule``: each kept output's
+    bytes rounded up to it (the allocator's; 256 on remc's CPU placement); ``rounding``: bytes the device holds
+    beyond the graph's inputs and parameters (CPU: the small initializers' 256-byte rounding), added to the
+    constant overhead.
 
     ``units`` must list every node once, each unit in execution order, the units in a topological order.
     """
@@ -115,8 +119,12 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
         work[k] = max(0, peak - mem[k])
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
+    outs = [[v for n in u for v in dict.fromkeys(n.outputs) if v is not None and v in kept] for u in units]
+    raw = sum(v.nbytes for vs in outs for v in vs)
+    held = np.array([sum(-(-v.nbytes // granule) * granule for v in vs) for vs in outs], dtype=np.int64)
     return DAG(
-        names=names, cost=cost, mem=mem, edges=sorted(edges), constant=graph.constant_bytes() + int(prepacked), workspace=work,
+        names=names, cost=cost, mem=mem, edges=sorted(edges), kept=held,
+        constant=graph.constant_bytes() - raw + int(prepacked) + int(rounding), workspace=work,
         backward=np.array([not any(n in fwd for n in u) for u in units]),
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
         ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),
