@@ -152,6 +152,32 @@ def render(data: list[dict]) -> str:
     return "\n".join(out)
 
 
+def summary(data: list[dict]) -> dict:
+    """Counts over a run: rows, pairs that apply, compiled at the budget (by fit rounds), least budget found,
+    no plan; plans that ran with measured = predicted and within their cap; unmodified graphs out of memory."""
+    out = {"models": len(data), "rows": 0, "apply": 0, "compiled": 0, "least_found": 0, "no_plan": 0,
+           "measured_eq_predicted": 0, "within_cap": 0, "unmodified_oom": 0, "rounds": {}}
+    for m in data:
+        out["unmodified_oom"] += not m["unmodified_under_cap"].get("ran")
+        for r in m["rows"]:
+            out["rows"] += 1
+            if r.get("applies") is False:
+                continue
+            out["apply"] += 1
+            run_, cap = (r, m["budget"]) if r.get("compiled") else (r.get("least"), (r.get("least") or {}).get("budget"))
+            if r.get("compiled"):
+                out["compiled"] += 1
+                out["rounds"][r["rounds"]] = out["rounds"].get(r["rounds"], 0) + 1
+            elif run_:
+                out["least_found"] += 1
+            else:
+                out["no_plan"] += 1
+            if run_ and run_.get("ran"):
+                out["measured_eq_predicted"] += run_["measured"] == run_["predicted"]
+                out["within_cap"] += run_["measured"] <= cap
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out")
@@ -160,9 +186,13 @@ def main() -> None:
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--render")
+    ap.add_argument("--summary", help="print the counts over a run's JSON (``summary``)")
     ap.add_argument("--no-prepack", dest="prepack", action="store_false")
     a = ap.parse_args()
     SETTINGS[0] = runtime.DeviceSettings(prepack=a.prepack)
+    if a.summary:
+        print(json.dumps(summary(json.loads(Path(a.summary).read_text()))))
+        return
     if a.render:
         print(render(json.loads(Path(a.render).read_text())))
         return
