@@ -151,7 +151,7 @@ def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
         base = base + np.concatenate([[0], np.cumsum(by_stage)[:-1]])
         held = np.cumsum(add)
     else:
-        held = 0
+        held = np.zeros(len(t_nz), dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, t_nz[1:] != t_nz[:-1]])
     row_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(t_nz)]))
     cs_alloc = np.cumsum(alloc)

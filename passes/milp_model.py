@@ -651,7 +651,10 @@ def lower_bound_text(dag: DAG) -> str:
     return (f"no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))}: "
             f"{format_size(int(dag.constant))} always resident{kept}, and unit {dag.names[k]!r} needs its output "
             f"{format_size(int(dag.mem[k]))}, workspace {format_size(int(dag.workspace[k]))} and its "
-            f"{len(dag.preds[k])} input(s) {format_size(inputs)} while it runs")
+            f"{len(dag.preds[k])} input(s) {format_size(inputs)} while it runs"
+            + ("" if dag.kept.any() else " (in remc's model, which holds the graph's outputs from the start, as a "
+               "training loop's fixed buffers do; one run that allocates them when they are computed may need less "
+               "on the device)"))
 
 
 def least_budget_bound(dag: DAG, lp: SolverBackend, *, time_limit: float | None = None,
