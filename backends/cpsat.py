@@ -125,7 +125,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     t0 = time.perf_counter()
     n = dag.n
     least = dag.constant + max(int(dag.mem[v] + dag.workspace[v] + dag.mem[dag.preds[v]].sum() + dag.kept_before[v]
-                                   + dag.kept[v]) for v in range(n))
+                                   + dag.kept_first[v]) for v in range(n))
     if budget < least:  # every schedule computes each unit once, with its inputs resident
         raise InfeasibleError(f"no schedule fits {budget} bytes: one unit needs {least} bytes with its inputs "
                               f"resident (proven lower bound)", least)
@@ -359,7 +359,7 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
 def _gcd(dag: DAG) -> int:
     """The bytes per model unit: the gcd of every M_v, W_v and K_v."""
     return math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), *(int(x) for x in dag.kept),
-                    0) or 1
+                    *(int(x) for x in dag.kept_first), 0) or 1
 
 
 def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int], cap: int, top: int,
@@ -409,8 +409,11 @@ def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int],
             if ws[v]:
                 ivs.append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, f"w{v}_{c}"))
                 dem.append(ws[v])
-            if c == 0 and dag.kept[v]:  # held from the first computation to the end
-                ivs.append(m.NewFixedSizeIntervalVar(_event(v, v), horizon - _event(v, v), f"k{v}"))
+            if c == 0 and dag.kept_first[v]:  # what the first computation holds of its own while it runs
+                ivs.append(m.NewFixedSizeIntervalVar(_event(v, v), 1, f"kf{v}"))
+                dem.append(int(dag.kept_first[v]) // g)
+            if c == 0 and dag.kept[v] and _event(v, v) + 1 < horizon:  # then held to the end
+                ivs.append(m.NewFixedSizeIntervalVar(_event(v, v) + 1, horizon - _event(v, v) - 1, f"k{v}"))
                 dem.append(int(dag.kept[v]) // g)
             pv.append(p)
             sv.append(s)

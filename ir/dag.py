@@ -48,6 +48,10 @@ class DAG:
     kept: np.ndarray = None  # type: ignore[assignment]
     """int64[n]: K_v, bytes of the graph outputs unit v produces, held from its first computation to the end;
     zeros when None."""
+    kept_first: np.ndarray = None  # type: ignore[assignment]
+    """int64[n]: the bytes of K_v held at the peak of v's first computation (its outputs produced so far there,
+    ``passes.dagbuild.unit_peak``), at most K_v: that computation holds M_v + W_v + kept_first[v]; K_v when
+    None (all of it, an upper bound)."""
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -64,6 +68,10 @@ class DAG:
             v = getattr(self, name)
             v = np.zeros(n, dtype=dtype) if v is None else np.asarray(v, dtype=dtype).reshape(n)
             object.__setattr__(self, name, v)
+        kf = self.kept if self.kept_first is None else np.asarray(self.kept_first, dtype=np.int64).reshape(n)
+        if np.any(kf > self.kept) or np.any(kf < 0):
+            raise ValueError("kept_first must lie between 0 and kept")
+        object.__setattr__(self, "kept_first", kf)
         if len(set(self.names)) != n:
             raise ValueError("unit names must be unique")
 
@@ -105,15 +113,15 @@ class DAG:
 
     def fixed_at(self, t: int, k: int) -> int:
         """Bytes held beside the scheduled registers while unit k runs in stage t: the constant and the kept
-        outputs of the units computed before (K_t too at k = t)."""
-        return int(self.constant + self.kept_before[t] + (self.kept[t] if k == t else 0))
+        outputs of the units computed before (at k = t, what unit t's first computation holds of its own)."""
+        return int(self.constant + self.kept_before[t] + (self.kept_first[t] if k == t else 0))
 
     def kept_from_start(self) -> DAG:
         """The same problem with the kept outputs in the constant, held from the start (the paper's U_init; a
         training loop whose outputs are buffers bound before each step)."""
         import dataclasses
         return dataclasses.replace(self, constant=int(self.constant + self.kept.sum()),
-                                   kept=np.zeros(self.n, dtype=np.int64))
+                                   kept=np.zeros(self.n, dtype=np.int64), kept_first=None)
 
     @property
     def total_cost(self) -> float:
@@ -127,7 +135,7 @@ class DAG:
         """The same graph with activation memory and workspace scaled (for batch-size searches)."""
         return DAG(self.names, self.cost, np.round(self.mem * batch_factor).astype(np.int64), self.edges,
                    self.constant, np.round(self.workspace * batch_factor).astype(np.int64), self.backward,
-                   self.no_recompute, self.ops, self.members, dict(self.meta), self.kept)
+                   self.no_recompute, self.ops, self.members, dict(self.meta), self.kept, self.kept_first)
 
 
 def _group(keys: np.ndarray, vals: np.ndarray, n: int) -> tuple[np.ndarray, ...]:

@@ -121,6 +121,8 @@ def dag_from_nodelink(data: Any, where: str = "graph") -> DAG:
     mem = [_bytes(nodes[k], f.mem, who[r], where) for r, k in enumerate(order)]
     workspace = [_bytes(nodes[k], "workspace", who[r], where, default=0) for r, k in enumerate(order)]
     kept = [_bytes(nodes[k], "kept", who[r], where, default=0) for r, k in enumerate(order)]
+    kept_first = [min(_bytes(nodes[k], "kept_first", who[r], where, default=kept[r]), kept[r])
+                  for r, k in enumerate(order)]
     params = sum(_bytes(nodes[k], f.param, who[r], where, default=0) for r, k in enumerate(order)) if f.param else 0
     constant = _bytes(meta, "constant", None, where, default=0) + params
     if not math.isfinite(sum(cost)):
@@ -133,6 +135,7 @@ def dag_from_nodelink(data: Any, where: str = "graph") -> DAG:
         names=names, cost=np.asarray(cost, dtype=np.float64), mem=np.asarray(mem, dtype=np.int64),
         edges=np.asarray(sorted({(rank[a], rank[b]) for a, b in edges}), dtype=np.int64).reshape(-1, 2),
         constant=constant, workspace=np.asarray(workspace, dtype=np.int64), kept=np.asarray(kept, dtype=np.int64),
+        kept_first=np.asarray(kept_first, dtype=np.int64),
         backward=np.asarray([_flag(nodes[k], "backward", who[r], where) for r, k in enumerate(order)], dtype=bool),
         no_recompute=np.asarray([_flag(nodes[k], "no_recompute", who[r], where) for r, k in enumerate(order)],
                                 dtype=bool),
@@ -289,6 +292,8 @@ def nodelink_from_dag(dag: DAG) -> dict:
             nd["no_recompute"] = True
         if dag.kept[k]:
             nd["kept"] = int(dag.kept[k])
+            if dag.kept_first[k] != dag.kept[k]:
+                nd["kept_first"] = int(dag.kept_first[k])
         nodes.append(nd)
     links = [{"source": int(a), "target": int(b)} for a, b in dag.edges]
     graph = {"name": dag.meta.get("graph", ""), "constant": int(dag.constant)}

@@ -92,7 +92,8 @@ def memory_profile(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
 
 def kept_profile(dag: DAG, R: np.ndarray) -> np.ndarray:
     """int64[n, n]: bytes of kept outputs (``DAG.kept``) held at position k of stage t: those of every unit
-    first computed before that position (at it included)."""
+    first computed before that position, and at a unit's first computation what it holds of its own while it
+    runs (``DAG.kept_first``)."""
     n = dag.n
     R = np.asarray(R, dtype=bool)
     out = np.zeros((n, n), dtype=np.int64)
@@ -103,7 +104,9 @@ def kept_profile(dag: DAG, R: np.ndarray) -> np.ndarray:
     A = np.zeros((n, n), dtype=np.int64)
     A[first[done], np.flatnonzero(done)] = dag.kept[done]
     before = np.concatenate([[0], np.cumsum(A.sum(axis=1))[:-1]])
-    return before[:, None] + np.cumsum(A, axis=1)
+    out = before[:, None] + np.cumsum(A, axis=1)
+    out[first[done], np.flatnonzero(done)] -= (dag.kept - dag.kept_first)[done]  # its own, while it runs
+    return out
 
 
 def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -146,10 +149,11 @@ def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     alloc = mem[k_nz]
     if dag.kept.any():  # kept outputs from each unit's first computation on (entries are in time order)
         first_at = np.argmax(R, axis=0)
-        add = np.where(t_nz == first_at[k_nz], dag.kept[k_nz], 0)
+        is_first = t_nz == first_at[k_nz]
+        add = np.where(is_first, dag.kept[k_nz], 0)
         by_stage = np.bincount(t_nz, weights=add.astype(np.float64), minlength=n).round().astype(np.int64)
         base = base + np.concatenate([[0], np.cumsum(by_stage)[:-1]])
-        held = np.cumsum(add)
+        held = np.cumsum(add) - np.where(is_first, (dag.kept - dag.kept_first)[k_nz], 0)
     else:
         held = np.zeros(len(t_nz), dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, t_nz[1:] != t_nz[:-1]])

@@ -104,6 +104,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
     fwd = forward_nodes(graph)
     mem = np.zeros(len(units), dtype=np.int64)
     work = np.zeros(len(units), dtype=np.int64)
+    first = np.zeros(len(units), dtype=np.int64)
     edges: set[tuple[int, int]] = set()
     for k, unit in enumerate(units):
         for n in unit:
@@ -117,13 +118,14 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
         # internal peak on top of all of M_v
         peak, mem[k] = unit_peak(unit, kept, device, scratch)
         work[k] = max(0, peak - mem[k])
+        first[k] = unit_peak(unit, kept, device, scratch, granule=granule, with_kept=True)[0] - mem[k] - work[k]
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
     outs = [[v for n in u for v in dict.fromkeys(n.outputs) if v is not None and v in kept] for u in units]
     raw = sum(v.nbytes for vs in outs for v in vs)
     held = np.array([sum(-(-v.nbytes // granule) * granule for v in vs) for vs in outs], dtype=np.int64)
     return DAG(
-        names=names, cost=cost, mem=mem, edges=sorted(edges), kept=held,
+        names=names, cost=cost, mem=mem, edges=sorted(edges), kept=held, kept_first=np.clip(first, 0, held),
         constant=graph.constant_bytes() - raw + int(prepacked) + int(rounding), workspace=work,
         backward=np.array([not any(n in fwd for n in u) for u in units]),
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
@@ -139,19 +141,25 @@ def _unit_name(unit: Sequence[Node]) -> str:
 
 
 def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu",
-              scratch: Mapping[str, int] | None = None) -> tuple[int, int]:
+              scratch: Mapping[str, int] | None = None, *, granule: int = 1,
+              with_kept: bool = False) -> tuple[int, int]:
     """(peak, outputs): the most bytes the unit's own values hold at once while its nodes run in order
     (internal and dead values until their last use, outputs read outside the unit from when they are
     produced) plus the running node's kernel scratch (``kernel_scratch``, or the larger ``scratch`` measured
-    for it); and the bytes of those outputs (M_v). Kept values are constant overhead and not counted."""
+    for it); and the bytes of those outputs (M_v). Kept values are counted apart (``DAG.kept``), except with
+    ``with_kept``: then they count from when they are produced (each rounded up to ``granule``), as in the unit's
+    first computation."""
     scratch = scratch or {}
     inside = set(unit)
     position = {n: i for i, n in enumerate(unit)}
-    live = produced = peak = 0
+    live = produced = peak = outs = 0
     ends: dict[int, int] = {}
     for i, n in enumerate(unit):
         for v in n.outputs:
             if v in kept:
+                if with_kept:
+                    produced += -(-v.nbytes // granule) * granule
+                    outs += -(-v.nbytes // granule) * granule
                 continue
             if any(u.node not in inside for u in v.uses):
                 produced += v.nbytes  # part of M_v from now on
@@ -161,4 +169,4 @@ def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu",
             ends[last] = ends.get(last, 0) + v.nbytes
         peak = max(peak, produced + live + max(kernel_scratch(n, device), int(scratch.get(n.name, 0))))
         live -= ends.pop(i, 0)
-    return peak, produced
+    return peak, produced - outs

@@ -109,7 +109,7 @@ def memory_scale(dag: DAG, budget: float | None) -> MemoryScale:
     With the gcd g of all M_k and W_k as the unit, every schedule's bytes above the constant are a
     multiple of g, so the budget floor((budget - constant) / g) admits exactly the same schedules.
     """
-    sizes = np.concatenate([dag.mem, dag.workspace, dag.kept])
+    sizes = np.concatenate([dag.mem, dag.workspace, dag.kept, dag.kept_first])
     g = reduce(math.gcd, (int(v) for v in sizes if v > 0), 0) or 1
     top = int(sizes.max(initial=1))
     exact = top / g <= EXACT_LIMIT
@@ -538,10 +538,11 @@ def _kept_terms(rows: _Rows, dag: DAG, r: np.ndarray, t: int, ids: np.ndarray, p
                 sign: float = 1.0, first: bool = True) -> None:
     """The kept outputs (``DAG.kept``) held at positions ``pos`` of stage t, as terms on R[t, t] (fixed to 1,
     so the budget rows keep one right-hand side): those of the units before t (``first``), and K_t at
-    position t. ``unit``: bytes per model unit."""
+    position t (what its first computation holds of its own, ``DAG.kept_first``). ``unit``: bytes per model
+    unit."""
     if not dag.kept.any() or not len(ids):
         return
-    off = (dag.kept_before[t] if first else 0) + np.where(pos == t, dag.kept[t], 0)
+    off = (dag.kept_before[t] if first else 0) + np.where(pos == t, dag.kept_first[t], 0)
     if not np.any(off):
         return
     if r[t, t] < 0:
@@ -636,7 +637,7 @@ def simple_lower_bound(dag: DAG) -> int:
 
 def _stage_needs(dag: DAG) -> np.ndarray:
     """int64[n]: ``unit_needs`` with the kept outputs held when unit k runs in stage k."""
-    return unit_needs(dag) + dag.kept_before + dag.kept
+    return unit_needs(dag) + dag.kept_before + dag.kept_first
 
 
 def lower_bound_text(dag: DAG) -> str:
@@ -646,7 +647,7 @@ def lower_bound_text(dag: DAG) -> str:
         return f"no schedule of this graph can need less than {describe_size(int(dag.constant))}"
     k = int(_stage_needs(dag).argmax())
     inputs = int(dag.mem[dag.preds[k]].sum())
-    held = int(dag.kept_before[k] + dag.kept[k])
+    held = int(dag.kept_before[k] + dag.kept_first[k])
     kept = f", {format_size(held)} of graph outputs computed by then" if held else ""
     return (f"no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))}: "
             f"{format_size(int(dag.constant))} always resident{kept}, and unit {dag.names[k]!r} needs its output "

@@ -87,7 +87,8 @@ class StageState:
         freed_before = np.zeros(n, dtype=np.int64)
         freed_before[1:] = np.cumsum(gc)[:-1]
         U = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
-        U[t:] += dag.kept[t]  # unit t's kept outputs from its computation on (``schedule.kept_profile``)
+        U[t] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
+        U[t + 1:] += dag.kept[t]
         return int((U + np.where(row, dag.workspace, 0)).max())
 
     def _set_row(self, t: int) -> bool:

@@ -70,6 +70,9 @@ def check_against(plan: Plan, dag: DAG, *, measured_workspace: bool = False) -> 
         dk = int(dag.kept[v])  # the device's may be rounded up, or in the constant (a training loop's)
         if u.kept != dk and not (measured_workspace and (u.kept >= dk or u.kept == 0)):
             raise mismatch(f"unit {quote(u.name)}: kept {u.kept} in the plan, {int(dag.kept[v])} in the graph")
+        df = int(dag.kept_first[v])
+        if u.kept_running != df and not (measured_workspace and 0 <= u.kept_running <= u.kept):
+            raise mismatch(f"unit {quote(u.name)}: kept_first {u.kept_running} in the plan, {df} in the graph")
         ws = int(dag.workspace[v])
         if u.workspace < ws or (u.workspace != ws and not measured_workspace):
             raise mismatch(f"unit {quote(u.name)}: ws {u.workspace} in the plan, {int(dag.workspace[v])} in the graph")
@@ -116,12 +119,13 @@ class _Replay:
         self.held[st.reg] = v
         self.live[st.reg] = v
         self.copies[v].add(st.reg)
-        if not self.times[v]:
-            self.kept += u.kept
+        first = not self.times[v]
         self.times[v] += 1
         self.cost += u.cost
         self.in_use += u.mem
-        used = self.plan.constant + self.kept + self.in_use + u.workspace
+        used = self.plan.constant + self.kept + (u.kept_running if first else 0) + self.in_use + u.workspace
+        if first:  # held from now on
+            self.kept += u.kept
         for budget, name in self.budgets:
             if used > budget:
                 raise self.fail(s, j, st, f"memory in use {describe_size(used)} exceeds {name} {describe_size(budget)} "

@@ -137,10 +137,10 @@ def memory_timeline(plan: Plan) -> np.ndarray:
         for st in stage:
             if isinstance(st, Compute):
                 u = units[st.unit]
-                if u.name not in done:  # its kept outputs from its first computation on
-                    done.add(u.name)
-                    kept += u.kept
-                out.append(plan.constant + kept + live + u.mem + u.workspace)
+                first = u.name not in done  # its kept outputs from its first computation on
+                done.add(u.name)
+                out.append(plan.constant + kept + (u.kept_running if first else 0) + live + u.mem + u.workspace)
+                kept += u.kept if first else 0
                 live += u.mem
                 regs[st.reg] = u.mem
             elif isinstance(st, Deallocate):

@@ -25,14 +25,16 @@ def kept_cases(count: int, seed: int) -> list:
     for k in range(count):
         dag = random_dag(int(rng.integers(3, 6)), rng, workspace=k % 2 == 0, constant=int(rng.integers(0, 3)))
         kept = rng.integers(1, 4, dag.n) * (rng.random(dag.n) < 0.6)
-        out.append(dataclasses.replace(dag, kept=kept))
+        first = rng.integers(0, kept + 1)  # what the first computation holds of them while it runs
+        out.append(dataclasses.replace(dag, kept=kept, kept_first=first))
     return out
 
 
 def test_profile_peaks_and_plan_agree_on_kept_outputs():
     rng = np.random.default_rng(3)
-    dag = dataclasses.replace(training_graph(4, rng, skips=((0, 2),), workspace=True),
-                              kept=np.r_[np.zeros(5, np.int64), rng.integers(1, 9, 4)])
+    kept = np.r_[np.zeros(5, np.int64), rng.integers(1, 9, 4)]
+    dag = dataclasses.replace(training_graph(4, rng, skips=((0, 2),), workspace=True), kept=kept,
+                              kept_first=kept // 2)
     s = checkpoint_all(dag)
     prof = memory_profile(dag, s.R, s.S)
     assert (stage_peaks(dag, s.R, s.S) == np.where(s.R, prof, -1).max(axis=1)).all()
