@@ -23,6 +23,7 @@ from .nativealloc import (
     HW,
     IN_USE,
     LIVE,
+    LOCK,
     MODE,
     NSTATE,
     NUNIQ,
@@ -39,31 +40,19 @@ from .nativealloc import (
 )
 
 
-@intrinsic
-def _words(typingctx, addr):  # noqa: ANN001, ANN202 - int64 address -> int64*
-    sig = types.CPointer(types.int64)(types.int64)
-
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        return builder.inttoptr(args[0], ir.IntType(64).as_pointer())
-    return sig, codegen
-
-
-@intrinsic
-def _uwords(typingctx, addr):  # noqa: ANN001, ANN202 - int64 address -> uint64*
-    sig = types.CPointer(types.uint64)(types.int64)
-
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        return builder.inttoptr(args[0], ir.IntType(64).as_pointer())
-    return sig, codegen
+def _cast(result):  # noqa: ANN001, ANN202
+    """An intrinsic that reinterprets an int64 address as ``result`` (a numba pointer type)."""
+    @intrinsic
+    def cast(typingctx, addr):  # noqa: ANN001, ANN202
+        def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+            return builder.inttoptr(args[0], context.get_value_type(result))
+        return result(types.int64), codegen
+    return cast
 
 
-@intrinsic
-def _vp(typingctx, addr):  # noqa: ANN001, ANN202 - int64 address -> void*
-    sig = types.voidptr(types.int64)
-
-    def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        return builder.inttoptr(args[0], ir.IntType(8).as_pointer())
-    return sig, codegen
+_words = _cast(types.CPointer(types.int64))
+_uwords = _cast(types.CPointer(types.uint64))
+_vp = _cast(types.voidptr)
 
 
 @intrinsic
@@ -75,27 +64,52 @@ def _addr(typingctx, p):  # noqa: ANN001, ANN202 - void* -> int64
     return sig, codegen
 
 
+def _caller(result, arg):  # noqa: ANN001, ANN202
+    """An intrinsic ``(fn, this, arg) -> (*fn)(this, arg)``: the Python callback of the same name, where ``fn``
+    is its address, ``result`` its return type (voidptr or void) and ``arg`` its second argument's."""
+    @intrinsic
+    def call(typingctx, fn, this, a):  # noqa: ANN001, ANN202
+        def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
+            ret = context.get_value_type(result) if result is not types.void else ir.VoidType()
+            fnty = ir.FunctionType(ret, [ir.IntType(8).as_pointer(), context.get_value_type(arg)])
+            out = builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1], args[2]])
+            return out if result is not types.void else context.get_dummy_value()
+        return result(types.int64, types.voidptr, arg), codegen
+    return call
+
+
+_call_alloc = _caller(types.voidptr, types.uint64)
+_call_free = _caller(types.void, types.voidptr)
+
+
 @intrinsic
-def _call_alloc(typingctx, fn, this, n):  # noqa: ANN001, ANN202 - (*fn)(this, n)
-    sig = types.voidptr(types.int64, types.voidptr, types.uint64)
-
+def _try_lock(typingctx, addr):  # noqa: ANN001, ANN202 - compare-and-swap the word at addr from 0 to 1
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        i8p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(i8p, [i8p, ir.IntType(64)])
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1], args[2]])
-    return sig, codegen
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        zero, one = ir.Constant(ir.IntType(64), 0), ir.Constant(ir.IntType(64), 1)
+        return builder.extract_value(builder.cmpxchg(ptr, zero, one, "acquire", "monotonic"), 1)
+    return types.boolean(types.int64), codegen
 
 
 @intrinsic
-def _call_free(typingctx, fn, this, p):  # noqa: ANN001, ANN202 - (*fn)(this, p)
-    sig = types.void(types.int64, types.voidptr, types.voidptr)
-
+def _unlock(typingctx, addr):  # noqa: ANN001, ANN202 - store 0 to the word at addr with release order
     def codegen(context, builder, signature, args):  # noqa: ANN001, ANN202
-        i8p = ir.IntType(8).as_pointer()
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i8p])
-        builder.call(builder.inttoptr(args[0], fnty.as_pointer()), [args[1], args[2]])
+        ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+        builder.store_atomic(ir.Constant(ir.IntType(64), 0), ptr, "release", 8)
         return context.get_dummy_value()
-    return sig, codegen
+    return types.void(types.int64), codegen
+
+
+@numba.njit(inline="always")
+def _lock_word(this) -> int:  # noqa: ANN001
+    return _addr(this) + (HEAD + LOCK) * 8
+
+
+@numba.njit(inline="always")
+def _acquire(this) -> None:  # noqa: ANN001
+    w = _lock_word(this)
+    while not _try_lock(w):
+        pass
 
 
 @numba.njit(inline="always")
@@ -117,9 +131,17 @@ def _bits(bm, g0: int, g1: int, value: int) -> bool:
     return True
 
 
-@numba.cfunc(types.voidptr(types.voidptr, types.uint64), nopython=True, cache=True)
-def native_alloc(this, n):  # noqa: ANN001, ANN202
-    s = numba.carray(this, HEAD + NSTATE, dtype=np.int64)[HEAD:]
+@numba.njit(inline="always")
+def _serve_alloc(this, s, n) -> int:  # noqa: ANN001
+    """The planned block's address, 0 when Python must serve the request; under the state's lock."""
+    _acquire(this)
+    p = _alloc_planned(s, n)
+    _unlock(_lock_word(this))
+    return p
+
+
+@numba.njit(inline="always")
+def _alloc_planned(s, n) -> int:  # noqa: ANN001
     if s[MODE] == 1 and n > 0:
         k = s[K]
         size = (np.int64(n) + GRANULE - 1) // GRANULE * GRANULE
@@ -140,14 +162,13 @@ def native_alloc(this, n):  # noqa: ANN001, ANN202
                     s[PEAK] = u
                 if end > s[HW]:
                     s[HW] = end
-                return _vp(s[BASE] + off)
-    return _call_alloc(s[PY_ALLOC], this, n)
+                return s[BASE] + off
+    return 0
 
 
-@numba.cfunc(types.void(types.voidptr, types.voidptr), nopython=True, cache=True)
-def native_free(this, p):  # noqa: ANN001, ANN202
-    s = numba.carray(this, HEAD + NSTATE, dtype=np.int64)[HEAD:]
-    addr = _addr(p)
+@numba.njit(inline="always")
+def _free_planned(s, addr) -> bool:  # noqa: ANN001
+    """Whether the block at ``addr`` was one the native side handed out (then freed here)."""
     if s[MODE] == 1 and addr != 0:
         off = addr - s[BASE]
         if 0 <= off < s[CAP] and off % GRANULE == 0:
@@ -168,5 +189,35 @@ def native_free(this, p):  # noqa: ANN001, ANN202
                     s[IN_USE] -= size
                     s[FREES] += 1
                     s[DIRTY] = 1
-                    return
-    _call_free(s[PY_FREE], this, p)
+                    return True
+    return False
+
+
+@numba.cfunc(types.voidptr(types.voidptr, types.uint64), nopython=True, cache=True)
+def native_alloc(this, n):  # noqa: ANN001, ANN202
+    s = numba.carray(this, HEAD + NSTATE, dtype=np.int64)[HEAD:]
+    p = _serve_alloc(this, s, n)
+    if p != 0:
+        return _vp(p)
+    return _call_alloc(s[PY_ALLOC], this, n)
+
+
+@numba.cfunc(types.void(types.voidptr, types.voidptr), nopython=True, cache=True)
+def native_free(this, p):  # noqa: ANN001, ANN202
+    s = numba.carray(this, HEAD + NSTATE, dtype=np.int64)[HEAD:]
+    _acquire(this)
+    done = _free_planned(s, _addr(p))
+    _unlock(_lock_word(this))
+    if not done:
+        _call_free(s[PY_FREE], this, p)
+
+
+@numba.cfunc(types.void(types.voidptr), nopython=True, cache=True)
+def native_lock(this):  # noqa: ANN001, ANN202
+    """Take the state's lock (the Python callbacks hold it while they read or change the tables)."""
+    _acquire(this)
+
+
+@numba.cfunc(types.void(types.voidptr), nopython=True, cache=True)
+def native_unlock(this):  # noqa: ANN001, ANN202
+    _unlock(_lock_word(this))

@@ -39,6 +39,7 @@ boundary itself costs little and the rest is remc's bookkeeping (BENCHMARKS, las
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes as C
 import functools
 import glob
@@ -322,11 +323,12 @@ class Session:
                 return over.take(0)
             nt = tables[0] if tables else None
             try:
-                if nt is not None:
-                    nt.pull()
-                p = pa.alloc(n)
-                if nt is not None:
-                    nt.push_alloc(p)
+                with nt.held() if nt is not None else contextlib.nullcontext():
+                    if nt is not None:
+                        nt.pull()
+                    p = pa.alloc(n)
+                    if nt is not None:
+                        nt.push_alloc(p)
             except Exception:  # noqa: BLE001 - nothing may cross into C
                 pa.stats.failures.append((int(n), -1))
                 p = None
@@ -340,13 +342,14 @@ class Session:
         def _free(_this: int, p: int | None) -> None:
             nt = tables[0] if tables else None
             try:
-                if nt is not None:
-                    nt.pull()
-                    size = pa.size_at.get(int(p or 0) - pa.base)
-                if pa.free(p):  # remc's buffer (the hot path), else an overflow block
+                with nt.held() if nt is not None else contextlib.nullcontext():
                     if nt is not None:
-                        nt.push_free(p, size)
-                    return
+                        nt.pull()
+                        size = pa.size_at.get(int(p or 0) - pa.base)
+                    if pa.free(p):  # remc's buffer (the hot path), else an overflow block
+                        if nt is not None:
+                            nt.push_free(p, size)
+                        return
             except Exception:  # noqa: BLE001 - nothing may cross into C
                 pass
             if p:

@@ -168,12 +168,13 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
 
     t0 = time.perf_counter()
     n = dag.n
-    least = dag.constant + max(int(dag.mem[v] + dag.workspace[v] + dag.mem[dag.preds[v]].sum()) for v in range(n))
+    least = dag.constant + max(int(dag.mem[v] + dag.workspace[v] + dag.mem[dag.preds[v]].sum() + dag.kept_before[v]
+                                   + dag.kept_first[v]) for v in range(n))
     if budget < least:  # every schedule computes each unit once, with its inputs resident
         raise InfeasibleError(f"no schedule fits {budget} bytes: one unit needs {least} bytes with its inputs "
                               f"resident (proven lower bound)", least)
     cap = budget - dag.constant
-    g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
+    g = _gcd(dag)
     mem = [int(x) // g for x in dag.mem]
     ws = [int(x) // g for x in dag.workspace]
     cap //= g
@@ -362,7 +363,7 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
     t0 = time.perf_counter()
     n = dag.n
     cap = budget - dag.constant
-    g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
+    g = _gcd(dag)
     mem = [int(x) // g for x in dag.mem]
     ws = [int(x) // g for x in dag.workspace]
     cap //= g
@@ -410,6 +411,12 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         grow = {u for u, k in uses.items() if k > 1 and solver.BooleanValue(pres[u][copies[u] - 1])}
     return CpBound(bound, name, time.perf_counter() - t0, found), grow
 
+def _gcd(dag: DAG) -> int:
+    """The bytes per model unit: the gcd of every M_v, W_v and K_v."""
+    return math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), *(int(x) for x in dag.kept),
+                    *(int(x) for x in dag.kept_first), 0) or 1
+
+
 def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int], cap: int, top: int,
            relax: frozenset[int] = frozenset()):
     """The CP-SAT model: (model, presences, starts, ends, serve literals, memory level). The memory level
@@ -420,6 +427,7 @@ def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int],
     serves (length-1 demands), not in between. Every schedule maps to a solution of that model at no
     more cost and no more memory at any event, so its optimum is a lower bound for all schedules."""
     n = dag.n
+    g = _gcd(dag)
     horizon = _event(n - 1, n - 1) + 1
     m = cp_model.CpModel()
     pres, start, end = [], [], []
@@ -456,6 +464,12 @@ def _build(cp_model, dag: DAG, copies: list[int], mem: list[int], ws: list[int],
             if ws[v]:
                 ivs.append(m.NewOptionalFixedSizeIntervalVar(s, 1, p, f"w{v}_{c}"))
                 dem.append(ws[v])
+            if c == 0 and dag.kept_first[v]:  # what the first computation holds of its own while it runs
+                ivs.append(m.NewFixedSizeIntervalVar(_event(v, v), 1, f"kf{v}"))
+                dem.append(int(dag.kept_first[v]) // g)
+            if c == 0 and dag.kept[v] and _event(v, v) + 1 < horizon:  # then held to the end
+                ivs.append(m.NewFixedSizeIntervalVar(_event(v, v) + 1, horizon - _event(v, v) - 1, f"k{v}"))
+                dem.append(int(dag.kept[v]) // g)
             pv.append(p)
             sv.append(s)
             ev.append(e)
@@ -655,7 +669,7 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     cp_model = load_cp_model()
 
     n = dag.n
-    g = math.gcd(*(int(x) for x in dag.mem), *(int(x) for x in dag.workspace), 0) or 1
+    g = _gcd(dag)
     cap = (budget - dag.constant) // g
     if cap < 0:
         return None

@@ -18,20 +18,29 @@ result back (``push_alloc``, ``push_free``): the bitmap and the table of live bl
 Python allocator's checked interval set is rebuilt from them whenever it is consulted. Without numba, or with
 ``native=False``, the Python callbacks serve every request (the same addresses, slower).
 
-The native side takes no lock: ONNX Runtime's CPU kernels request memory from the thread that calls ``Run``
-(measured on ResNet50, GPT-2 and U-Net; the layout's k-th-request order assumes it too), and the Python callbacks
-it calls hold the GIL as before.
+The tables are shared by every thread that calls the allocator, under one lock (a spin lock, a state word taken
+by compare-and-swap): the native ``Alloc`` and ``Free`` hold it while they read and change the tables and let it
+go before they call Python; the Python callbacks (and ``pull``, ``begin_run``, ``stop`` from the thread that runs
+the session) hold it while they serve a request or take over the tables (``NativeTables.held``, reentrant within
+a thread). A thread that waits for it holds nothing else (not the GIL), so it cannot deadlock. ONNX Runtime's CPU
+kernels request memory from the thread that calls ``Run`` (measured with 1 and 2 intra-op threads: the
+layout's k-th-request order assumes it too); the lock makes a request from another thread safe, not planned
+(served by the Python callbacks if it is not the k-th planned one).
 """
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import functools
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
 # state words (int64), after the struct's four fields
 MODE, K, N, SIZES, OFFS, SLOTS, BASE, CAP, BITMAP, UNIQ, NUNIQ, LIVE, IN_USE, PEAK, HW, PLANNED, CALLS, \
-    PY_ALLOC, PY_FREE, DIRTY, FREES = range(21)
+    PY_ALLOC, PY_FREE, DIRTY, FREES, LOCK = range(22)
 NSTATE = 24
 HEAD = 4
 """``struct OrtAllocator`` of API version 13: version (padded to 8 bytes), Alloc, Free, Info; the state
@@ -40,18 +49,22 @@ GRANULE = 256
 
 
 @functools.lru_cache(maxsize=1)
-def compiled() -> tuple[int, int] | None:
-    """The addresses of the native ``Alloc`` and ``Free`` (None: numba is not installed or failed to compile
-    them; the Python callbacks serve every request then)."""
+def compiled() -> tuple[int, int, int, int] | None:
+    """The addresses of the native ``Alloc``, ``Free`` and the lock's take and release (None: numba is not
+    installed or failed to compile them; the Python callbacks serve every request then)."""
     try:
         return _compile()
     except Exception:  # noqa: BLE001 - numba missing, or an llvmlite/numba version that cannot build them
         return None
 
 
-def _compile() -> tuple[int, int]:
-    from . import _nativejit  # numba compiles (or loads from its cache) the two functions on import
-    return int(_nativejit.native_alloc.address), int(_nativejit.native_free.address)
+def _compile() -> tuple[int, int, int, int]:
+    from . import _nativejit  # numba compiles (or loads from its cache) the functions on import
+    return (int(_nativejit.native_alloc.address), int(_nativejit.native_free.address),
+            int(_nativejit.native_lock.address), int(_nativejit.native_unlock.address))
+
+
+_LOCK_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
 class NativeTables:
@@ -63,6 +76,12 @@ class NativeTables:
     def __init__(self, pa: Any, words: np.ndarray) -> None:
         self.pa = pa
         self.s = words
+        fns = compiled()
+        assert fns is not None, "NativeTables without the native functions"
+        self._this = int(words.ctypes.data) - HEAD * 8  # the OrtAllocator block the state words follow
+        self._take, self._release = _LOCK_FN(fns[2]), _LOCK_FN(fns[3])
+        self._owner: int | None = None
+        self._depth = 0
         cap = int(pa.capacity)
         self.bitmap = np.zeros(-(-cap // GRANULE // 64) + 1, dtype=np.uint64)
         offs = {int(o) for seq in pa.plans.values() for _, o in seq}
@@ -78,8 +97,31 @@ class NativeTables:
         s[BITMAP], s[UNIQ], s[NUNIQ], s[LIVE] = (self.bitmap.ctypes.data, self.uniq.ctypes.data, len(self.uniq),
                                                    self.live.ctypes.data)
 
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the tables' lock (reentrant within one thread): the native side waits meanwhile."""
+        me = threading.get_ident()
+        if self._owner == me:
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+            return
+        self._take(self._this)  # ctypes lets the GIL go while it waits; the holder never needs it
+        self._owner, self._depth = me, 1
+        try:
+            yield
+        finally:
+            self._owner, self._depth = None, 0
+            self._release(self._this)
+
     # -- what the native side serves
     def begin_run(self) -> None:
+        with self.held():
+            self._begin_run()
+
+    def _begin_run(self) -> None:
         """``pa.begin_run`` was called: the native walk follows the run's plan from its first request; it
         serves requests only when ``pa`` keeps no trace, record or events (those need every request in Python).
         ``pa`` pulled before it started the run."""
@@ -100,12 +142,17 @@ class NativeTables:
 
     def stop(self) -> None:
         """Python serves every request from now on (the session is closing)."""
-        self.pull()
-        self.s[MODE] = 0
+        with self.held():
+            self.pull()
+            self.s[MODE] = 0
 
     # -- keeping the Python allocator in step
     def pull(self) -> None:
         """Bring ``pa`` up to date with what the native side served since the last pull."""
+        with self.held():
+            self._pull()
+
+    def _pull(self) -> None:
         s, pa = self.s, self.pa
         st = pa.stats
         st.calls += int(s[CALLS])
@@ -130,6 +177,10 @@ class NativeTables:
 
     def push_alloc(self, ptr: int | None) -> None:
         """``pa`` placed a block at ``ptr`` (None or outside its buffer: nothing to record)."""
+        with self.held():
+            self._push_alloc(ptr)
+
+    def _push_alloc(self, ptr: int | None) -> None:
         pa = self.pa
         if ptr:
             off = int(ptr) - int(pa.base)
@@ -140,6 +191,10 @@ class NativeTables:
 
     def push_free(self, ptr: int | None, size: int | None) -> None:
         """``pa`` freed the block of ``size`` bytes at ``ptr``."""
+        with self.held():
+            self._push_free(ptr, size)
+
+    def _push_free(self, ptr: int | None, size: int | None) -> None:
         if ptr and size:
             self._mark(int(ptr) - int(self.pa.base), int(size), False)
         self._sync_state()

@@ -2,9 +2,12 @@
 
 Nodes v_0..v_{n-1} are scheduling units numbered in a topological order (the paper's v_1..v_n, here
 0-based). Each unit has a compute cost C_v, the bytes M_v of its scheduled outputs (outputs that are
-graph outputs kept to the end are in the constant overhead instead), and a workspace W_v: bytes that
-exist only while the unit runs (its internal temporaries and dead outputs). The constant overhead is the
-paper's M_input + 2 M_param: graph inputs, parameters and the kept outputs (loss, parameter gradients).
+graph outputs kept to the end are counted apart, in K_v), and a workspace W_v: bytes that exist only while
+the unit runs (its internal temporaries and dead outputs). The constant overhead holds the graph inputs and
+parameters (the paper's M_input + M_param). K_v: the bytes of the graph outputs unit v produces (parameter
+gradients, the loss), held from v's first computation to the end of the schedule, as the device holds them;
+the paper counts them in the constant from the start (U_init = M_input + 2 M_param), which on a training
+graph over-counts every stage before the gradients exist (``kept_at``).
 
 Units marked ``no_recompute`` (random ops such as Dropout) are computed exactly once: every strategy must
 keep their outputs resident from their frontier stage until their last use.
@@ -30,7 +33,7 @@ class DAG:
     edges: np.ndarray
     """int64[m, 2]: dependency edges (i, j), i < j, no duplicates, sorted."""
     constant: int = 0
-    """Bytes always resident: graph inputs, parameters, kept outputs (paper eq. U_init)."""
+    """Bytes always resident: graph inputs, parameters (and graph outputs no unit produces)."""
     workspace: np.ndarray = None  # type: ignore[assignment]  # an array after __post_init__
     """int64[n]: W_v, transient bytes while v runs; zeros when None."""
     backward: np.ndarray = None  # type: ignore[assignment]
@@ -42,6 +45,13 @@ class DAG:
     members: tuple[tuple[str, ...], ...] | None = None
     """Optional: the ONNX node names each unit stands for, in execution order (one each when fine)."""
     meta: dict = field(default_factory=dict)
+    kept: np.ndarray = None  # type: ignore[assignment]
+    """int64[n]: K_v, bytes of the graph outputs unit v produces, held from its first computation to the end;
+    zeros when None."""
+    kept_first: np.ndarray = None  # type: ignore[assignment]
+    """int64[n]: the bytes of K_v held at the peak of v's first computation (its outputs produced so far there,
+    ``passes.dagbuild.unit_peak``), at most K_v: that computation holds M_v + W_v + kept_first[v]; K_v when
+    None (all of it, an upper bound)."""
 
     def __post_init__(self) -> None:
         n = len(self.names)
@@ -54,10 +64,14 @@ class DAG:
                 raise ValueError(f"edge {tuple(bad)} does not follow the topological numbering")
             e = np.unique(e, axis=0)
         object.__setattr__(self, "edges", e)
-        for name, dtype in (("workspace", np.int64), ("backward", bool), ("no_recompute", bool)):
+        for name, dtype in (("workspace", np.int64), ("backward", bool), ("no_recompute", bool), ("kept", np.int64)):
             v = getattr(self, name)
             v = np.zeros(n, dtype=dtype) if v is None else np.asarray(v, dtype=dtype).reshape(n)
             object.__setattr__(self, name, v)
+        kf = self.kept if self.kept_first is None else np.asarray(self.kept_first, dtype=np.int64).reshape(n)
+        if np.any(kf > self.kept) or np.any(kf < 0):
+            raise ValueError("kept_first must lie between 0 and kept")
+        object.__setattr__(self, "kept_first", kf)
         if len(set(self.names)) != n:
             raise ValueError("unit names must be unique")
 
@@ -90,6 +104,25 @@ class DAG:
     def _index(self) -> dict[str, int]:
         return {nm: i for i, nm in enumerate(self.names)}
 
+    @cached_property
+    def kept_before(self) -> np.ndarray:
+        """int64[n]: bytes of kept outputs held when stage t starts, sum of K_u for u < t (every schedule first
+        computes unit u in stage u: R[t, t] = 1 and R[t, i] = 0 for i > t)."""
+        return np.concatenate([[0], np.cumsum(self.kept)[:-1]]).astype(np.int64) if self.n else \
+            np.zeros(0, np.int64)
+
+    def fixed_at(self, t: int, k: int) -> int:
+        """Bytes held beside the scheduled registers while unit k runs in stage t: the constant and the kept
+        outputs of the units computed before (at k = t, what unit t's first computation holds of its own)."""
+        return int(self.constant + self.kept_before[t] + (self.kept_first[t] if k == t else 0))
+
+    def kept_from_start(self) -> DAG:
+        """The same problem with the kept outputs in the constant, held from the start (the paper's U_init; a
+        training loop whose outputs are buffers bound before each step)."""
+        import dataclasses
+        return dataclasses.replace(self, constant=int(self.constant + self.kept.sum()),
+                                   kept=np.zeros(self.n, dtype=np.int64), kept_first=None)
+
     @property
     def total_cost(self) -> float:
         """Cost of computing every unit once (checkpoint all; the ideal no-overhead cost)."""
@@ -102,7 +135,7 @@ class DAG:
         """The same graph with activation memory and workspace scaled (for batch-size searches)."""
         return DAG(self.names, self.cost, np.round(self.mem * batch_factor).astype(np.int64), self.edges,
                    self.constant, np.round(self.workspace * batch_factor).astype(np.int64), self.backward,
-                   self.no_recompute, self.ops, self.members, dict(self.meta))
+                   self.no_recompute, self.ops, self.members, dict(self.meta), self.kept, self.kept_first)
 
 
 def _group(keys: np.ndarray, vals: np.ndarray, n: int) -> tuple[np.ndarray, ...]:

@@ -14,8 +14,9 @@ its last use; there is no parameter or workspace term unless the file gives one.
   graph's entry and exit nodes, not link keys). Parameter bytes are always resident, so remc adds them to
   the constant overhead; they are 0 in every published file, and Moccasin ignores them.
 
-remc also writes (and reads when present) ``workspace`` and ``no_recompute`` per node and ``constant``
-(bytes of the constant overhead) in ``graph``; they default to 0 / false.
+remc also writes (and reads when present) ``workspace``, ``no_recompute`` and ``kept`` (bytes of graph outputs
+held from the node's first computation) per node and ``constant`` (bytes of the constant overhead) in ``graph``;
+they default to 0 / false.
 
 Order: remc's units are numbered in one topological order, which fixes the stages of the Checkmate
 formulation and the checkpoint-all peak that the benchmark protocol scales into a budget. remc keeps the
@@ -119,18 +120,22 @@ def dag_from_nodelink(data: Any, where: str = "graph") -> DAG:
     cost = [_number(nodes[k], f.cost, who[r], where) for r, k in enumerate(order)]
     mem = [_bytes(nodes[k], f.mem, who[r], where) for r, k in enumerate(order)]
     workspace = [_bytes(nodes[k], "workspace", who[r], where, default=0) for r, k in enumerate(order)]
+    kept = [_bytes(nodes[k], "kept", who[r], where, default=0) for r, k in enumerate(order)]
+    kept_first = [min(_bytes(nodes[k], "kept_first", who[r], where, default=kept[r]), kept[r])
+                  for r, k in enumerate(order)]
     params = sum(_bytes(nodes[k], f.param, who[r], where, default=0) for r, k in enumerate(order)) if f.param else 0
     constant = _bytes(meta, "constant", None, where, default=0) + params
     if not math.isfinite(sum(cost)):
         raise ModelError(f"{where}: the graph's costs add up to more than a float can hold")
-    total = sum(mem) + sum(workspace) + constant
+    total = sum(mem) + sum(workspace) + sum(kept) + constant
     if total >= 2 ** 62:
         raise ModelError(f"{where}: the graph's memory adds up to {total:.3g} bytes, more than remc can count "
                          f"(2^62)")
     return DAG(
         names=names, cost=np.asarray(cost, dtype=np.float64), mem=np.asarray(mem, dtype=np.int64),
         edges=np.asarray(sorted({(rank[a], rank[b]) for a, b in edges}), dtype=np.int64).reshape(-1, 2),
-        constant=constant, workspace=np.asarray(workspace, dtype=np.int64),
+        constant=constant, workspace=np.asarray(workspace, dtype=np.int64), kept=np.asarray(kept, dtype=np.int64),
+        kept_first=np.asarray(kept_first, dtype=np.int64),
         backward=np.asarray([_flag(nodes[k], "backward", who[r], where) for r, k in enumerate(order)], dtype=bool),
         no_recompute=np.asarray([_flag(nodes[k], "no_recompute", who[r], where) for r, k in enumerate(order)],
                                 dtype=bool),
@@ -285,6 +290,10 @@ def nodelink_from_dag(dag: DAG) -> dict:
             nd["workspace"] = int(dag.workspace[k])
         if dag.no_recompute[k]:
             nd["no_recompute"] = True
+        if dag.kept[k]:
+            nd["kept"] = int(dag.kept[k])
+            if dag.kept_first[k] != dag.kept[k]:
+                nd["kept_first"] = int(dag.kept_first[k])
         nodes.append(nd)
     links = [{"source": int(a), "target": int(b)} for a, b in dag.edges]
     graph = {"name": dag.meta.get("graph", ""), "constant": int(dag.constant)}

@@ -87,7 +87,26 @@ def memory_profile(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     freed_before = np.zeros((n, n), dtype=np.int64)
     freed_before[:, 1:] = np.cumsum(gc, axis=1)[:, :-1]
     U = base[:, None] + np.cumsum(alloc, axis=1) - freed_before
-    return U + R * dag.workspace[None, :]
+    return U + R * dag.workspace[None, :] + kept_profile(dag, R)
+
+
+def kept_profile(dag: DAG, R: np.ndarray) -> np.ndarray:
+    """int64[n, n]: bytes of kept outputs (``DAG.kept``) held at position k of stage t: those of every unit
+    first computed before that position, and at a unit's first computation what it holds of its own while it
+    runs (``DAG.kept_first``)."""
+    n = dag.n
+    R = np.asarray(R, dtype=bool)
+    out = np.zeros((n, n), dtype=np.int64)
+    if not n or not dag.kept.any():
+        return out
+    done = R.any(axis=0)
+    first = np.argmax(R, axis=0)
+    A = np.zeros((n, n), dtype=np.int64)
+    A[first[done], np.flatnonzero(done)] = dag.kept[done]
+    before = np.concatenate([[0], np.cumsum(A.sum(axis=1))[:-1]])
+    out = before[:, None] + np.cumsum(A, axis=1)
+    out[first[done], np.flatnonzero(done)] -= (dag.kept - dag.kept_first)[done]  # its own, while it runs
+    return out
 
 
 def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
@@ -102,6 +121,7 @@ def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     mem = dag.mem
     s_t, s_i = np.nonzero(S)
     base = dag.constant + np.bincount(s_t, weights=mem[s_i].astype(np.float64), minlength=n).round().astype(np.int64)
+    base0 = base
     t_nz, k_nz = np.nonzero(R)  # row-major: stage by stage, units in order
     if len(t_nz) == 0:
         return base
@@ -127,6 +147,15 @@ def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
         gc = np.bincount(pos[free], weights=mem[par[free]].astype(np.float64),
                          minlength=len(t_nz)).round().astype(np.int64)
     alloc = mem[k_nz]
+    if dag.kept.any():  # kept outputs from each unit's first computation on (entries are in time order)
+        first_at = np.argmax(R, axis=0)
+        is_first = t_nz == first_at[k_nz]
+        add = np.where(is_first, dag.kept[k_nz], 0)
+        by_stage = np.bincount(t_nz, weights=add.astype(np.float64), minlength=n).round().astype(np.int64)
+        base = base + np.concatenate([[0], np.cumsum(by_stage)[:-1]])
+        held = np.cumsum(add) - np.where(is_first, (dag.kept - dag.kept_first)[k_nz], 0)
+    else:
+        held = np.zeros(len(t_nz), dtype=np.int64)
     starts = np.flatnonzero(np.r_[True, t_nz[1:] != t_nz[:-1]])
     row_of = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(t_nz)]))
     cs_alloc = np.cumsum(alloc)
@@ -134,6 +163,8 @@ def stage_peaks(dag: DAG, R: np.ndarray, S: np.ndarray) -> np.ndarray:
     alloc_before_row = (cs_alloc - alloc)[starts][row_of]
     gc_before_row = (cs_gc - gc)[starts][row_of]
     U = base[t_nz] + (cs_alloc - alloc_before_row) - (cs_gc - gc - gc_before_row) + dag.workspace[k_nz]
+    if dag.kept.any():  # base[t] has the kept outputs of earlier stages; held counts them too
+        U = U - base[t_nz] + base0[t_nz] + held
     peaks = base.copy()
     np.maximum.at(peaks, t_nz, U)
     return peaks

@@ -89,7 +89,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     ``strong``: also the relaxation with recomputation stages and parents (``_strong_ascent``)."""
     n = dag.n
     base = float(dag.cost.sum())
-    fixed = dag.constant + dag.workspace + dag.mem
+    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem  # unit t running in stage t
     if len(dag.edges):
         fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
                                     minlength=n).round().astype(np.int64)

@@ -3,8 +3,9 @@
 A unit is a list of ONNX nodes in execution order (one node each at fine granularity; see
 ``passes/coarsen.py`` for larger units). For a unit v:
 
-- M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which belong
-  to the constant overhead (paper eq. U_init: inputs, parameters and the outputs kept for the optimizer).
+- M_v: bytes of the outputs that nodes outside v read, except kept values (graph outputs), which are K_v:
+  held from v's first computation to the end (the paper puts them in the constant overhead, U_init, from the
+  start; the device holds a gradient only once it is computed).
 - W_v (workspace): what v needs beyond M_v while it runs: the most bytes, over v's nodes in order, of
   its internal values (read only inside v), dead outputs (read by nobody), outputs produced so far and the
   running node's kernel scratch (``kernel_scratch``) alive at once, less M_v (at least 0). The schedule
@@ -82,13 +83,16 @@ def fine_units(graph: Graph) -> list[list[Node]]:
 
 def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[Node]] | None = None, *,
               granularity: str = "fine", device: str = "cpu", scratch: Mapping[str, int] | None = None,
-              prepacked: int = 0) -> DAG:
+              prepacked: int = 0, granule: int = 1, rounding: int = 0) -> DAG:
     """The scheduling DAG of ``graph`` partitioned into ``units`` (default: one per node), for running on
     ``device`` (its kernel scratch is part of W_v). ``scratch``: bytes of kernel scratch measured on the device
     per node name (``backends.scratch.KernelMemory.scratch``); a node's scratch is then the larger of that and
     ``kernel_scratch`` (which a plan check without the device repeats, so a plan valid here stays valid there).
     ``prepacked``: bytes the device holds for the whole run beyond the graph's constant (CPU: the weight copies
-    MLAS packs at session creation, measured), added to the constant overhead.
+    MLAS packs at session creation, measured), added to the constant overhead. ``granule``: each kept output's
+    bytes rounded up to it (the allocator's; 256 on remc's CPU placement); ``rounding``: bytes the device holds
+    beyond the graph's inputs and parameters (CPU: the small initializers' 256-byte rounding), added to the
+    constant overhead.
 
     ``units`` must list every node once, each unit in execution order, the units in a topological order.
     """
@@ -100,6 +104,7 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
     fwd = forward_nodes(graph)
     mem = np.zeros(len(units), dtype=np.int64)
     work = np.zeros(len(units), dtype=np.int64)
+    first = np.zeros(len(units), dtype=np.int64)
     edges: set[tuple[int, int]] = set()
     for k, unit in enumerate(units):
         for n in unit:
@@ -113,10 +118,15 @@ def build_dag(graph: Graph, costs: dict[str, float], units: Sequence[Sequence[No
         # internal peak on top of all of M_v
         peak, mem[k] = unit_peak(unit, kept, device, scratch)
         work[k] = max(0, peak - mem[k])
+        first[k] = unit_peak(unit, kept, device, scratch, granule=granule, with_kept=True)[0] - mem[k] - work[k]
     names = tuple(_unit_name(u) for u in units)
     cost = np.array([sum(max(float(costs[n.name]), 0.0) for n in u) for u in units])
+    outs = [[v for n in u for v in dict.fromkeys(n.outputs) if v is not None and v in kept] for u in units]
+    raw = sum(v.nbytes for vs in outs for v in vs)
+    held = np.array([sum(-(-v.nbytes // granule) * granule for v in vs) for vs in outs], dtype=np.int64)
     return DAG(
-        names=names, cost=cost, mem=mem, edges=sorted(edges), constant=graph.constant_bytes() + int(prepacked), workspace=work,
+        names=names, cost=cost, mem=mem, edges=sorted(edges), kept=held, kept_first=np.clip(first, 0, held),
+        constant=graph.constant_bytes() - raw + int(prepacked) + int(rounding), workspace=work,
         backward=np.array([not any(n in fwd for n in u) for u in units]),
         no_recompute=np.array([any(n.op_type in RANDOM_OPS for n in u) for u in units]),
         ops=tuple("+".join(dict.fromkeys(n.op_type for n in u)) for u in units),
@@ -131,19 +141,25 @@ def _unit_name(unit: Sequence[Node]) -> str:
 
 
 def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu",
-              scratch: Mapping[str, int] | None = None) -> tuple[int, int]:
+              scratch: Mapping[str, int] | None = None, *, granule: int = 1,
+              with_kept: bool = False) -> tuple[int, int]:
     """(peak, outputs): the most bytes the unit's own values hold at once while its nodes run in order
     (internal and dead values until their last use, outputs read outside the unit from when they are
     produced) plus the running node's kernel scratch (``kernel_scratch``, or the larger ``scratch`` measured
-    for it); and the bytes of those outputs (M_v). Kept values are constant overhead and not counted."""
+    for it); and the bytes of those outputs (M_v). Kept values are counted apart (``DAG.kept``), except with
+    ``with_kept``: then they count from when they are produced (each rounded up to ``granule``), as in the unit's
+    first computation."""
     scratch = scratch or {}
     inside = set(unit)
     position = {n: i for i, n in enumerate(unit)}
-    live = produced = peak = 0
+    live = produced = peak = outs = 0
     ends: dict[int, int] = {}
     for i, n in enumerate(unit):
         for v in n.outputs:
             if v in kept:
+                if with_kept:
+                    produced += -(-v.nbytes // granule) * granule
+                    outs += -(-v.nbytes // granule) * granule
                 continue
             if any(u.node not in inside for u in v.uses):
                 produced += v.nbytes  # part of M_v from now on
@@ -153,4 +169,4 @@ def unit_peak(unit: Sequence[Node], kept: set[Value], device: str = "cpu",
             ends[last] = ends.get(last, 0) + v.nbytes
         peak = max(peak, produced + live + max(kernel_scratch(n, device), int(scratch.get(n.name, 0))))
         live -= ends.pop(i, 0)
-    return peak, produced
+    return peak, produced - outs

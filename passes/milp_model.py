@@ -109,7 +109,7 @@ def memory_scale(dag: DAG, budget: float | None) -> MemoryScale:
     With the gcd g of all M_k and W_k as the unit, every schedule's bytes above the constant are a
     multiple of g, so the budget floor((budget - constant) / g) admits exactly the same schedules.
     """
-    sizes = np.concatenate([dag.mem, dag.workspace])
+    sizes = np.concatenate([dag.mem, dag.workspace, dag.kept, dag.kept_first])
     g = reduce(math.gcd, (int(v) for v in sizes if v > 0), 0) or 1
     top = int(sizes.max(initial=1))
     exact = top / g <= EXACT_LIMIT
@@ -376,11 +376,11 @@ def build_model(dag: DAG, budget: int | None, *, free_form: str = "tight", paper
     if usefulness:
         _rows_usefulness(rows, dag, r, s)
     if dense:
-        budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub)
+        budget_rows = _rows_memory_dense(rows, dag, r, s, free, mem, work, 0.0 if bcol >= 0 else ub, scale.unit)
         if bcol >= 0:
             rows.term(budget_rows, np.asarray(bcol), -1.0)
     else:
-        _rows_memory(rows, dag, r, s, free, p, mem, work)
+        _rows_memory(rows, dag, r, s, free, p, mem, work, scale.unit)
     if bcol >= 0 and not dense:
         pc = p[p >= 0]
         ids = rows.new(len(pc), -np.inf, 0.0)
@@ -512,16 +512,17 @@ def _dense_nonzeros(r_ok: np.ndarray, s_ok: np.ndarray, free_ok: np.ndarray, E: 
 
 
 def _rows_memory_dense(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.ndarray, mem: np.ndarray,
-                       work: np.ndarray, budget: float) -> np.ndarray:
+                       work: np.ndarray, budget: float, unit: float) -> np.ndarray:
     """U substituted into the budget rows: for each position k of stage t with R[t, k] not fixed to 0,
-    sum_i M_i S[t, i] + sum_{j <= k} M_j R[t, j] + W_k R[t, k] - sum_{j < k} GC_t(j) <= budget.
-    Returns the row indices."""
+    sum_i M_i S[t, i] + sum_{j <= k} M_j R[t, j] + W_k R[t, k] - sum_{j < k} GC_t(j) <= budget, with the kept
+    outputs held there (``_kept_terms``; ``unit``: bytes per model unit). Returns the row indices."""
     n, E = dag.n, dag.edges
     out = []
     for t in range(n):
         pos = np.flatnonzero(r[t] >= 0)
         ids = rows.new(len(pos), -np.inf, budget)
         out.append(ids)
+        _kept_terms(rows, dag, r, t, ids, pos, unit)
         si = np.flatnonzero(s[t] >= 0)
         rows.term(ids[:, None], s[t, si][None, :], -(-mem[si])[None, :])
         q, j = np.nonzero(pos[None, :] <= pos[:, None])  # row q gets R[t, pos[j]] for pos[j] <= pos[q]
@@ -533,8 +534,24 @@ def _rows_memory_dense(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
+def _kept_terms(rows: _Rows, dag: DAG, r: np.ndarray, t: int, ids: np.ndarray, pos: np.ndarray, unit: float,
+                sign: float = 1.0, first: bool = True) -> None:
+    """The kept outputs (``DAG.kept``) held at positions ``pos`` of stage t, as terms on R[t, t] (fixed to 1,
+    so the budget rows keep one right-hand side): those of the units before t (``first``), and K_t at
+    position t (what its first computation holds of its own, ``DAG.kept_first``). ``unit``: bytes per model
+    unit."""
+    if not dag.kept.any() or not len(ids):
+        return
+    off = (dag.kept_before[t] if first else 0) + np.where(pos == t, dag.kept_first[t], 0)
+    if not np.any(off):
+        return
+    if r[t, t] < 0:
+        raise ValueError(f"stage {t} has no column R[{t}, {t}] for its kept outputs")
+    rows.term(ids, np.full(len(ids), r[t, t]), sign * off / unit)
+
+
 def _rows_memory(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.ndarray, p: np.ndarray,
-                 mem: np.ndarray, work: np.ndarray) -> None:
+                 mem: np.ndarray, work: np.ndarray, unit: float) -> None:
     """Recurrence (2-3) on P = U + W R, between consecutive positions of a stage that have a P column.
 
     First position k0: P[t, k0] = sum_i M_i S[t, i] + (M + W)_k0 R[t, k0].
@@ -549,6 +566,9 @@ def _rows_memory(rows: _Rows, dag: DAG, r: np.ndarray, s: np.ndarray, free: np.n
         ids = rows.new(len(pos), 0.0, 0.0)
         rows.term(ids, p[t, pos], 1.0)
         rows.term(ids, r[t, pos], -(mem[pos] + work[pos]))
+        _kept_terms(rows, dag, r, t, ids[:1], pos[:1], unit, -1.0)
+        if len(pos) > 1 and pos[-1] == t:  # K_t from unit t's computation on (the stage's last position)
+            _kept_terms(rows, dag, r, t, ids[-1:], pos[-1:], unit, -1.0, first=False)
         si = np.flatnonzero(s[t] >= 0)
         rows.term(np.full(len(si), ids[0]), s[t, si], -mem[si])
         if len(pos) < 2:
@@ -610,8 +630,14 @@ def unit_needs(dag: DAG) -> np.ndarray:
 
 
 def simple_lower_bound(dag: DAG) -> int:
-    """A proven lower bound on any schedule's peak: each unit runs once with all its inputs resident."""
-    return int(dag.constant + unit_needs(dag).max()) if dag.n else int(dag.constant)
+    """A proven lower bound on any schedule's peak: each unit runs once with all its inputs resident, in its
+    own stage at the latest, beside the kept outputs of the units before it and its own."""
+    return int(dag.constant + _stage_needs(dag).max()) if dag.n else int(dag.constant)
+
+
+def _stage_needs(dag: DAG) -> np.ndarray:
+    """int64[n]: ``unit_needs`` with the kept outputs held when unit k runs in stage k."""
+    return unit_needs(dag) + dag.kept_before + dag.kept_first
 
 
 def lower_bound_text(dag: DAG) -> str:
@@ -619,14 +645,17 @@ def lower_bound_text(dag: DAG) -> str:
     workspace and inputs (for infeasible-budget messages)."""
     if not dag.n:
         return f"no schedule of this graph can need less than {describe_size(int(dag.constant))}"
-    k = int(unit_needs(dag).argmax())
+    k = int(_stage_needs(dag).argmax())
     inputs = int(dag.mem[dag.preds[k]].sum())
+    held = int(dag.kept_before[k] + dag.kept_first[k])
+    kept = f", {format_size(held)} of graph outputs computed by then" if held else ""
     return (f"no schedule of this graph can need less than {describe_size(simple_lower_bound(dag))}: "
-            f"{format_size(int(dag.constant))} always resident, and unit {dag.names[k]!r} needs its output "
+            f"{format_size(int(dag.constant))} always resident{kept}, and unit {dag.names[k]!r} needs its output "
             f"{format_size(int(dag.mem[k]))}, workspace {format_size(int(dag.workspace[k]))} and its "
-            f"{len(dag.preds[k])} input(s) {format_size(inputs)} while it runs (in remc's model, which holds the "
-            f"graph's outputs from the start, as a training loop's fixed buffers do; one run that allocates them "
-            f"when they are computed may need less on the device)")
+            f"{len(dag.preds[k])} input(s) {format_size(inputs)} while it runs"
+            + ("" if dag.kept.any() else " (in remc's model, which holds the graph's outputs from the start, as a "
+               "training loop's fixed buffers do; one run that allocates them when they are computed may need less "
+               "on the device)"))
 
 
 def least_budget_bound(dag: DAG, lp: SolverBackend, *, time_limit: float | None = None,

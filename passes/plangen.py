@@ -31,7 +31,8 @@ def unit_table(dag: DAG) -> tuple[Unit, ...]:
     return tuple(Unit(name=dag.names[v],
                       members=tuple(dag.members[v]) if dag.members is not None else (dag.names[v],),
                       mem=int(dag.mem[v]), workspace=int(dag.workspace[v]), cost=float(dag.cost[v]),
-                      op=dag.ops[v] if dag.ops is not None else "")
+                      op=dag.ops[v] if dag.ops is not None else "", kept=int(dag.kept[v]),
+                      kept_first=None if dag.kept_first[v] == dag.kept[v] else int(dag.kept_first[v]))
                  for v in range(dag.n))
 
 

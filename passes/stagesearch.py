@@ -86,7 +86,9 @@ class StageState:
         alloc = np.where(row, dag.mem, 0)
         freed_before = np.zeros(n, dtype=np.int64)
         freed_before[1:] = np.cumsum(gc)[:-1]
-        U = dag.constant + int(dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
+        U = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
+        U[t] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
+        U[t + 1:] += dag.kept[t]
         return int((U + np.where(row, dag.workspace, 0)).max())
 
     def _set_row(self, t: int) -> bool:

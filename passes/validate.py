@@ -50,19 +50,29 @@ def check_against(plan: Plan, dag: DAG, *, measured_workspace: bool = False) -> 
     DAG was built without the device the plan was made for, whose measured kernel scratch may have made a unit's
     workspace larger than the DAG's rule (``remc.fit.dag_with_measured_scratch``), and its measured pre-packed
     weight copies a larger constant: a larger workspace or constant in the plan is accepted (never a smaller
-    one)."""
+    one), and a unit's kept outputs rounded up to the device's allocation granule, or moved into the constant
+    (``DAG.kept_from_start``: a training loop's), as long as the constant and the kept outputs together are not
+    less."""
     def mismatch(why: str) -> PlanError:
         return PlanError(f"the plan does not belong to this graph: {why}")
 
     if len(plan.units) != dag.n:
         raise mismatch(f"the plan has {len(plan.units)} units, the graph {dag.n}")
-    if plan.constant < int(dag.constant) or (plan.constant != int(dag.constant) and not measured_workspace):
+    held = sum(u.kept for u in plan.units)
+    if plan.constant < int(dag.constant) or (plan.constant != int(dag.constant) and not measured_workspace) or \
+            plan.constant + held < int(dag.constant + dag.kept.sum()):
         raise mismatch(f"constant {plan.constant} in the plan, {int(dag.constant)} in the graph")
     for v, u in enumerate(plan.units):
         if u.name != dag.names[v]:
             raise mismatch(f"unit {v} is {quote(u.name)} in the plan but {quote(dag.names[v])} in the graph")
         if u.mem != int(dag.mem[v]):
             raise mismatch(f"unit {quote(u.name)}: mem {u.mem} in the plan, {int(dag.mem[v])} in the graph")
+        dk = int(dag.kept[v])  # the device's may be rounded up, or in the constant (a training loop's)
+        if u.kept != dk and not (measured_workspace and (u.kept >= dk or u.kept == 0)):
+            raise mismatch(f"unit {quote(u.name)}: kept {u.kept} in the plan, {int(dag.kept[v])} in the graph")
+        df = int(dag.kept_first[v])
+        if u.kept_running != df and not (measured_workspace and 0 <= u.kept_running <= u.kept):
+            raise mismatch(f"unit {quote(u.name)}: kept_first {u.kept_running} in the plan, {df} in the graph")
         ws = int(dag.workspace[v])
         if u.workspace < ws or (u.workspace != ws and not measured_workspace):
             raise mismatch(f"unit {quote(u.name)}: ws {u.workspace} in the plan, {int(dag.workspace[v])} in the graph")
@@ -85,6 +95,7 @@ class _Replay:
         self.last_freed: dict[int, str] = {}  # unit -> where its last live copy was deallocated
         self.times = [0] * len(plan.units)
         self.in_use = 0
+        self.kept = 0  # bytes of kept outputs of the units computed so far
         self.peak, self.peak_stmt, self.peak_where = plan.constant, -1, ""
         self.cost = 0.0
         self.deallocations = 0
@@ -108,10 +119,13 @@ class _Replay:
         self.held[st.reg] = v
         self.live[st.reg] = v
         self.copies[v].add(st.reg)
+        first = not self.times[v]
         self.times[v] += 1
         self.cost += u.cost
         self.in_use += u.mem
-        used = self.plan.constant + self.in_use + u.workspace
+        used = self.plan.constant + self.kept + (u.kept_running if first else 0) + self.in_use + u.workspace
+        if first:  # held from now on
+            self.kept += u.kept
         for budget, name in self.budgets:
             if used > budget:
                 raise self.fail(s, j, st, f"memory in use {describe_size(used)} exceeds {name} {describe_size(budget)} "
@@ -122,7 +136,8 @@ class _Replay:
     def _biggest(self, k: int = 3) -> str:
         """The constant and the largest live registers, for over-budget messages."""
         regs = sorted(self.live.items(), key=lambda rv: (-self.plan.units[rv[1]].mem, rv[0]))
-        parts = [f"constant {format_size(self.plan.constant)}"]
+        parts = [f"constant {format_size(self.plan.constant)}"] + \
+            ([f"kept outputs {format_size(self.kept)}"] if self.kept else [])
         units = self.plan.units
         parts += [f"%{r} {quote(units[v].name)} {format_size(units[v].mem)}" for r, v in regs[:k]]
         more = f" and {len(regs) - k} more" if len(regs) > k else ""

@@ -131,9 +131,9 @@ def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, 
     _rows_free(rows, dag, r, s, free, "tight", False)
     budget_rows = None
     if dense:
-        budget_rows = _rows_memory_dense(rows, dag, r_w, s_w, free, mem, work, scale.budget)
+        budget_rows = _rows_memory_dense(rows, dag, r_w, s_w, free, mem, work, scale.budget, scale.unit)
     else:
-        _rows_memory(rows, dag, r_w, s_w, free, p, mem, work)
+        _rows_memory(rows, dag, r_w, s_w, free, p, mem, work, scale.unit)
     A, lo, hi = rows.matrix(cols.n)
     cat = np.concatenate
     col_lo, col_hi = cat(cols.lo), cat(cols.hi)

@@ -220,6 +220,8 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         dag_with_measured_scratch(state, device, settings, kernel_deadline)
         if clock is not None and t_scratch is not None:
             clock.record("solver scratch", t_scratch)
+    if steps is not None and state.dag is not None:  # the training loop binds every output before the step
+        state.dag = state.dag.kept_from_start()
     if clock is not None and steps is None:
         state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
@@ -545,10 +547,26 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     scratch = {name: int(k.scratch) for name, k in km.items()
                if name in by_name and k.scratch > kernel_scratch(by_name[name], device)}
     packed = prepacked_bytes(shaped, km, device, settings)
-    if scratch or packed:
+    granule, rounding = allocation_rounding(state.graph, device, settings)
+    if scratch or packed or rounding or granule > 1:
         state.dag = build_dag(state.graph, state.costs or {}, state.units, granularity=state.granularity,
-                              device=device, scratch=scratch, prepacked=packed)
+                              device=device, scratch=scratch, prepacked=packed, granule=granule, rounding=rounding)
     return len(scratch)
+
+
+def allocation_rounding(graph: Any, device: str, settings: Any = None) -> tuple[int, int]:
+    """(granule, rounding) for ``passes.dagbuild.build_dag`` on remc's CPU placement, where every block is a
+    multiple of 256 bytes: the kept outputs (graph outputs) rounded to it, and the bytes the small initializers
+    copied into remc's buffer (``passes.arena.initializer_in_arena``) take beyond their size (GPT-2 test size:
+    57 initializers of 1469 bytes in 14592). (1, 0) elsewhere (live tensors are not rounded in the model)."""
+    from .backends import runtime
+    from .ir.device import parse_device
+    from .passes.arena import MIN_ALLOCATION, initializer_in_arena, rounded
+    settings = settings or runtime.DEFAULT_SETTINGS
+    if not settings.placed(device) or parse_device(device)[0] != "cpu":
+        return 1, 0
+    small = [v.nbytes for v in graph.params if initializer_in_arena(v.nbytes, device)]
+    return MIN_ALLOCATION, sum(rounded(b) - b for b in small)
 
 
 def prepacked_bytes(graph: onnx.ModelProto, km: dict, device: str, settings: Any = None) -> int:

@@ -220,7 +220,8 @@ def constant_parts(graph: Graph) -> dict[str, int]:
     steps: images, labels), ``parameters`` (initializers), ``optimizer_state`` (carried inputs without an
     initializer: momentum, moments, step), ``gradients`` (``grad.*`` outputs of a training graph),
     ``updated`` (``*.updated`` outputs of a step graph: new weights and state), ``other_outputs`` (the
-    loss, ...). Their sum is the DAG's constant, which no schedule can go below."""
+    loss, ...). Their sum is the DAG's constant and its kept outputs (the outputs, held from the computation of
+    the unit that produces them on: ``DAG.kept``), all resident at the end of every schedule."""
     from .passes.optimizer import GRAD_PREFIX, UPDATED_SUFFIX
     outs = {v.name for v in graph.outputs}
     carried = {v.name for v in graph.inputs + graph.params if v.name + UPDATED_SUFFIX in outs}

@@ -130,13 +130,17 @@ def memory_timeline(plan: Plan) -> np.ndarray:
     values, the unit's output and workspace): the accounting the validator checks against the budget."""
     units = {u.name: u for u in plan.units}
     regs: dict[int, int] = {}
-    live = 0
+    live = kept = 0
+    done: set[str] = set()
     out = []
     for stage in plan.stages:
         for st in stage:
             if isinstance(st, Compute):
                 u = units[st.unit]
-                out.append(plan.constant + live + u.mem + u.workspace)
+                first = u.name not in done  # its kept outputs from its first computation on
+                done.add(u.name)
+                out.append(plan.constant + kept + (u.kept_running if first else 0) + live + u.mem + u.workspace)
+                kept += u.kept if first else 0
                 live += u.mem
                 regs[st.reg] = u.mem
             elif isinstance(st, Deallocate):

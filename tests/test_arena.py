@@ -146,7 +146,7 @@ def test_compare_fails_a_deliberately_wrong_plan() -> None:
     train = zoo.export("vgg16", batch, train=True, **cfg)
     passes = compile_pipeline(strategy="lin-greedy")
     st = run(stages(passes, last="units"), State(model=train))
-    st.budget = int(0.95 * checkpoint_all(st.dag).peak(st.dag))
+    st.budget = int(0.97 * checkpoint_all(st.dag).peak(st.dag))  # lin-greedy's least is 0.958 of it
     run(passes[3:], st)
     feeds = runtime.random_inputs(train, 0)
     ref = runtime.measure(train, "cpu", feeds=feeds, iters=1, mem_method=None).outputs

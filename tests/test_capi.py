@@ -223,8 +223,10 @@ def test_the_solver_constant_counts_the_pre_packed_weights():
     """remc's live-bytes model holds the weight copies session creation packs (MLAS' packed B of the training
     graph's MatMul/Gemm with constant weights, one per kernel instance): after the kernels are measured the
     DAG's constant grows by exactly the 'pre-packed weight' blocks of the checkpoint-all plan's layout, and by
-    nothing with ``--no-prepack``."""
+    nothing with ``--no-prepack``; and by the 256-byte rounding of the small initializers the layout copies into
+    its buffer ('initializer' blocks), with or without."""
     from remc.fit import dag_with_measured_scratch
+    from remc.passes.arena import initializer_in_arena
     cfg = dict(zoo.small_config("gpt2"))
     batch = cfg.pop("batch")
     train = zoo.export("gpt2", batch, train=True, **cfg)
@@ -236,7 +238,10 @@ def test_the_solver_constant_counts_the_pre_packed_weights():
         lay = model_layout(st.lowered, "cpu", settings)
         packed = sum(b.size for b in lay.blocks if b.what == "pre-packed weight")
         assert (packed > 0) == prepack
-        assert int(st.dag.constant) - before == packed
+        inits = sum(b.size for b in lay.blocks if b.what == "initializer")
+        small = sum(v.nbytes for v in st.graph.params if initializer_in_arena(v.nbytes, "cpu"))
+        assert inits > small > 0
+        assert int(st.dag.constant) - before == packed + inits - small
 
 
 def test_a_second_kernel_packing_the_same_weight_frees_its_copy():
@@ -271,3 +276,68 @@ def test_a_second_kernel_packing_the_same_weight_frees_its_copy():
     st = alloc.stats
     assert st.rejected == 0 and st.fallback == 0 and st.planned == st.calls
     assert st.high_water == lay.height
+
+
+def _run_thread_ids(lowered, lay, threads, native):  # noqa: ANN001, ANN202
+    """Two runs on ``threads`` intra-op threads: the allocator's statistics, the outputs, and the ids of the
+    threads whose requests reached the Python callbacks (every request when ``native`` is False)."""
+    import threading
+    sess, alloc = capi.placed_session(lowered, lay.height, lay, threads=threads, native=native)
+    seen: set[int] = set()
+    inner = alloc.alloc
+
+    def alloc_here(n):  # noqa: ANN001, ANN202
+        seen.add(threading.get_ident())
+        return inner(n)
+    alloc.alloc = alloc_here
+    r = runtime.Runner(sess, runtime.random_inputs(lowered, 0), "cpu", mem_limit=lay.height, allocator=alloc)
+    r()
+    r()
+    return alloc.stats, r.outputs(), seen
+
+
+@pytest.mark.parametrize("native", [False, pytest.param(None, marks=needs_native)])
+def test_two_intra_op_threads_request_from_the_run_thread_at_the_planned_offsets(lowered, native):
+    """With 2 intra-op threads every request still comes from the thread that calls ``Run`` (the Python
+    callbacks see no other thread) and lands at its planned offset: measured = predicted, the outputs those of
+    one thread."""
+    import threading
+    lay = model_layout(lowered, "cpu")
+    st, outs, seen = _run_thread_ids(lowered, lay, 2, native)
+    assert st.planned == st.calls and st.fallback == 0 and st.rejected == 0 and not st.failures
+    assert st.high_water == lay.height
+    if native is False:
+        assert seen == {threading.get_ident()}
+    _, ref, _ = _run_thread_ids(lowered, lay, 1, False)
+    ok, worst = runtime.compare_outputs(outs, ref)
+    assert ok, worst
+
+
+@needs_native
+def test_the_native_side_waits_while_python_holds_the_tables(lowered):
+    """A native ``Alloc`` on another thread that the plan would serve waits while the tables' lock is held
+    (``NativeTables.held``), then gets its planned place: the native side takes the lock."""
+    import ctypes
+    import threading
+    lay = model_layout(lowered, "cpu")
+    sess, alloc = capi.placed_session(lowered, lay.height, lay)
+    nt = sess.native
+    alloc.begin_run()
+    size, off = alloc._plan()[0]
+    fn = capi.ALLOC_FN(sess._struct.Alloc)
+    this = ctypes.addressof(sess._struct)
+    got: list = []
+    done = threading.Event()
+
+    def request():  # noqa: ANN202
+        got.append(fn(this, size))
+        done.set()
+    with nt.held():
+        assert nt.s[nativealloc.MODE] == 1
+        t = threading.Thread(target=request)
+        t.start()
+        assert not done.wait(0.3)  # it waits for the lock
+    assert done.wait(30)
+    t.join()
+    alloc.native.pull()
+    assert got == [alloc.base + off] and alloc.stats.planned >= 1

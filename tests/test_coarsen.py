@@ -43,11 +43,17 @@ def test_coarse_units_cover_every_node_once_in_topological_order(name: str) -> N
 
 @pytest.mark.parametrize("name", MODELS)
 def test_coarse_memory_is_close_to_fine(name: str) -> None:
-    """Checkpoint-all peak within 3% of the fine one; the per-unit lower bound within 1% of the fine one."""
+    """With the graph outputs resident from the start (the paper's accounting, ``DAG.kept_from_start``):
+    checkpoint-all peak within 3% of the fine one, the per-unit lower bound within 1%. With them held from
+    their computation (remc's model) the peak moves into the backward pass, where a coarse unit frees its inputs
+    only at its end: measured up to 4.7% (ResNet50) and 5.1% for the bound (U-Net); within 5% and 6%."""
     _, fine, _, coarse = dags(name)
+    fs, cs = fine.kept_from_start(), coarse.kept_from_start()
+    assert checkpoint_all(cs).peak(cs) <= PEAK_SLACK * checkpoint_all(fs).peak(fs), name
+    assert simple_lower_bound(cs) <= 1.01 * simple_lower_bound(fs), name
     fp, cp = checkpoint_all(fine).peak(fine), checkpoint_all(coarse).peak(coarse)
-    assert cp <= PEAK_SLACK * fp, (name, cp / fp)
-    assert simple_lower_bound(coarse) <= 1.01 * simple_lower_bound(fine), name
+    assert cp <= 1.05 * fp, (name, cp / fp)
+    assert simple_lower_bound(coarse) <= 1.06 * simple_lower_bound(fine), name
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -105,14 +105,15 @@ def test_compile_show_check_json(tmp_path: Path) -> None:
                "--strategy", "checkpoint-all", "--granularity", "fine", "--json", "--no-fit")
     assert res.returncode == 0, res.stderr
     rep = json.loads(res.stdout)
-    assert rep["peak"] == 248 and rep["budget"] == 300 and rep["strategy"] == "checkpoint-all"
+    # 232: the gradients held from their computation (248 with them resident from the start)
+    assert rep["peak"] == 232 and rep["budget"] == 300 and rep["strategy"] == "checkpoint-all"
     for key in ("cost", "status", "bound", "gap", "seconds", "recomputes"):
         assert key in rep
     show = json.loads(remc("plan", "show", str(plan), "--json").stdout)
-    assert show["peak"] == 248 and show["budget"] == 300 and show["recomputes"] == {}
+    assert show["peak"] == 232 and show["budget"] == 300 and show["recomputes"] == {}
     assert show["cost"] == rep["cost"]
     chk = remc("plan", "check", str(plan), "--graph", str(src), "--live-only")
-    assert chk.returncode == 0 and "ok: peak 248 B" in chk.stdout, chk.stderr
+    assert chk.returncode == 0 and "ok: peak 232 B" in chk.stdout, chk.stderr
     assert "not checked: ONNX Runtime's arena" in chk.stdout
     # compiled with --no-fit: remc's model holds it, ONNX Runtime's arena (replayed by default) does not
     arena = remc("plan", "check", str(plan), "--graph", str(src))

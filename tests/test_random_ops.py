@@ -102,7 +102,8 @@ def _compile_and_compare(train: Path, budget: str, tmp: Path) -> dict:
 def test_zoo_dropout_compiled_graph_compares_exactly(tmp_path: Path) -> None:
     train = tmp_path / "vgg.onnx"
     assert remc("zoo", "export", "vgg16", "--size", "small", "--batch", "2", "--train", "-o", str(train)).returncode == 0
-    rep = _compile_and_compare(train, "700KiB", tmp_path)
+    # 680 KiB: checkpoint-all needs 699589 bytes in remc's model (733397 with the gradients held from the start)
+    rep = _compile_and_compare(train, "680KiB", tmp_path)
     assert rep["outputs_match"] and "(||a-b|| 0," in rep["compare_worst"]
     assert rep["random_nodes"] == ["fc1/dropout", "fc2/dropout"] and "loss" in rep["random_outputs"]
     assert rep["unseeded_random_nodes"] == []

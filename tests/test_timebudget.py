@@ -232,12 +232,12 @@ def test_solves_above_an_infeasible_budget_share_the_time_left(monkeypatch) -> N
     assert all(a > b for a, b in zip(limits, limits[1:]))
 
 
-@pytest.mark.parametrize("second_need, kept", [(159, True), (200, False)])
+@pytest.mark.parametrize("second_need, kept", [(127, True), (200, False)])
 def test_a_plan_that_leaves_slack_is_re_solved_above_it(monkeypatch, second_need: int, kept: bool) -> None:
     """When the fitting plan needs at least SLACK_MIN of the budget less on the device than the budget, the fit
     re-solves at its solver budget plus that slack, warm, and keeps the new plan only when it fits and costs
-    less; otherwise the fitting plan (schedule, lowered graph, prediction) is restored. The chain at 160 bytes
-    recomputes one node (cost 52); at 180 it computes each once (48)."""
+    less; otherwise the fitting plan (schedule, lowered graph, prediction) is restored. The chain at 128 bytes
+    recomputes one node (cost 52); at 148 it computes each once (48)."""
     from remc import fit as fit_mod
     from remc.backends.strategies import make_options
     from remc.fit import ArenaPrediction, compile_fit
@@ -247,8 +247,8 @@ def test_a_plan_that_leaves_slack_is_re_solved_above_it(monkeypatch, second_need
     passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
                               options=make_options("approx", time_limit=1000.0))
     clock = CompileClock(60.0, now=FakeTime())
-    st = run(stages(passes, last="units"), State(model=model, budget=160, clock=clock))
-    preds = iter([0, 140, second_need])  # the input graph, the plan at 160, the plan at 180
+    st = run(stages(passes, last="units"), State(model=model, budget=128, clock=clock))
+    preds = iter([0, 108, second_need])  # the input graph, the plan at 128, the plan at 148
 
     def fake_predict(lowered, device, **kw):
         return ArenaPrediction(next(preds), 0, 0)
@@ -256,15 +256,15 @@ def test_a_plan_that_leaves_slack_is_re_solved_above_it(monkeypatch, second_need
     monkeypatch.setattr(fit_mod, "predict", fake_predict)
     report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
     slack = [h for h in report.history if h.get("slack")]
-    assert len(slack) == 1 and slack[0]["solver_budget"] == 180
+    assert len(slack) == 1 and slack[0]["solver_budget"] == 148
     assert report.prediction is not None and st.schedule is not None and st.dag is not None
     if kept:
-        assert slack[0]["kept"] and report.prediction.total == 159 and report.solver_budget == 180
+        assert slack[0]["kept"] and report.prediction.total == 127 and report.solver_budget == 148
         assert st.schedule.cost(st.dag) == 48.0
     else:
-        assert not slack[0]["kept"] and report.prediction.total == 140 and report.solver_budget == 160
+        assert not slack[0]["kept"] and report.prediction.total == 108 and report.solver_budget == 128
         assert st.schedule.cost(st.dag) == 52.0
-    assert st.budget == 160
+    assert st.budget == 128
 
 
 def test_fit_never_solves_below_the_least_any_schedule_needs(monkeypatch) -> None:
@@ -351,7 +351,7 @@ def test_time_left_after_a_cut_solve_is_spent_on_one_more(monkeypatch, status: s
     """A fitting plan whose solve was cut by its time limit, with time left on the compile's clock (its first
     solve kept time back for rounds that did not run), gets one more solve at the same solver budget, warm
     from it (``_use_time_left``), kept only when it fits and costs less (here it costs the same: the fitting
-    plan stays); a proven or finished solve does not. The chain at 160 bytes recomputes one node (cost 52)."""
+    plan stays); a proven or finished solve does not. The chain at 128 bytes recomputes one node (cost 52)."""
     from remc import fit as fit_mod
     from remc.backends.strategies import make_options
     from remc.fit import ArenaPrediction, compile_fit
@@ -361,9 +361,9 @@ def test_time_left_after_a_cut_solve_is_spent_on_one_more(monkeypatch, status: s
     passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
                               options=make_options("approx", time_limit=1000.0))
     clock = CompileClock(600.0, now=FakeTime())
-    st = run(stages(passes, last="units"), State(model=model, budget=160, clock=clock))
+    st = run(stages(passes, last="units"), State(model=model, budget=128, clock=clock))
     preds = iter([0])  # the input graph; every plan then needs exactly the budget (no slack to spend)
-    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds, 160), 0, 0))
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds, 128), 0, 0))
     real_run, solves = fit_mod.run, []
 
     def run_and_mark(ps, state, **kw):  # every solve reports ``status`` (time_limit: cut by its limit)
@@ -379,6 +379,6 @@ def test_time_left_after_a_cut_solve_is_spent_on_one_more(monkeypatch, status: s
     assert len(more) == (1 if continued else 0) and len(solves) == 1 + len(more)
     if continued:
         assert more[0]["solver_budget"] == report.solver_budget and more[0]["kept"] is False
-        assert report.prediction is not None and report.prediction.total == 160
+        assert report.prediction is not None and report.prediction.total == 128
     assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
-    assert st.budget == 160
+    assert st.budget == 128

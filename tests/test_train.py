@@ -219,13 +219,14 @@ def test_infeasible_budget_names_the_parts(tmp_path: Path) -> None:
 
 
 def test_constant_parts_add_up_to_the_dag_constant() -> None:
-    """The parts compile names when a budget is infeasible are the whole constant overhead, no more."""
+    """The parts compile names when a budget is infeasible are the whole constant overhead and the kept outputs
+    (held from their computation on, ``DAG.kept``), no more."""
     from remc.pipeline import State, compile_pipeline, constant_parts, run, stages
     train = _small_train()
     for model in (train, append_optimizer(train, OptimizerOptions("adamw"))):
         state = run(stages(compile_pipeline(), last="units"), State(model=model))
         parts = constant_parts(state.graph)
-        assert sum(parts.values()) == state.dag.constant
+        assert sum(parts.values()) == state.dag.constant + state.dag.kept.sum()
         assert parts["parameters"] > 0 and parts["data"] > 0
     assert parts["optimizer_state"] == memory_parts(model)["optimizer_state"] and parts["gradients"] == 0
     assert parts["updated"] == memory_parts(model)["updated"]

@@ -29,7 +29,7 @@ from remc import zoo
 from remc.backends import runtime
 from remc.backends.strategies import make_options
 from remc.fit import compile_fit, predict
-from remc.ir.errors import PlanError, RemcError
+from remc.ir.errors import RemcError
 from remc.passes.strategies import SOLVER_NAMES, STRATEGIES
 from remc.pipeline import State, compile_pipeline, run, stages
 
@@ -78,16 +78,24 @@ def one_strategy(train, strat: str, budget: int, time_limit: float) -> dict:
         row.update(compiled=False, why=str(e).splitlines()[0])
         rep = getattr(e, "fit_report", None)
         least = min((h["predicted"] for h in rep.history if "predicted" in h), default=None) if rep else None
-        if least is None and not isinstance(e, PlanError):
+        if least is None:  # refused in remc's model before any round: start from the least peak it names
+            least = getattr(e, "least_feasible", None)
+            row["least_from"] = "model" if least is not None else None
+        else:
+            row["least_from"] = "fit"
+        if least is None:
             row["applies"] = "needs a linear forward graph" not in str(e)
             return row
-    for attempt in range(3):  # the least feasible budget found: the best plan's need, then 1% more
-        b = int(least * (1 + 0.01 * attempt))
+    b = int(least)
+    for _ in range(4):  # the least feasible budget found: the best plan's need, then what the fit says it needs
         try:
             s = run(stages(passes, last="units"), State(model=train))
             res, low = compile_at(passes, s, b)
         except RemcError as e:
             row.setdefault("least_attempts", []).append({"budget": b, "why": str(e).splitlines()[0][:160]})
+            rep = getattr(e, "fit_report", None)
+            need = min((h["predicted"] for h in rep.history if "predicted" in h), default=0) if rep else 0
+            b = max(int(b * 1.01) + 1, int(need))
             continue
         row["least"] = {**res, **under_cap(low, b)}
         break
@@ -135,12 +143,39 @@ def render(data: list[dict]) -> str:
                 continue
             meas = f"{lf['measured']} ({lf['measured'] / lf['predicted']:.3f} of predicted)" if lf.get("ran") \
                 else f"OOM: {lf.get('oom', '')[:60]}"
-            out.append(head + f"| – | – | no plan fits the budget | | {lf['budget']} "
+            src = "refused in remc's model; " if r.get("least_from") == "model" else ""
+            out.append(head + f"| – | – | no plan fits the budget | | {src}{lf['budget']} "
                        f"({lf['budget'] / m['budget']:.3f}x the budget; {lf['rounds']} round(s)): {meas} |")
         u = m["unmodified_under_cap"]
         out.append(f"| {m['model']} b{m['batch']} | {m['budget']} | unmodified graph | | | "
                    f"{'ran' if u.get('ran') else 'out of memory (as it must)'} | | |")
     return "\n".join(out)
+
+
+def summary(data: list[dict]) -> dict:
+    """Counts over a run: rows, pairs that apply, compiled at the budget (by fit rounds), least budget found,
+    no plan; plans that ran with measured = predicted and within their cap; unmodified graphs out of memory."""
+    out = {"models": len(data), "rows": 0, "apply": 0, "compiled": 0, "least_found": 0, "no_plan": 0,
+           "measured_eq_predicted": 0, "within_cap": 0, "unmodified_oom": 0, "rounds": {}}
+    for m in data:
+        out["unmodified_oom"] += not m["unmodified_under_cap"].get("ran")
+        for r in m["rows"]:
+            out["rows"] += 1
+            if r.get("applies") is False:
+                continue
+            out["apply"] += 1
+            run_, cap = (r, m["budget"]) if r.get("compiled") else (r.get("least"), (r.get("least") or {}).get("budget"))
+            if r.get("compiled"):
+                out["compiled"] += 1
+                out["rounds"][r["rounds"]] = out["rounds"].get(r["rounds"], 0) + 1
+            elif run_:
+                out["least_found"] += 1
+            else:
+                out["no_plan"] += 1
+            if run_ and run_.get("ran"):
+                out["measured_eq_predicted"] += run_["measured"] == run_["predicted"]
+                out["within_cap"] += run_["measured"] <= cap
+    return out
 
 
 def main() -> None:
@@ -151,9 +186,13 @@ def main() -> None:
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
     ap.add_argument("--time-limit", type=float, default=10.0)
     ap.add_argument("--render")
+    ap.add_argument("--summary", help="print the counts over a run's JSON (``summary``)")
     ap.add_argument("--no-prepack", dest="prepack", action="store_false")
     a = ap.parse_args()
     SETTINGS[0] = runtime.DeviceSettings(prepack=a.prepack)
+    if a.summary:
+        print(json.dumps(summary(json.loads(Path(a.summary).read_text()))))
+        return
     if a.render:
         print(render(json.loads(Path(a.render).read_text())))
         return

@@ -44,8 +44,10 @@ class Candidate:
 
 
 def peak_lower_bound(dag: DAG, S: np.ndarray) -> int:
-    """constant + max over stages of the bytes S holds at the stage's start (no-recompute units pinned)."""
-    return int(dag.constant + (pin_no_recompute(dag, S).astype(np.int64) @ dag.mem).max(initial=0))
+    """constant + max over stages of the bytes S holds at the stage's start (no-recompute units pinned), with
+    the kept outputs of the units before it."""
+    held = pin_no_recompute(dag, S).astype(np.int64) @ dag.mem + dag.kept_before
+    return int(dag.constant + held.max(initial=0))
 
 
 def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str) -> Schedule:
