@@ -162,7 +162,9 @@ class SchedulePass(Pass):
                 raise
             from .passes.milp_model import lower_bound_text
             bound = "" if "can need less than" in str(err) else f"; {lower_bound_text(state.dag)}"
-            raise InfeasibleError(f"{err}; always resident: {constant_parts_text(state.graph)}{bound}"
+            held = "always resident" if state.dag is None or not int(state.dag.kept.sum()) else \
+                "held by every schedule (inputs and parameters from the start, outputs from their computation on)"
+            raise InfeasibleError(f"{err}; {held}: {constant_parts_text(state.graph)}{bound}"
                                   f"{_fits_without_recompute(state)}", err.least_feasible) from None
 
     def spec(self) -> str:
