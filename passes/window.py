@@ -85,34 +85,15 @@ def window_applies(dag: DAG) -> bool:
     return dag.n <= WINDOW_MAX_UNITS
 
 
-def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *,
-                 back: int = 24, cost_floor: float = COST_EPS) -> CheckmateModel:
-    """Eq. (9) with R and S free on stages a..b-1 only (module docstring); ``(R0, S0)`` clean and correct."""
+def window_rows(dag: DAG, cols: _Cols, r: np.ndarray, s: np.ndarray, r_ok: np.ndarray, in_w: np.ndarray,
+                s_one: np.ndarray, scale) -> tuple:  # noqa: ANN001 - scale: milp_model's MemoryScale
+    """Eq. (9)'s FREE and P columns and its rows for a window model whose R and S columns (``r``, ``s``: column
+    indices, -1 where absent) are in ``cols``: dependencies and FREE over all stages, memory only on the
+    window's stages ``in_w`` (dense where small, the P recurrence otherwise). Returns (free, p, the dense budget
+    rows or None, (A, lo, hi)). Shared by ``window_model`` and ``windowbound``."""
     n = dag.n
-    a, b = max(a, 1), min(b, n)
-    scale = memory_scale(dag, budget)
-    cost_unit = float(dag.cost.max()) if n and dag.cost.max() > 0 else 1.0
-    mem, work = dag.mem / scale.unit, dag.workspace / scale.unit
-    r_ok, s_ok, s_one = allowed(dag)
     stage = np.arange(n)[:, None]
-    in_w = (stage >= a) & (stage < b)
-    # units the window may change: the recent ones, those it recomputes now, and (S only) those it keeps
-    near = np.zeros(n, dtype=bool)
-    near[max(0, a - back):b] = True
-    near |= R0[a:b].any(axis=0)
-    kept = near | S0[a:b + 1].any(axis=0)
-    r_ok = (r_ok & in_w & near[None, :]) | (R0 & (stage == a - 1))
-    s_ok = (s_ok & (in_w & kept[None, :] | (stage == b))) | (S0 & ((stage == a - 1) | (stage == b)))
-    r_lo = np.where(in_w, np.eye(n), R0).astype(float)
-    r_hi = np.where(in_w, 1.0, R0).astype(float)
-    s_lo = np.where(in_w, s_one, S0).astype(float)
-    s_hi = np.where(in_w, 1.0, S0).astype(float)
-    s_hi[a] = S0[a]
-    exact_cost = dag.cost / cost_unit
-    unit_cost = np.where((exact_cost > 0) & (exact_cost < cost_floor), cost_floor, exact_cost)
-    cols = _Cols()
-    r = cols.add(r_ok, cost=unit_cost[None, :], lo=r_lo, hi=r_hi)
-    s = cols.add(s_ok, lo=s_lo, hi=s_hi)
+    mem, work = dag.mem / scale.unit, dag.workspace / scale.unit
     E = dag.edges
     e0, e1 = (E[:, 0], E[:, 1]) if len(E) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
     s_next_one = np.zeros((n, n), dtype=bool)
@@ -134,7 +115,37 @@ def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, 
         budget_rows = _rows_memory_dense(rows, dag, r_w, s_w, free, mem, work, scale.budget, scale.unit)
     else:
         _rows_memory(rows, dag, r_w, s_w, free, p, mem, work, scale.unit)
-    A, lo, hi = rows.matrix(cols.n)
+    return free, p, budget_rows, rows.matrix(cols.n)
+
+
+def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *,
+                 back: int = 24, cost_floor: float = COST_EPS) -> CheckmateModel:
+    """Eq. (9) with R and S free on stages a..b-1 only (module docstring); ``(R0, S0)`` clean and correct."""
+    n = dag.n
+    a, b = max(a, 1), min(b, n)
+    scale = memory_scale(dag, budget)
+    cost_unit = float(dag.cost.max()) if n and dag.cost.max() > 0 else 1.0
+    r_ok, s_ok, s_one = allowed(dag)
+    stage = np.arange(n)[:, None]
+    in_w = (stage >= a) & (stage < b)
+    # units the window may change: the recent ones, those it recomputes now, and (S only) those it keeps
+    near = np.zeros(n, dtype=bool)
+    near[max(0, a - back):b] = True
+    near |= R0[a:b].any(axis=0)
+    kept = near | S0[a:b + 1].any(axis=0)
+    r_ok = (r_ok & in_w & near[None, :]) | (R0 & (stage == a - 1))
+    s_ok = (s_ok & (in_w & kept[None, :] | (stage == b))) | (S0 & ((stage == a - 1) | (stage == b)))
+    r_lo = np.where(in_w, np.eye(n), R0).astype(float)
+    r_hi = np.where(in_w, 1.0, R0).astype(float)
+    s_lo = np.where(in_w, s_one, S0).astype(float)
+    s_hi = np.where(in_w, 1.0, S0).astype(float)
+    s_hi[a] = S0[a]
+    exact_cost = dag.cost / cost_unit
+    unit_cost = np.where((exact_cost > 0) & (exact_cost < cost_floor), cost_floor, exact_cost)
+    cols = _Cols()
+    r = cols.add(r_ok, cost=unit_cost[None, :], lo=r_lo, hi=r_hi)
+    s = cols.add(s_ok, lo=s_lo, hi=s_hi)
+    free, p, budget_rows, (A, lo, hi) = window_rows(dag, cols, r, s, r_ok, in_w, s_one, scale)
     cat = np.concatenate
     col_lo, col_hi = cat(cols.lo), cat(cols.hi)
     # rows of stages a-1 and b hold only fixed columns: drop them (their stages are the schedule's)

@@ -31,16 +31,11 @@ from ..ir.schedule import checkpoint_all, stage_peaks
 from .milp_model import (
     CheckmateModel,
     _Cols,
-    _Rows,
-    _rows_dependencies,
-    _rows_free,
-    _rows_memory,
-    _rows_memory_dense,
     allowed,
     memory_scale,
 )
 from .solver_api import SolverBackend
-from .window import DENSE_WINDOW_NONZEROS
+from .window import window_rows
 
 MAX_WINDOW_COLUMNS = 40_000
 """Columns per window (R, S and FREE of its stages) at which a window is cut."""
@@ -102,7 +97,6 @@ def relaxed_window_model(dag: DAG, budget: int, a: int, b: int) -> CheckmateMode
     n = dag.n
     scale = memory_scale(dag, budget)
     cost_unit = float(dag.cost.max()) if n and dag.cost.max() > 0 else 1.0
-    mem, work = dag.mem / scale.unit, dag.workspace / scale.unit
     r_all, s_all, s_one = allowed(dag)
     stage = np.arange(n)[:, None]
     in_w = (stage >= a) & (stage < b)
@@ -113,27 +107,7 @@ def relaxed_window_model(dag: DAG, budget: int, a: int, b: int) -> CheckmateMode
     cols = _Cols()
     r = cols.add(r_ok, cost=np.where(in_w, unit_cost[None, :], 0.0), lo=np.where(in_w, np.eye(n), 0.0))
     s = cols.add(s_ok, lo=np.where(in_w, s_one, False).astype(float))
-    E = dag.edges
-    e0, e1 = (E[:, 0], E[:, 1]) if len(E) else (np.zeros(0, np.int64), np.zeros(0, np.int64))
-    s_next_one = np.zeros((n, n), dtype=bool)
-    s_next_one[:-1] = s_one[1:]
-    used_by_t = np.zeros((n, n), dtype=bool)
-    used_by_t[e1, e0] = True
-    free_ok = r_ok[:, e1] & in_w & ~s_next_one[:, e0] & ~used_by_t[:, e0] & (e1[None, :] < stage)
-    free = cols.add(free_ok, integral=False)
-    r_w = np.where(in_w, r, -1)
-    s_w = np.where(in_w, s, -1)
-    pos = (r_w >= 0).sum(axis=1).astype(np.int64)
-    dense = int((pos * ((s_w >= 0).sum(axis=1) + (pos + 1) // 2 + free_ok.sum(axis=1))).sum()) <= DENSE_WINDOW_NONZEROS
-    p = cols.add((r_w >= 0) & (not dense), lo=0.0, hi=scale.budget, integral=False)
-    rows = _Rows()
-    _rows_dependencies(rows, dag, r, s)
-    _rows_free(rows, dag, r, s, free, "tight", False)
-    if dense:
-        _rows_memory_dense(rows, dag, r_w, s_w, free, mem, work, scale.budget)
-    else:
-        _rows_memory(rows, dag, r_w, s_w, free, p, mem, work)
-    A, lo, hi = rows.matrix(cols.n)
+    free, p, _, (A, lo, hi) = window_rows(dag, cols, r, s, r_ok, in_w, s_one, scale)
     # keep the rows of stages a..b-1: those with a column of those stages and none of stage a-1
     col_stage = np.full(cols.n, -1, dtype=np.int64)
     for idx in (r, s):
