@@ -121,7 +121,7 @@ class DAG:
         training loop whose outputs are buffers bound before each step)."""
         import dataclasses
         return dataclasses.replace(self, constant=int(self.constant + self.kept.sum()),
-                                   kept=np.zeros(self.n, dtype=np.int64), kept_first=None)
+                                   kept=np.zeros(self.n, dtype=np.int64), kept_first=np.zeros(self.n, dtype=np.int64))
 
     @property
     def total_cost(self) -> float:
