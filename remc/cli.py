@@ -217,6 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--loss", choices=("cross-entropy", "mse"), default="cross-entropy")
     g.add_argument("--batch", type=_count)
     g.add_argument("-o", "--output", required=True)
+    g.add_argument("--logits", metavar="NAME", help="the model output the loss reads, where the model has several "
+                                                    "(e.g. the main classifier of a model with auxiliary ones)")
     g.add_argument("--seed", type=int, help="seed of every random node (Dropout, RandomUniformLike, ...); "
                                             "default: nodes without a seed attribute get one from seed 0")
     g.set_defaults(func=cmd_grad)
@@ -678,7 +680,7 @@ def cmd_grad(args: argparse.Namespace) -> int:
     with Outputs([("-o", args.output)], inputs=[args.model]) as out:
         # small external tensors (Dropout ratios, shapes) are constants the gradient rules must read
         model = inline_external_data(load_model(args.model), Path(args.model).parent, max_bytes=1 << 20)
-        train = build_training_graph(model, loss=args.loss, batch=args.batch, seed=args.seed)
+        train = build_training_graph(model, loss=args.loss, batch=args.batch, seed=args.seed, logits=args.logits)
         save_model(train, out.staged(args.output), data_dir=Path(args.model).parent)
         out.commit()
     print(f"wrote {args.output}: {len(train.graph.node)} nodes, outputs "

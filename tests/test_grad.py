@@ -782,3 +782,21 @@ def test_shapes_computed_from_folded_shapes():
     x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [1, 4])
     model = make_model(nodes, [x], "y", {"w": rnd(4, 5)}, consts=c)
     gradcheck(model, expect=["w"])
+
+
+def test_several_outputs_need_logits_and_the_others_are_dropped():
+    """torchvision's GoogLeNet in training mode also returns its auxiliary classifiers' logits: remc grad asks
+    which output the loss reads (--logits); the other outputs and what only they need leave the graph."""
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="main"),
+             helper.make_node("MatMul", ["x", "v"], ["h"], name="aux0"),
+             helper.make_node("Relu", ["h"], ["aux"], name="aux1")]
+    x = helper.make_tensor_value_info("x", TensorProto.DOUBLE, [3, 4])
+    model = make_model(nodes, [x], "y", {"w": rnd(4, 5), "v": rnd(4, 2)})
+    model.graph.output.append(helper.make_empty_tensor_value_info("aux"))
+    with pytest.raises(ModelError, match=r"2 outputs \(y, aux\).*--logits"):
+        build_training_graph(model, "mse")
+    with pytest.raises(ModelError, match=r"--logits 'z' is not an output of the model; its outputs are y, aux"):
+        build_training_graph(model, "mse", logits="z")
+    train, _ = gradcheck(model, logits="y", expect=["w"])
+    assert "grad.v" not in {o.name for o in train.graph.output}
+    assert not {"aux0", "aux1"} & {n.name for n in train.graph.node}

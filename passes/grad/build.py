@@ -185,11 +185,37 @@ def _prune(nodes: list[onnx.NodeProto], outputs: Iterable[str]) -> list[onnx.Nod
     return keep[::-1]
 
 
+def _only_output(model: onnx.ModelProto, name: str) -> onnx.ModelProto:
+    """A copy of ``model`` whose one graph output is ``name``, without the nodes and initializers only the other
+    outputs needed."""
+    outs = [o.name for o in model.graph.output]
+    if name not in outs:
+        raise ModelError(f"--logits {name!r} is not an output of the model; its outputs are {', '.join(outs)}")
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    g = m.graph
+    keep = [o for o in g.output if o.name == name]
+    del g.output[:]
+    g.output.extend(keep)
+    needed, nodes = {name}, []
+    for node in reversed(list(g.node)):
+        if any(o in needed for o in node.output):
+            nodes.append(node)
+            needed.update(i for i in node.input if i)
+    del g.node[:]
+    g.node.extend(reversed(nodes))
+    inits = [t for t in g.initializer if t.name in needed]
+    del g.initializer[:]
+    g.initializer.extend(inits)
+    return m
+
+
 def _model_output(prep: Prepared) -> str:
     outs = [o.name for o in prep.model.graph.output]
     if len(outs) != 1:
         raise ModelError(f"the model has {len(outs)} outputs ({', '.join(outs)}); remc differentiates a model "
-                         f"with one output (the logits or prediction)")
+                         f"with one output (the logits or prediction): name the one the loss reads with "
+                         f"--logits (remc grad)")
     if prep.dtypes.get(outs[0]) not in FLOAT_TYPES:
         raise ModelError(f"model output {outs[0]!r} is not a float tensor")
     return outs[0]
@@ -197,14 +223,21 @@ def _model_output(prep: Prepared) -> str:
 
 def build_training_graph(model: onnx.ModelProto, loss: str = "cross-entropy", *, label_name: str = "labels",
                          batch: int | None = None, trainable: Iterable[str] | None = None,
-                         class_axis: int | None = None, seed: int | None = None) -> onnx.ModelProto:
+                         class_axis: int | None = None, seed: int | None = None,
+                         logits: str | None = None) -> onnx.ModelProto:
     """The training graph (forward + loss + backward) of a forward ONNX model; see the package docstring.
+
+    ``logits``: the graph output the loss reads, where the model has several (torchvision's GoogLeNet and
+    Inception v3 in training mode also return their auxiliary classifiers' logits); the others are dropped,
+    and with them every node only they need.
 
     Every random node gets a fixed ``seed`` attribute (``remc.passes.random_ops``): nodes without one get
     a seed derived from ``seed`` (default 0) and their name; with ``seed`` given, every random node does.
     """
     if loss not in LOSSES:
         raise ModelError(f"unknown loss {loss!r}; choose one of {', '.join(LOSSES)}")
+    if logits is not None:
+        model = _only_output(model, logits)
     params = trainable_candidates(model, trainable)
     prep = prepare(model, batch, set(params))
     logits = _model_output(prep)
