@@ -800,3 +800,16 @@ def test_several_outputs_need_logits_and_the_others_are_dropped():
     train, _ = gradcheck(model, logits="y", expect=["w"])
     assert "grad.v" not in {o.name for o in train.graph.output}
     assert not {"aux0", "aux1"} & {n.name for n in train.graph.node}
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+def test_reduce_prod(keepdims):
+    """torch.prod; slices with one zero and with two zeros too (the product is multilinear, so finite differences
+    hold there)."""
+    gradcheck(one_op("ReduceProd", {"x": rnd(2, 3, 4)}, inputs=["x", "a"], consts={"a": np.array([2])},
+                     keepdims=keepdims), expect=["x"])
+    x = rnd(3, 4)
+    x[1, 2] = 0.0
+    x[2, 0] = x[2, 3] = 0.0
+    gradcheck(one_op("ReduceProd", {"x": x}, inputs=["x", "a"], consts={"a": np.array([1])}, keepdims=keepdims),
+              expect=["x"])

@@ -348,3 +348,24 @@ def scatter_grad(ctx: RuleContext, dys: list) -> list:
     if ctx.need(2):
         out[2] = ctx.op("GatherND" if nd else "GatherElements", dys[0], ind, **axis)
     return out
+
+
+@rule("ReduceProd", inputs=(0,))
+def reduce_prod_grad(ctx: RuleContext, dys: list) -> list:
+    """dy times the product of the slice's other elements (torch.prod), exact with zeros: P = the product of the
+    nonzero elements; a slice without zeros gives P / x, one with one zero gives P at that zero and 0 elsewhere,
+    one with more zeros gives 0."""
+    axes = _reduce_axes(ctx)
+    x = ctx.x[0]
+    rest = [None] * (len(ctx.x) - 1)
+    if axes is None:
+        raise ctx.unsupported("noop_with_empty_axes=1")
+    one, zero = ctx.scalar(1.0, x), ctx.scalar(0.0, x)
+    is_zero = ctx.op("Equal", x, zero)
+    nonzero_prod = _spread(ctx, ctx.em.reduce(
+        "ReduceProd", ctx.op("Where", is_zero, one, x), axes, keepdims=True), axes)
+    zeros = _spread(ctx, ctx.em.reduce_sum(ctx.op("Cast", is_zero, to=ctx.dtype(x)), axes, keepdims=True), axes)
+    at_zero = ctx.op("Where", ctx.op("Equal", zeros, one), nonzero_prod, zero)
+    elsewhere = ctx.op("Where", ctx.op("Equal", zeros, zero), ctx.op("Div", nonzero_prod, ctx.op("Where", is_zero, one, x)),
+                       zero)
+    return [ctx.op("Mul", _spread(ctx, dys[0], axes), ctx.op("Where", is_zero, at_zero, elsewhere))] + rest
