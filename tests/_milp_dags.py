@@ -81,3 +81,23 @@ def exhaustive_optimum(dag: DAG, budget: int) -> float | None:
         cost = float(R.sum(axis=0) @ dag.cost)
         best = cost if best is None else min(best, cost)
     return best
+
+
+def budgets_against_exhaustive(dag: DAG, solve, on_solved=None) -> None:  # noqa: ANN001
+    """Every budget from checkpoint-all's peak down: ``solve(budget)`` returns a schedule of the exhaustive
+    optimum's cost within the budget, and raises InfeasibleError at the first budget no schedule fits.
+    ``on_solved(schedule, optimum)`` adds a caller's checks."""
+    import pytest
+
+    from remc.ir.errors import InfeasibleError
+    from remc.ir.schedule import checkpoint_all
+    for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
+        best = exhaustive_optimum(dag, budget)
+        if best is None:
+            with pytest.raises(InfeasibleError):
+                solve(budget)
+            return
+        s = solve(budget)
+        assert s.peak(dag) <= budget and s.cost(dag) == pytest.approx(best)
+        if on_solved is not None:
+            on_solved(s, best)

@@ -7,7 +7,7 @@ import pytest
 
 pytest.importorskip("ortools")
 
-from _milp_dags import exhaustive_optimum, random_dag, training_graph  # noqa: E402
+from _milp_dags import budgets_against_exhaustive, exhaustive_optimum, random_dag, training_graph  # noqa: E402
 
 from remc.backends.cpsat import CpSatOptions, solve_cpsat  # noqa: E402
 from remc.backends.strategies import solve_approx  # noqa: E402
@@ -23,20 +23,14 @@ def tiny_cases(count: int, seed: int):
 
 @pytest.mark.parametrize("seed", [1, 7])
 def test_exact_model_equals_exhaustive_search(seed: int) -> None:
+    def proven(s, best) -> None:  # noqa: ANN001
+        assert not check(dag, s.R, s.S)
+        assert s.report["status"] == "optimal" and s.report["bound_scope"] == "all schedules"
+        assert s.report["bound"] == pytest.approx(best)
+
     for dag in tiny_cases(10, seed):
-        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
-            best = exhaustive_optimum(dag, budget)
-            opts = CpSatOptions(copies=dag.n, threads=1, time_limit=60)
-            if best is None:
-                with pytest.raises(InfeasibleError):
-                    solve_cpsat(dag, budget, opts)
-                break
-            s = solve_cpsat(dag, budget, opts)
-            assert not check(dag, s.R, s.S)
-            assert s.peak(dag) <= budget
-            assert s.cost(dag) == pytest.approx(best)
-            assert s.report["status"] == "optimal" and s.report["bound_scope"] == "all schedules"
-            assert s.report["bound"] == pytest.approx(best)
+        opts = CpSatOptions(copies=dag.n, threads=1, time_limit=60)
+        budgets_against_exhaustive(dag, lambda b: solve_cpsat(dag, b, opts), proven)  # noqa: B023
 
 
 def test_training_graph_within_budget_and_no_worse_than_its_hint() -> None:
