@@ -170,7 +170,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="schedule a node-link JSON graph (Checkmate/Moccasin format)")
     s.add_argument("graph", help="node-link JSON graph")
-    s.add_argument("--budget", required=True, type=_size)
+    s.add_argument("--budget", required=True, type=_size_or_ratio,
+                   help="memory budget in bytes (e.g. 37056, 512MiB), or a ratio of checkpoint-all's peak in the "
+                        "file's topological order (e.g. 0.8x: ceil(0.8 x that peak), the protocol of Checkmate's "
+                        "and Moccasin's evaluations); the report gives both")
     s.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
     s.add_argument("--plan", help="write the execution plan here")
     _solver_opts(s, "solve")
@@ -300,6 +303,22 @@ def _size(text: str) -> int:
         return parse_size(text)
     except RemcError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _size_or_ratio(text: str) -> int | float:
+    """Bytes (``_size``), or a ratio written with a trailing 'x' ('0.8x'), returned as a float for the
+    command to resolve against checkpoint-all's peak once it has the graph."""
+    t = str(text).strip()
+    if t[-1:].lower() != "x":
+        return _size(t)
+    try:
+        ratio = float(t[:-1])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"cannot read ratio {text!r}: expected a number before 'x', such as "
+                                         f"0.8x") from None
+    if not (ratio > 0 and math.isfinite(ratio)):
+        raise argparse.ArgumentTypeError(f"ratio {text!r} must be a positive number, such as 0.8x")
+    return ratio
 
 
 def _number(text: str, kind: type) -> Any:
@@ -499,6 +518,11 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
         return
     line = (f"{rep['strategy']}: {rep['status']}, cost {rep['cost']:.4g} ({rep['overhead']:.3f}x of ideal), "
             f"peak {format_size(rep['peak'])} of budget {format_size(rep['budget'])}")
+    if rep.get("budget_ratio") is not None:
+        where = {"graph.order": "the file's graph.order", "file": "the file's node order"}.get(rep.get("order"),
+                                                                                              rep.get("order"))
+        line += (f" ({rep['budget_ratio']:g}x of checkpoint-all's {format_size(rep['checkpoint_all_peak'])}"
+                 + (f" in {where})" if where else ")"))
     if rep.get("bound") is not None:
         line += f", bound {rep['bound']:.4g}"
     if rep.get("gap") is not None:
@@ -527,6 +551,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     from .backends.strategies import solve
     from .ir.nodelink import load_nodelink
     from .ir.plan import print_plan
+    from .ir.schedule import checkpoint_all
     from .outputs import Outputs
     from .passes.plangen import generate_plan
     from .passes.validate import validate
@@ -534,15 +559,28 @@ def cmd_solve(args: argparse.Namespace) -> int:
     options = _strategy_options(args)
     with Outputs([("--plan", args.plan)], inputs=[args.graph]) as out:
         dag = load_nodelink(args.graph)
+        topo_peak = checkpoint_all(dag).peak(dag)
+        budget = resolve_budget(args.budget, topo_peak)
         with solver_progress(args.strategy, enabled=not args.json) as progress:
-            sched = solve(args.strategy, dag, args.budget, options, progress=progress)
-        plan = generate_plan(dag, sched, graph_name=Path(args.graph).stem, budget=args.budget)
-        sim = validate(plan, dag, budget=args.budget)
+            sched = solve(args.strategy, dag, budget, options, progress=progress)
+        plan = generate_plan(dag, sched, graph_name=Path(args.graph).stem, budget=budget)
+        sim = validate(plan, dag, budget=budget)
         if args.plan:
             out.staged(args.plan).write_text(print_plan(plan))
             out.commit()
-    _print_report(_report(sched, dag, sim, args.budget), args.json)
+    rep = _report(sched, dag, sim, budget) | {"checkpoint_all_peak": topo_peak, "order": dag.meta.get("order")}
+    if isinstance(args.budget, float):
+        rep["budget_ratio"] = args.budget
+    _print_report(rep, args.json)
     return 0
+
+
+def resolve_budget(budget: int | float, topo_peak: int) -> int:
+    """Bytes of ``--budget``: as given, or ceil(ratio x ``topo_peak``) for a ratio (a float from
+    ``_size_or_ratio``), at least 1 byte."""
+    if isinstance(budget, float):
+        return max(1, math.ceil(budget * topo_peak))
+    return budget
 
 
 def cmd_plan_show(args: argparse.Namespace) -> int:

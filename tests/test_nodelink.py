@@ -108,6 +108,33 @@ def test_same_file_through_the_cli(tmp_path: Path) -> None:
     assert rep["peak"] == peak and rep["cost"] == sum(nd["duration"] for nd in layered_doc()["nodes"])
 
 
+@pytest.mark.parametrize("ratio", ["0.9999x", "1X", "1.5x"])
+def test_budget_as_a_ratio_of_checkpoint_all(ratio: str, tmp_path: Path) -> None:
+    """``--budget 0.8x`` is the protocol's budget, ceil(0.8 x checkpoint-all's peak in the file's order); the
+    report gives the bytes, the ratio and the peak it multiplied."""
+    path = tmp_path / "random_layered_tiny.json"
+    path.write_text(json.dumps(layered_doc()))
+    dag = load_nodelink(path)
+    peak = checkpoint_all(dag).peak(dag)
+    res = remc("solve", str(path), "--budget", ratio, "--strategy", "checkmate", "--json")
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    r = float(ratio[:-1])
+    assert rep["budget"] == math.ceil(r * peak) and rep["budget_ratio"] == r
+    assert rep["checkpoint_all_peak"] == peak and rep["order"] == "graph.order" and rep["peak"] <= rep["budget"]
+    text = remc("solve", str(path), "--budget", ratio, "--strategy", "checkmate")
+    assert f"{r:g}x of checkpoint-all's" in text.stdout and "graph.order" in text.stdout
+
+
+@pytest.mark.parametrize("bad", ["x", "abcx", "0x", "nanx", "infx", "0.0x"])
+def test_bad_ratio_budget_is_one_line(bad: str, tmp_path: Path) -> None:
+    path = tmp_path / "random_layered_tiny.json"
+    path.write_text(json.dumps(layered_doc()))
+    res = remc("solve", str(path), "--budget", bad)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "--budget" in res.stderr and "0.8x" in res.stderr
+
+
 def remc(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "remc.cli", *args], capture_output=True, text=True, timeout=300)
 
