@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import math
 import sys
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -22,30 +23,53 @@ def solver_progress(strategy: str, *, enabled: bool = True) -> Iterator[Callable
     from rich.live import Live
     from rich.text import Text
 
-    live = Live(Text("reading the model ..."), console=Console(stderr=True), refresh_per_second=4, transient=True)
+    line = _Line(Text)
+    live = Live(line, console=Console(stderr=True), refresh_per_second=4, transient=True)
     with live:
-        yield _Display(strategy, live, Text)
+        yield _Display(strategy, live, line)
+
+
+class _Line:
+    """What the live display shows, rendered at each refresh (``__rich__``): the text of the last report, with
+    its elapsed seconds advanced by the time since that report, so the clock ticks while a phase runs for
+    minutes without reporting (approx's stage search on a 1000-unit graph)."""
+
+    def __init__(self, text: Any) -> None:
+        self.text, self.head, self.tail, self.elapsed, self.at = text, "reading the model ...", "", None, 0.0
+
+    def show(self, head: str, elapsed: float | None = None, tail: str = "") -> None:
+        """Show ``head`` (then, when ``elapsed`` is given, the seconds counting from it, then ``tail``)."""
+        self.head, self.elapsed, self.tail, self.at = head, elapsed, tail, time.monotonic()
+
+    def __str__(self) -> str:
+        if self.elapsed is None:
+            return self.head
+        return "  ".join(p for p in (f"{self.head} {self.elapsed + time.monotonic() - self.at:.1f} s", self.tail) if p)
+
+    def __rich__(self) -> Any:
+        return self.text(str(self))
 
 
 class _Display:
     """The live line: a ``note`` (what the command is doing, e.g. the fit round) and the solver's progress."""
 
-    def __init__(self, strategy: str, live: Any, text: Any) -> None:
-        self.strategy, self.live, self.text, self.prefix = strategy, live, text, ""
+    def __init__(self, strategy: str, live: Any, line: _Line) -> None:
+        self.strategy, self.live, self.line, self.prefix = strategy, live, line, ""
 
     def note(self, text: str) -> None:
         """Show ``text`` before the solver's progress from now on."""
         self.prefix = text
-        self.live.update(self.text(text), refresh=True)  # now, not at the next tick: a short step still shows
+        self.line.show(text)
+        self.live.refresh()  # now, not at the next tick: a short step still shows
 
     def status(self, text: str) -> None:
         """Show ``text`` alone until the solver reports (a step before the solve: reading the model, timing costs,
         measuring kernel memory); unlike ``note`` it does not stay before the solver's progress."""
-        self.live.update(self.text(text), refresh=True)
+        self.line.show(text)
+        self.live.refresh()
 
     def __call__(self, ev: ProgressEvent) -> None:
-        parts = [self.prefix + ":"] if self.prefix else []
-        parts.append(f"{self.strategy} {ev.elapsed:.1f} s")
+        parts = []
         if ev.phase:
             parts.append(ev.phase)
         if ev.incumbent is not None and math.isfinite(ev.incumbent):
@@ -54,7 +78,8 @@ class _Display:
             parts.append(f"bound {ev.bound:.6g}")
         if ev.gap is not None and math.isfinite(ev.gap):
             parts.append(f"gap {100 * ev.gap:.2f}% of overhead")
-        self.live.update(self.text("  ".join(parts)))
+        head = (self.prefix + ": " if self.prefix else "") + self.strategy
+        self.line.show(head, ev.elapsed, "  ".join(parts))
 
 
 def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:

@@ -112,3 +112,28 @@ def test_compile_status_says_what_comes_before_the_solve() -> None:
     assert live.seen == ["timing op costs on cpu ...", "grouping nodes into scheduling units ...",
                          "measuring kernel memory on cpu (cached per op signature) ..."]
     compile_status(None, "cpu", "flops")("import")  # no display: nothing to do, no error
+
+
+def test_live_line_clock_ticks_between_reports(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The live display's seconds advance while a phase runs without reporting (before: the line kept the
+    seconds of the last report, '1.9 s stage search' for two minutes on a 1000-unit graph)."""
+    from rich.text import Text
+
+    from remc import progress as prog
+    from remc.passes.solver_api import ProgressEvent
+    now = [100.0]
+    monkeypatch.setattr(prog.time, "monotonic", lambda: now[0])
+    line = prog._Line(Text)
+
+    class Live:
+        def refresh(self) -> None:
+            pass
+    disp = prog._Display("approx", Live(), line)
+    disp(ProgressEvent(1.9, "stage search"))
+    assert str(line) == "approx 1.9 s  stage search"
+    now[0] += 60.0
+    assert str(line) == "approx 61.9 s  stage search" and line.__rich__().plain == str(line)
+    disp.note("fit round 2")
+    assert str(line) == "fit round 2"
+    disp(ProgressEvent(3.0, "lp", incumbent=12.0, bound=10.0, gap=0.5))
+    assert str(line) == "fit round 2: approx 3.0 s  lp  best 12  bound 10  gap 50.00% of overhead"
