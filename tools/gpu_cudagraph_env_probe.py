@@ -43,24 +43,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from remc.backends.boundrun import _EXTRA as _BOUND_EXTRA
+
 _P = C.c_void_p
 _S = C.c_void_p
-# index in struct OrtApi (csharp/src/Microsoft.ML.OnnxRuntime/NativeMethods.shared.cs, the same order as
-# onnxruntime_c_api.h), restype, argtypes: checked against backends/capi.py's indices (RegisterAllocator 176 ...)
-_EXTRA = {
-    "CreateMemoryInfo": (68, _S, (C.c_char_p, C.c_int, C.c_int, C.c_int, C.POINTER(_P))),
-    "ReleaseMemoryInfo": (94, None, (_P,)),
-    "RunWithBinding": (133, _S, (_P, _P, _P)),
-    "CreateIoBinding": (134, _S, (_P, C.POINTER(_P))),
-    "ReleaseIoBinding": (135, None, (_P,)),
-    "BindInput": (136, _S, (_P, C.c_char_p, _P)),
-    "BindOutput": (137, _S, (_P, C.c_char_p, _P)),
-    "SynchronizeBoundOutputs": (203, _S, (_P,)),
-    "SessionOptionsAppendExecutionProvider_CUDA_V2": (204, _S, (_P, _P)),
-    "CreateCUDAProviderOptions": (205, _S, (C.POINTER(_P),)),
-    "UpdateCUDAProviderOptions": (206, _S, (_P, C.POINTER(C.c_char_p), C.POINTER(C.c_char_p), C.c_size_t)),
-    "ReleaseCUDAProviderOptions": (208, None, (_P,)),
-}
+# index in struct OrtApi, restype, argtypes: backends/boundrun.py's table (checked by this probe on
+# onnxruntime-gpu 1.31.1) and SynchronizeBoundOutputs, which only the probe calls
+_EXTRA = _BOUND_EXTRA | {"SynchronizeBoundOutputs": (203, _S, (_P,))}
 
 
 def spec_model(s: str) -> onnx.ModelProto:
