@@ -409,7 +409,7 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
     rep = sched.report
     total = dag.total_cost
     cost = sim.cost
-    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule") if k in rep.extras}  # approx: Algorithm 2's own
+    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule", "portfolio") if k in rep.extras}  # approx: Algorithm 2's own
     return extra | {
         "strategy": sched.strategy, "status": rep.status or "heuristic", "cost": cost,
         "ideal_cost": total, "overhead": cost / total if total else 1.0, "peak": sim.peak,
@@ -531,6 +531,8 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
     if rep.get("seconds") is not None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
+    if rep.get("portfolio"):
+        print(f"note: {rep['strategy']} ran {rep['portfolio']}")
     if rep.get("arena_predicted") is not None:
         print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} ({rep.get('device_model', 'replayed arena')} plus inputs and "
               f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "

@@ -67,3 +67,24 @@ def test_checkmate_below_the_simple_bound_is_infeasible_at_once() -> None:
         solve("checkmate", dag, least - 1, make_options("checkmate", time_limit=60, threads=1))
     assert e.value.least_feasible == least
     assert "no schedule of this graph can need less than" in str(e.value)
+
+
+@pytest.mark.parametrize("k", [0, 4])
+def test_checkmate_is_approx_alone_where_no_exact_phase_is_built(k: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Above CP-SAT's unit limit and the MILP's column limit (here lowered to this small graph) checkmate is
+    approx alone on its whole clock, labelled checkmate with a note: the same schedule as approx's (before, the
+    portfolio spent its bound and baselines first and returned a costlier schedule on a 2503-unit ShuffleNetV2)."""
+    from remc.backends import strategies
+    from remc.passes import milp
+    dag = cases()[k]
+    top, least = checkpoint_all(dag).peak(dag), simple_lower_bound(dag)
+    budget = least + (top - least) // 2
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    a = solve("approx", dag, budget, make_options("approx", threads=1))
+    c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
+    assert c.strategy == "checkmate" and "approx alone" in c.report.extras["portfolio"]
+    assert c.cost(dag) == a.cost(dag) and np.array_equal(c.R, a.R) and np.array_equal(c.S, a.S)
+    monkeypatch.undo()  # with the limits as they are, the portfolio runs its phases
+    full = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
+    assert "portfolio" not in full.report.extras
