@@ -50,16 +50,21 @@ def random_small(rng: np.random.Generator, max_n: int) -> tuple[DAG, float]:
     return dag, float(rng.uniform(0.5, 0.95))
 
 
-def zoo_dag(name: str, size: str) -> DAG:
-    """The zoo model ``name`` at ``size`` (small or paper) as a coarse training DAG with FLOP costs."""
+def zoo_dag(name: str, size: str, granularity: str = "coarse") -> DAG:
+    """The zoo model ``name`` at ``size`` (small or paper) as a training DAG (coarse or fine units) with FLOP
+    costs."""
     from remc import zoo
-    from remc.pipeline import State, compile_pipeline, run
 
     cfg = dict(zoo.paper_config(name) if size == "paper" else zoo.small_config(name))
     batch = cfg.pop("batch", 1)
-    state = run(compile_pipeline()[:3], State(model=zoo.export(name, batch, train=True, weights="shape-only",
-                                                                **cfg)))
-    return state.dag
+    return model_dag(zoo.export(name, batch, train=True, weights="shape-only", **cfg), granularity)
+
+
+def model_dag(model: Any, granularity: str = "coarse") -> DAG:
+    """A training graph (ONNX model or path, e.g. a torchvision export through ``remc grad``) as a DAG of
+    ``granularity`` units with FLOP costs."""
+    from remc.pipeline import State, compile_pipeline, run
+    return run(compile_pipeline(granularity=granularity)[:3], State(model=model)).dag
 
 
 def run_one(strategy: str, dag: DAG, budget: int, time_limit: float, threads: int | None) -> dict:
@@ -141,7 +146,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-n", type=int, default=60)
     p.add_argument("--zoo", default="", help="comma-separated zoo models")
     p.add_argument("--sizes", default="small,paper")
-    p.add_argument("--ratios", default="0.8,0.6", help="zoo budgets: fractions of the checkpoint-all peak")
+    p.add_argument("--onnx", default="", help="comma-separated training graphs (.onnx), e.g. torchvision exports")
+    p.add_argument("--granularity", default="coarse", choices=("coarse", "fine"), help="units of --zoo and --onnx")
+    p.add_argument("--ratios", default="0.8,0.6", help="zoo and --onnx budgets: fractions of the checkpoint-all peak")
     p.add_argument("--time-limit", type=float, default=20.0)
     p.add_argument("--threads", type=int)
     p.add_argument("--label", help="name of this run in the summary")
@@ -160,10 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         cases.append((f"random {k} (n={dag.n}, {frac:.2f}x)", dag, budget))
     for name in [m for m in args.zoo.split(",") if m]:
         for size in args.sizes.split(","):
-            dag = zoo_dag(name, size)
+            dag = zoo_dag(name, size, args.granularity)
             peak = checkpoint_all(dag).peak(dag)
             for r in args.ratios.split(","):
-                cases.append((f"{name} {size} {float(r):g}x", dag, int(float(r) * peak)))
+                cases.append((f"{name} {size} {args.granularity} {float(r):g}x", dag, int(float(r) * peak)))
+    for path in [m for m in args.onnx.split(",") if m]:
+        dag = model_dag(path, args.granularity)
+        peak = checkpoint_all(dag).peak(dag)
+        for r in args.ratios.split(","):
+            cases.append((f"{Path(path).stem} {args.granularity} {float(r):g}x", dag, int(float(r) * peak)))
     label = args.label or (f"random (seed {args.seed})" if args.random else f"zoo {args.sizes}")
     args.out.parent.mkdir(parents=True, exist_ok=True)
     res = bench(cases, args.time_limit, args.threads, args.out,
