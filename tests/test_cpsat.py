@@ -240,3 +240,13 @@ def test_cp_model_loads_without_pandas_and_its_pandas_helpers_still_work() -> No
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_multi_use_counts_only_present_merged_instances_used_more_than_once():
+    from remc.backends.cpsat import _multi_use
+
+    # (unit, serve literal, presence): unit 1 used twice, unit 2 once, unit 3 twice but its instance absent
+    merged = [(1, "a", "p1"), (1, "b", "p1"), (2, "c", "p2"), (3, "d", "p3"), (3, "e", "p3"), (4, "f", "p4")]
+    value = {"a": True, "b": True, "c": True, "d": True, "e": True, "f": False,
+             "p1": True, "p2": True, "p3": False, "p4": True}.__getitem__
+    assert _multi_use(merged, value) == {1}
