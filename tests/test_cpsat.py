@@ -250,3 +250,14 @@ def test_multi_use_counts_only_present_merged_instances_used_more_than_once():
     value = {"a": True, "b": True, "c": True, "d": True, "e": True, "f": False,
              "p1": True, "p2": True, "p3": False, "p4": True}.__getitem__
     assert _multi_use(merged, value) == {1}
+
+
+def test_free_workers_leaves_busy_cores_alone(monkeypatch) -> None:
+    import os
+
+    from remc.backends import cpsat
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for load, want in ((0.2, 4), (1.4, 3), (3.6, 1), (9.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert cpsat.free_workers() == want
