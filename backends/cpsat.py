@@ -396,7 +396,8 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         _add_hint(m, instances, pres, start, end, serve, copies)
     solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
     solver.parameters.stop_after_first_solution = first
-    merged = [(u, x, pres[u][copies[u] - 1]) for (u, _v, i, _j), x in serve.items() if u in relax and i == copies[u] - 1]
+    merged = [(u, x, pres[u][copies[u] - 1]) for (u, _v, i, _j), x in serve.items()
+              if u in relax and i == copies[u] - 1]
     seen: set[int] = set()
 
     class _Grow(cp_model.CpSolverSolutionCallback):  # every solution's multiply used merged instances
@@ -592,6 +593,13 @@ cores): the C=2 model improved until 14 s and was proven at 20-25 s, then one bo
 it optimal for every schedule; the former fixed half of a 42 s phase stopped it at +0.43%."""
 STALL = 0.5
 """The C=2 model stops once no better schedule came for this share of its running time (CpSatOptions.stall)."""
+HINTED_PRESOLVE = False
+"""CP-SAT's presolve in checkmate's CP-SAT phase when it starts from a schedule that fits (the probe, the C=2
+model and the bound rounds; without one, ``CpSatOptions.presolve``'s default). Measured (the phase from the
+same incumbent, 2 cores at load 5.6-6.7, one worker, one run each, presolve on up to PRESOLVE_UNITS before):
+Moccasin's n=100 at 0.9 1.6 s against 11.5 s of wall (the C=2 model 0.11 against 1.6 s of CPU, each bound round
+0.12-0.18 against 0.9 s), vgg_unet 0.8 1.1 against 3.1 s, VGG19 0.8 0.63 against 1.6 s, FCN8 0.9 0.31 against
+0.81 s, segnet 0.8 4.0 against 5.1 s: on these models presolve took most of each solve."""
 PROBE_UNITS = 100
 """Largest graph (units) on which checkmate's CP-SAT phase first probes whether its incumbent is optimal."""
 PROBE_SECONDS = 1.0
@@ -646,8 +654,8 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
         # proves it in 0.1-0.7 s, where the C=2 model and the bound took 0.6-2 s; else it stops at its first
         # relaxation below it (0.4-2.2 s measured on the other published graphs up to 100 units; capped)
         res = cpsat_bound(dag, budget, CpSatOptions(time_limit=min(PROBE_SECONDS, left()), threads=threads,
-                                                    copies=2), hint=best, stop_at=target(best), rounds=1,
-                          first=True)
+                                                    copies=2, presolve=HINTED_PRESOLVE), hint=best,
+                          stop_at=target(best), rounds=1, first=True)
         notes.append("probe: no proof")  # (no CP-SAT status: it depends on the machine's speed, and the note
         # goes into the plan text)
         if res.schedule is not None and res.schedule.cost(dag) < best.cost(dag):
@@ -656,10 +664,12 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
             return Schedule(best.R, best.S, strategy=best.strategy or "cpsat"), max(base, res.bound), \
                 f"incumbent proven by a cutoff round of the bound (cost {best.cost(dag):g})"
     if left(MODEL_SHARE) >= 0.5:
+        presolve = HINTED_PRESOLVE if best is not None else None
         try:
             given = left(MODEL_SHARE)
             sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=given, threads=threads, copies=2,
-                                                          stall=STALL), hint=best, progress=progress)
+                                                          stall=STALL, presolve=presolve), hint=best,
+                                progress=progress)
             notes.append(f"C=2 model {sched.report['solver']}, cost {sched.cost(dag):g}")
             # still improving when its time ran out: a proof is out of reach, the time left goes back
             cut = "FEASIBLE" in sched.report["solver"] and sched.report["seconds"] >= 0.95 * given
@@ -675,7 +685,9 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     if cut and seconds is not None:
         notes.append("bound not run (the C=2 model was still improving at its time limit)")
     elif left() >= 0.5:
-        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2), hint=best,
+        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2,
+                                                    presolve=HINTED_PRESOLVE if best is not None else None),
+                          hint=best,
                           stop_at=None if best is None else target(best))
         bound = max(bound, res.bound)
         notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text

@@ -225,8 +225,9 @@ def _recompute_costs(dag: DAG, kept: np.ndarray, units: np.ndarray, t: int,
     roughly; and how many units that recomputation runs, counted the same way. ``parents``: ``_parent_matrix``.
 
     The recurrence x = c + A x (A: the edges from parents outside ``kept``) is one triangular solve over the
-    units up to t (a loop over the parents' lists below SPARSE_FROM, else SciPy's sparse solve); capping the result equals capping each unit's value as it is summed (a capped
-    parent makes its child at least the cap). Random layered n = 1000 seed 3 at 0.8: 1.6 ms a call, where the
+    units up to t (a loop over the parents' lists below SPARSE_FROM, else SciPy's sparse solve); capping the
+    result equals capping each unit's value as it is summed (a capped parent makes its child at least the
+    cap). Random layered n = 1000 seed 3 at 0.8: 1.6 ms a call, where the
     recurrence unit by unit took 8.6 ms (74% of the eviction pass's time); the unit diagonal is implied."""
     cap = 1e6 * float(dag.cost.sum()) + 1.0
     if t < SPARSE_FROM:
