@@ -360,9 +360,9 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
     the solution uses at more than one event (where the relaxation may be below every schedule), in the last
     solution or, when the last has any, in any solution the search found on its way. Measured (Moccasin's
     random layered n=100, the CP-SAT phase from the same incumbent, 2 loaded cores, one run each), against the
-    last solution's units alone: at 0.8 3 bound rounds instead of 4 (7.6 s of CPU against 10.4 s), at 0.9 3
+    last solution's units alone: at 0.8 2 bound rounds instead of 3 (7.6 s of CPU against 10.4 s), at 0.9 3
     instead of 4 (5.0 against 5.5 s). (Growing the union also after a last solution without any, as first
-    written, ran 10 rounds instead of 7 on an own n=100, seed 47 at 0.8, whose optimum needs C > 2.)"""
+    written, ran 8 bound rounds instead of 5 on an own n=100, seed 47 at 0.8, whose optimum needs C > 2.)"""
     cp_model = load_cp_model()
 
     t0 = time.perf_counter()
