@@ -257,8 +257,8 @@ STAGE_HINT_NO_LIMIT = 30.0
 FIRST_STAGE_SHARE = 0.05
 """Most of checkmate's time limit for the stage search from nothing where no baseline fits (its feasibility-first
 search; checkmate then takes the CP-SAT-first path from its schedule). Measured (2 loaded cores): it found a
-schedule in 0.1-1.1 s on Moccasin's n=100 and two own n=100 at 0.8 and 0.9, where no baseline fits and approx's
-LP rounding took 2.3-5.5 s before CP-SAT."""
+schedule in 0.1-1.1 s on Moccasin's n=100 and two own n=100 at 0.8 and 0.9, where no baseline fits; on
+Moccasin's, approx's LP rounding had taken 2.3-5.5 s before CP-SAT."""
 
 
 def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
