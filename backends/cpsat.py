@@ -357,7 +357,12 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
 def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions, hint: Schedule | None,
                  stop_at: float | None, first: bool = False) -> tuple[CpBound, set[int]]:
     """One relaxed model with ``copies`` instances per unit: its bound, and the units whose merged instance
-    the solution uses at more than one event (where the relaxation may be below every schedule)."""
+    the solution uses at more than one event (where the relaxation may be below every schedule), in the last
+    solution or, when the last has any, in any solution the search found on its way. Measured (Moccasin's
+    random layered n=100, the CP-SAT phase from the same incumbent, 2 loaded cores, one run each), against the
+    last solution's units alone: at 0.8 2 bound rounds instead of 3 (7.6 s of CPU against 10.4 s), at 0.9 3
+    instead of 4 (5.0 against 5.5 s). (Growing the union also after a last solution without any, as first
+    written, ran 8 bound rounds instead of 5 on an own n=100, seed 47 at 0.8, whose optimum needs C > 2.)"""
     cp_model = load_cp_model()
 
     t0 = time.perf_counter()
@@ -391,7 +396,15 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         _add_hint(m, instances, pres, start, end, serve, copies)
     solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
     solver.parameters.stop_after_first_solution = first
-    status = solver.Solve(m)
+    merged = [(u, x, pres[u][copies[u] - 1]) for (u, _v, i, _j), x in serve.items()
+              if u in relax and i == copies[u] - 1]
+    seen: set[int] = set()
+
+    class _Grow(cp_model.CpSolverSolutionCallback):  # every solution's multiply used merged instances
+        def on_solution_callback(self) -> None:
+            seen.update(_multi_use(merged, self.BooleanValue))
+
+    status = solver.Solve(m, _Grow())
     name = solver.StatusName(status)
     if status == cp_model.INFEASIBLE and cutoff is not None:  # every relaxation costs at least the target
         return CpBound(max(float(dag.total_cost), (fixed + cutoff) / scale), "CUTOFF", time.perf_counter() - t0), set()
@@ -404,12 +417,19 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         cand = _extract(solver, dag, copies, pres, start, serve)
         if cand.peak(dag) <= budget:
             found = cand
-        uses: dict[int, int] = {}
-        for (u, _v, i, _j), x in serve.items():
-            if u in relax and i == copies[u] - 1 and solver.BooleanValue(x):
-                uses[u] = uses.get(u, 0) + 1
-        grow = {u for u, k in uses.items() if k > 1 and solver.BooleanValue(pres[u][copies[u] - 1])}
+        last = _multi_use(merged, solver.BooleanValue)
+        grow = last | seen if last else set()  # (a solution without any is a schedule: nothing to grow)
     return CpBound(bound, name, time.perf_counter() - t0, found), grow
+
+
+def _multi_use(merged: list, value: Callable) -> set[int]:
+    """The units whose merged instance a solution (``value``: its literal values) uses at more than one event;
+    ``merged``: (unit, serve literal of its merged instance, that instance's presence)."""
+    uses: dict[int, int] = {}
+    for u, x, p in merged:
+        if value(x) and value(p):
+            uses[u] = uses.get(u, 0) + 1
+    return {u for u, k in uses.items() if k > 1}
 
 def _gcd(dag: DAG) -> int:
     """The bytes per model unit: the gcd of every M_v, W_v and K_v."""
@@ -573,10 +593,32 @@ cores): the C=2 model improved until 14 s and was proven at 20-25 s, then one bo
 it optimal for every schedule; the former fixed half of a 42 s phase stopped it at +0.43%."""
 STALL = 0.5
 """The C=2 model stops once no better schedule came for this share of its running time (CpSatOptions.stall)."""
+HINTED_PRESOLVE = False
+"""CP-SAT's presolve in checkmate's CP-SAT phase when it starts from a schedule that fits (the probe, the C=2
+model and the bound rounds; without one, ``CpSatOptions.presolve``'s default). Measured (the phase from the
+same incumbent, 2 cores at load 5.6-6.7, one worker, one run each, presolve on up to PRESOLVE_UNITS before):
+Moccasin's n=100 at 0.9 1.6 s against 11.5 s of wall (the C=2 model 0.11 against 1.6 s of CPU, each bound round
+0.12-0.18 against 0.9 s), vgg_unet 0.8 1.1 against 3.1 s, VGG19 0.8 0.63 against 1.6 s, FCN8 0.9 0.31 against
+0.81 s, segnet 0.8 4.0 against 5.1 s: on these models presolve took most of each solve."""
 PROBE_UNITS = 100
 """Largest graph (units) on which checkmate's CP-SAT phase first probes whether its incumbent is optimal."""
 PROBE_SECONDS = 1.0
 """Most seconds of that probe (where it proves, it took 0.1-0.7 s on the published graphs, 2 loaded cores)."""
+
+
+def free_workers() -> int:
+    """CP-SAT workers for checkmate's CP-SAT phase when the user set no thread count: the cores that the
+    1-minute load average leaves free, at least 1. Measured (the phase from the same incumbent, 2 cores at
+    load 6-8, one worker against two, one run each): MobileNet at 0.8 14.4 s against 27.2 s of wall (5.8 against
+    11.3 s of CPU: the one bound round 4.4 against 9.5 s), Moccasin's n=100 at 0.8 18.0 against 21.5 s,
+    segnet 0.8 5.5 against 6.3 s, vgg_unet 0.8 3.1 against 3.6 s, VGG19 0.8 2.0 against 2.3 s: on busy cores
+    a second worker takes CPU from the first rather than adding to it."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return cores
+    return max(1, min(cores, round(cores - load)))
 
 
 def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float, threads: int | None,
@@ -587,11 +629,13 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     less when it is proven or stalls (STALL); then, unless the model was still improving when its time ran
     out (then the time left goes back to the caller), ``cpsat_bound``'s rounds with the time left, started
     from the best schedule, which stop once the bound is within ``gap`` of the best schedule's recomputation
-    overhead. Returns the best schedule (``incumbent`` when nothing is cheaper), a lower bound valid for all
-    schedules (cost units; the sum of costs when none was proven) and a note for the report. SolverError
+    overhead. ``threads``: CP-SAT's workers (None: ``free_workers()``). Returns the best schedule
+    (``incumbent`` when nothing is cheaper), a lower bound valid for all schedules (cost units; the sum of
+    costs when none was proven) and a note for the report. SolverError
     and time-outs are notes, never raised; InfeasibleError (a proven infeasibility) is raised."""
     t0 = time.perf_counter()
     base = float(dag.total_cost)
+    threads = threads if threads is not None else free_workers()
 
     def left(share: float = 1.0) -> float:
         if seconds is None:
@@ -610,8 +654,8 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
         # proves it in 0.1-0.7 s, where the C=2 model and the bound took 0.6-2 s; else it stops at its first
         # relaxation below it (0.4-2.2 s measured on the other published graphs up to 100 units; capped)
         res = cpsat_bound(dag, budget, CpSatOptions(time_limit=min(PROBE_SECONDS, left()), threads=threads,
-                                                    copies=2), hint=best, stop_at=target(best), rounds=1,
-                          first=True)
+                                                    copies=2, presolve=HINTED_PRESOLVE), hint=best,
+                          stop_at=target(best), rounds=1, first=True)
         notes.append("probe: no proof")  # (no CP-SAT status: it depends on the machine's speed, and the note
         # goes into the plan text)
         if res.schedule is not None and res.schedule.cost(dag) < best.cost(dag):
@@ -620,10 +664,12 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
             return Schedule(best.R, best.S, strategy=best.strategy or "cpsat"), max(base, res.bound), \
                 f"incumbent proven by a cutoff round of the bound (cost {best.cost(dag):g})"
     if left(MODEL_SHARE) >= 0.5:
+        presolve = HINTED_PRESOLVE if best is not None else None
         try:
             given = left(MODEL_SHARE)
             sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=given, threads=threads, copies=2,
-                                                          stall=STALL), hint=best, progress=progress)
+                                                          stall=STALL, presolve=presolve), hint=best,
+                                progress=progress)
             notes.append(f"C=2 model {sched.report['solver']}, cost {sched.cost(dag):g}")
             # still improving when its time ran out: a proof is out of reach, the time left goes back
             cut = "FEASIBLE" in sched.report["solver"] and sched.report["seconds"] >= 0.95 * given
@@ -639,7 +685,9 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     if cut and seconds is not None:
         notes.append("bound not run (the C=2 model was still improving at its time limit)")
     elif left() >= 0.5:
-        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2), hint=best,
+        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2,
+                                                    presolve=HINTED_PRESOLVE if best is not None else None),
+                          hint=best,
                           stop_at=None if best is None else target(best))
         bound = max(bound, res.bound)
         notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text

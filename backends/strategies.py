@@ -118,7 +118,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     1. the baselines (quickest first; ``start``, e.g. a previous fit round's schedule, repaired instead when
        that succeeds: ``_incumbent``) and the retention-gap bound;
     2. where CP-SAT runs (OR-Tools installed, at most CP_UNITS units) and step 1 found a schedule within the
-       budget: the eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
+       budget, or else the stage search from nothing found one within FIRST_STAGE_SHARE of the limit: the
+       eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
        limit), then CP-SAT's C=2 model from that schedule and its bound valid for all schedules
        (``cpsat_phase``, ``cpsat_share`` of the time left);
     3. with ``warm_start``, unless a bound proves the schedule (and, after step 2, only with ``approx_share``
@@ -153,6 +154,10 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
     cp = cp_possible
+    staged = None
+    if o.warm_start and cp and incumbent is None:  # no baseline fits: the stage search from nothing, briefly
+        say("stage search", incumbent, {})
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
     if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
@@ -165,10 +170,11 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # the published graphs, +0.40% on MobileNet 0.8 against the optimum +0.37%), then CP-SAT from
         # that schedule; approx's LP, which took 10-26 s of 60 on MobileNet and ResNet50 before CP-SAT
         # started, runs after CP-SAT and only when CP-SAT did not prove the schedule
-        # (only when a baseline or the warm start fits: where none does, approx's rounding and the feasibility
-        # race below find the first schedule, as measured on Moccasin's n=100 at 0.8)
-        say("stage search", incumbent, bounds)
-        staged = _stage_hint(dag, budget, incumbent, clock)
+        # (only when a baseline, the warm start or the stage search from nothing fits: where none does,
+        # approx's rounding and the feasibility race below find the first schedule)
+        if staged is None:  # (else the stage search above already ran, to its local optimum)
+            say("stage search", incumbent, bounds)
+            staged = _stage_hint(dag, budget, incumbent, clock)
         if staged is not None:
             notes["stage_search"] = f"cost {staged.cost(dag):g}"
         incumbent = _cheaper(dag, incumbent, staged)
@@ -271,13 +277,19 @@ STAGE_HINT_SHARE = 0.2
 local optimum)."""
 STAGE_HINT_NO_LIMIT = 30.0
 """Seconds of that stage search without a time limit."""
+FIRST_STAGE_SHARE = 0.05
+"""Most of checkmate's time limit for the stage search from nothing where no baseline fits (its feasibility-first
+search; checkmate then takes the CP-SAT-first path from its schedule). Measured (2 loaded cores): it found a
+schedule in 0.1-1.1 s on Moccasin's n=100 and two own n=100 at 0.8 and 0.9, where no baseline fits; on
+Moccasin's, approx's LP rounding had taken 2.3-5.5 s before CP-SAT."""
 
 
-def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock) -> Schedule | None:
+def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
+                share: float = STAGE_HINT_SHARE) -> Schedule | None:
     """The eviction pass and stage search (passes/evict.py ``evict_search``) from ``incumbent``, within
-    STAGE_HINT_SHARE of the time limit: a schedule within budget, cleaned and checked, or None."""
+    ``share`` of the time limit: a schedule within budget, cleaned and checked, or None."""
     left = clock.left()
-    share = STAGE_HINT_NO_LIMIT if clock.time_limit is None else STAGE_HINT_SHARE * clock.time_limit
+    share = STAGE_HINT_NO_LIMIT if clock.time_limit is None else share * clock.time_limit
     end = time.perf_counter() + (share if left is None else min(left, share))
     found = evict_search(dag, budget, deadline=end, start=None if incumbent is None else incumbent.S)
     if found is None:

@@ -2,6 +2,7 @@
 stage, schedules always within budget in remc's own accounting, hints never made worse."""
 from __future__ import annotations
 
+import math
 import numpy as np
 import pytest
 
@@ -240,3 +241,42 @@ def test_cp_model_loads_without_pandas_and_its_pandas_helpers_still_work() -> No
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_multi_use_counts_only_present_merged_instances_used_more_than_once():
+    from remc.backends.cpsat import _multi_use
+
+    # (unit, serve literal, presence): unit 1 used twice, unit 2 once, unit 3 twice but its instance absent
+    merged = [(1, "a", "p1"), (1, "b", "p1"), (2, "c", "p2"), (3, "d", "p3"), (3, "e", "p3"), (4, "f", "p4")]
+    value = {"a": True, "b": True, "c": True, "d": True, "e": True, "f": False,
+             "p1": True, "p2": True, "p3": False, "p4": True}.__getitem__
+    assert _multi_use(merged, value) == {1}
+
+
+def test_free_workers_leaves_busy_cores_alone(monkeypatch) -> None:
+    import os
+
+    from remc.backends import cpsat
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for load, want in ((0.2, 4), (1.4, 3), (3.6, 1), (9.0, 1)):
+        monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
+        assert cpsat.free_workers() == want
+
+
+def test_checkmate_takes_cpsat_first_from_the_stage_search_where_no_baseline_fits() -> None:
+    """Where no baseline fits but the stage search from nothing finds a schedule, checkmate runs CP-SAT from
+    it and skips approx's LP rounding once CP-SAT's bound proves the result (a layered DAG found by a scan)."""
+    from test_evict import _layered
+
+    from remc.backends.strategies import make_options, solve
+    from remc.ir.schedule import checkpoint_all
+    from remc.passes.strategies import best_baseline
+
+    dag = _layered(20, 4, 1)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    assert best_baseline(dag, budget) is None
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=120))
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+    assert s.report.status == "optimal"
+    assert "stage_search" in s.report.extras and s.report.extras["approx"] == "not run"

@@ -203,3 +203,41 @@ def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
     rep = sched.report
     assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
     assert rep.extras["gap_bound"] > float(dag.cost.sum()) and rep.bound <= rep.cost
+
+
+def test_recompute_costs_loop_equals_the_sparse_solve():
+    """The parents' loop below SPARSE_FROM gives the sparse triangular solve's sums exactly, overflow included."""
+    from remc.passes import evict
+
+    rng = np.random.default_rng(5)
+    for k in range(30):
+        dag = random_dag(int(rng.integers(5, 40)), rng)
+        parents = evict._parent_matrix(dag)
+        for _ in range(5):
+            t = int(rng.integers(0, dag.n))
+            kept = rng.random(dag.n) < 0.4
+            units = np.arange(t + 1)
+            loop = evict._recompute_costs(dag, kept, units, t, parents)
+            sparse = evict._sparse_sums(dag, kept, t, parents.csr)
+            cap = 1e6 * float(dag.cost.sum()) + 1.0
+            sparse = np.nan_to_num(sparse[units], nan=np.inf, posinf=np.inf)
+            assert np.array_equal(loop[0], np.minimum(sparse[:, 0], cap))
+            assert np.array_equal(loop[1], np.minimum(sparse[:, 1], 1e9))
+    # a chain of diamonds: the path sums overflow to inf; a kept unit below an overflowed one is NaN in the sparse
+    # solve (0 x inf), inf after nan_to_num in both
+    n = 2 + 3 * 700
+    edges = []
+    for b in range(700):
+        a = 3 * b
+        edges += [(a, a + 1), (a, a + 2), (a + 1, a + 3), (a + 2, a + 3)]
+    dag = DAG(tuple(f"v{i}" for i in range(n)), np.full(n, 1e300), np.ones(n, dtype=np.int64),
+              np.array(sorted(edges), dtype=np.int64))
+    parents = evict._parent_matrix(dag)
+    kept = np.zeros(n, dtype=bool)
+    kept[400] = True  # its children read an overflowed sum
+    t = evict.SPARSE_FROM - 1
+    units = np.arange(t + 1)
+    loop = evict._recompute_costs(dag, kept, units, t, parents)
+    sparse = np.nan_to_num(evict._sparse_sums(dag, kept, t, parents.csr)[units], nan=np.inf, posinf=np.inf)
+    assert np.isinf(loop[0]).any()
+    assert np.array_equal(loop[0], np.minimum(sparse[:, 0], 1e6 * float(dag.cost.sum()) + 1.0))
