@@ -25,20 +25,78 @@ import time
 import numpy as np
 
 from ..ir.dag import DAG
+
+try:  # SuperLU's triangular solve (SciPy >= 1.12; what scipy.sparse.linalg.spsolve_triangular calls there)
+    from scipy.sparse.linalg._dsolve._superlu import gstrs as _gstrs
+except ImportError:  # pragma: no cover (older SciPy: the callers fall back to their own loops, same values)
+    _gstrs = None
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs, stage_peaks
 
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
+DFS_STEPS = 48
+"""Units ``StageState._row_r`` visits one by one before it finishes the row with one sparse solve
+(``EdgeSystem.ancestors``): a row that recomputes a long chain (random layered n = 1000 at 0.8: hundreds of
+units) costs one solve, a row of a few units stays a few steps."""
 IMPROVE_ORDER = "chain"
 """Order in which ``improve`` tries recomputations: "chain" (``chain_savings``, most saved first) or "cost"
 (costliest unit first; the order before: on random layered n = 1000 a skip edge made one stage recompute
 248 units for a value whose own cost ranked it last)."""
 
 
+class EdgeSystem:
+    """The graph's unit lower-triangular system I - A in compressed columns (column p: the diagonal, then p's
+    children in order), where A[c, p] = 1 for an edge p -> c whose parent p is not in a given set: forward
+    (``solve``) it sums, for each unit, its own value and, recursively, those of its parents outside the set
+    (each path once); transposed (``ancestors``) it finds the units a set of units reaches through parents
+    outside the set. One SuperLU triangular solve each, on arrays built once: O(units + edges) in C."""
+
+    def __init__(self, dag: DAG) -> None:
+        n, E = dag.n, dag.edges
+        self.dag, self.n = dag, n
+        out = np.bincount(E[:, 0], minlength=n) if len(E) else np.zeros(n, dtype=np.int64)
+        self._ptr = np.concatenate([[0], np.cumsum(1 + out)]).astype(np.intc)
+        self._rows = np.empty(int(self._ptr[-1]), dtype=np.intc)
+        self._rows[self._ptr[:-1]] = np.arange(n)
+        first = np.searchsorted(E[:, 0], E[:, 0], "left") if len(E) else np.zeros(0, dtype=np.int64)
+        self._pos = self._ptr[E[:, 0]] + 1 + (np.arange(len(E)) - first)
+        self._rows[self._pos] = E[:, 1]
+        self._par = E[:, 0]
+        self._data = np.ones(int(self._ptr[-1]))
+        self._uptr = np.zeros(n + 1, dtype=np.intc)
+
+    @staticmethod
+    def available() -> bool:
+        """Whether this SciPy has the solve (else the callers use their own loops)."""
+        return _gstrs is not None
+
+    def solve(self, inside: np.ndarray, rhs: np.ndarray, trans: str = "N") -> np.ndarray:
+        """x with (I - A) x = rhs ("N") or (I - A)^T x = rhs ("T"), A over the edges whose parent is not in
+        ``inside`` (bool[n]); float rhs of shape (n,) or (n, k). Overflow gives inf (or nan, read as inf)."""
+        self._data[self._pos] = np.where(inside[self._par], 0.0, -1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            x, info = _gstrs(trans, self.n, len(self._data), self._data, self._rows, self._ptr,
+                             self.n, 0, np.zeros(0), np.zeros(0, dtype=np.intc), self._uptr,
+                             np.array(rhs, dtype=float))
+        if info:  # pragma: no cover (a unit diagonal is never singular)
+            raise np.linalg.LinAlgError("EdgeSystem: singular")
+        return x
+
+    def ancestors(self, start: np.ndarray, have: np.ndarray) -> np.ndarray | None:
+        """bool[n]: ``start`` and every unit outside ``have`` with a child in the result (the units a stage
+        computes for ``start`` when ``have`` is resident); None where the path counts overflow."""
+        y = self.solve(have, start.astype(float), "T")
+        if not np.isfinite(y).all():
+            return None
+        return y > 0
+
+
 class StageState:
     """S, its least R, and per-stage cost and peak, for one graph and budget."""
 
-    def __init__(self, dag: DAG, budget: int, S: np.ndarray) -> None:
+    def __init__(self, dag: DAG, budget: int, S: np.ndarray, *, evaluate: bool = True) -> None:
+        """``evaluate=False`` leaves R, cost and peak zero (a caller that sets every row itself, as the eviction
+        pass does stage by stage)."""
         self.dag, self.budget, self.n = dag, int(budget), dag.n
         self.S = np.array(S, dtype=bool)
         self.R = np.zeros((self.n, self.n), dtype=bool)
@@ -47,12 +105,15 @@ class StageState:
         self._e0, self._e1 = dag.edges[:, 0], dag.edges[:, 1]
         self._emem = dag.mem[self._e0] if len(dag.edges) else np.zeros(0, np.int64)
         self.evals = 0
-        for t in range(self.n):
-            self._set_row(t)
+        self._system: EdgeSystem | None = None
+        if evaluate:
+            for t in range(self.n):
+                self._set_row(t)
 
     # rows ------------------------------------------------------------------------------------------
     def _row_r(self, t: int) -> np.ndarray:
-        """Row t of the least R for S."""
+        """Row t of the least R for S: unit t, the values kept for stage t+1 not resident in t, and every
+        non-resident ancestor of those (one by one for DFS_STEPS units, then ``EdgeSystem.ancestors``)."""
         dag, S = self.dag, self.S
         row = np.zeros(self.n, dtype=bool)
         row[t] = True
@@ -61,7 +122,16 @@ class StageState:
         have = S[t]
         stack = np.flatnonzero(row).tolist()
         preds = dag.preds
+        steps = DFS_STEPS if _gstrs is not None else -1
         while stack:
+            if steps == 0:
+                if self._system is None:
+                    self._system = EdgeSystem(dag)
+                full = self._system.ancestors(row, have)
+                if full is not None:
+                    return full
+                steps = -1  # overflow: go on one by one
+            steps -= 1
             k = stack.pop()
             for p in preds[k][~have[preds[k]]].tolist():
                 if not row[p]:
