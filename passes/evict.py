@@ -184,6 +184,7 @@ def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protect
                             log.first_cand)
             if v < 0:
                 return None, _recomputed(st, t) & evicted
+            resident = bool(S[t, v])  # then stage t's R row stays as it is (below): only its peak moves
             S[t + 1, v] = False
             evicted[v] = True
             log.evictions.append((t, v, at))
@@ -194,7 +195,9 @@ def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protect
                 S[t, v] = False
                 if t > 0 and not st._set_row(t - 1):
                     return None, _recomputed(st, t - 1) & evicted
-            if not st._set_row(t):
+            if resident:  # v was not in R[t]'s start, and no unit of R[t] reads it where it is dropped from S[t]
+                st.peak[t] = st._row_peak(t, st.R[t])
+            elif not st._set_row(t):
                 return None, _recomputed(st, t) & evicted
         if t > 0 and st.peak[t - 1] > budget:  # cannot happen: evictions only free earlier
             return None, None
