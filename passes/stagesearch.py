@@ -34,10 +34,11 @@ from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs, stage_peaks
 
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
-DFS_STEPS = 48
+DFS_STEPS = 24
 """Units ``StageState._row_r`` visits one by one before it finishes the row with one sparse solve
-(``EdgeSystem.ancestors``): a row that recomputes a long chain (random layered n = 1000 at 0.8: hundreds of
-units) costs one solve, a row of a few units stays a few steps."""
+(``EdgeSystem.ancestors``; at once when the row starts with more than a quarter of that): a row that
+recomputes a long chain (random layered n = 1000 at 0.8: hundreds of units) costs one solve, a row of a few
+units stays a few steps."""
 IMPROVE_ORDER = "chain"
 """Order in which ``improve`` tries recomputations: "chain" (``chain_savings``, most saved first) or "cost"
 (costliest unit first; the order before: on random layered n = 1000 a skip edge made one stage recompute
@@ -120,14 +121,16 @@ class StageState:
         if t + 1 < self.n:
             row[:t + 1] |= S[t + 1, :t + 1] & ~S[t, :t + 1]
         have = S[t]
+        if _gstrs is not None and np.count_nonzero(row) > DFS_STEPS // 4:
+            full = self._edges().ancestors(row, have)
+            if full is not None:
+                return full
         stack = np.flatnonzero(row).tolist()
         preds = dag.preds
         steps = DFS_STEPS if _gstrs is not None else -1
         while stack:
             if steps == 0:
-                if self._system is None:
-                    self._system = EdgeSystem(dag)
-                full = self._system.ancestors(row, have)
+                full = self._edges().ancestors(row, have)
                 if full is not None:
                     return full
                 steps = -1  # overflow: go on one by one
@@ -139,11 +142,19 @@ class StageState:
                     stack.append(p)
         return row
 
+    def _edges(self) -> EdgeSystem:
+        if self._system is None:
+            self._system = EdgeSystem(self.dag)
+        return self._system
+
     def _row_peak(self, t: int, row: np.ndarray) -> int:
-        """The largest entry of row t of ``memory_profile`` for R row ``row``."""
+        """The largest entry of row t of ``memory_profile`` for R row ``row``, over the computed units only:
+        between two of them the profile only frees (so it is at most its value at the one before), before the
+        first it is the resident bytes, and after unit t (the last) it is constant."""
         dag, S, n = self.dag, self.S, self.n
+        P = np.flatnonzero(row)  # sorted; ends with t
         s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
-        gc = np.zeros(n, dtype=np.int64)
+        gc = np.zeros(len(P), dtype=np.int64)
         if len(self._e0):
             # edges are sorted by (parent, child): the last computed user of each parent is the last
             # edge of its group among those into computed units
@@ -152,14 +163,18 @@ class StageState:
             last = np.ones(len(sel), dtype=bool)
             last[:-1] = e0[:-1] != e0[1:]
             free = sel[last & ~s_next[e0]]
-            gc = np.bincount(self._e1[free], weights=self._emem[free], minlength=n).astype(np.int64)
-        alloc = np.where(row, dag.mem, 0)
-        freed_before = np.zeros(n, dtype=np.int64)
-        freed_before[1:] = np.cumsum(gc)[:-1]
-        U = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
-        U[t] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
-        U[t + 1:] += dag.kept[t]
-        return int((U + np.where(row, dag.workspace, 0)).max())
+            gc = np.bincount(np.searchsorted(P, self._e1[free]), weights=self._emem[free],
+                             minlength=len(P)).astype(np.int64)
+        base = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum())
+        cum_alloc, cum_gc = np.cumsum(dag.mem[P]), np.cumsum(gc)
+        U = base + cum_alloc - (cum_gc - gc) + dag.workspace[P]
+        U[-1] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
+        peak = int(U.max())
+        if P[0] > 0:
+            peak = max(peak, base)
+        if t + 1 < n:
+            peak = max(peak, int(base + cum_alloc[-1] - cum_gc[-1] + dag.kept[t]))
+        return peak
 
     def _set_row(self, t: int) -> bool:
         """Re-evaluate stage t; False when it would recompute a no-recompute unit."""
