@@ -429,7 +429,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     fits, the settings left run one after the other, none started after STARTS_SHARE of the time, and the
     repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
     ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule the least-memory
-    starts saw (None when they did not run)."""
+    starts saw (None when they did not run), and ``first_fit_seconds``: the seconds from the start to the first
+    schedule within budget, where a producer found it (absent where ``start`` fitted or none did)."""
     from .stagesearch import improve
     best, how = None, ""
     if start is not None:
@@ -444,6 +445,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     def take(r) -> None:
         nonlocal best, how
         if r.result is not None and (best is None or r.result.total_cost() < best.total_cost()):
+            if best is None and info is not None:
+                info["first_fit_seconds"] = time.perf_counter() - t0
             best, how = r.result, r.name
 
     def slice_end(seconds: float) -> float | None:

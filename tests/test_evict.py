@@ -203,3 +203,5 @@ def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
     rep = sched.report
     assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
     assert rep.extras["gap_bound"] > float(dag.cost.sum()) and rep.bound <= rep.cost
+    # the report says when the search found its first schedule within budget, on the solve's clock
+    assert 0 <= rep.extras["first_fit_seconds"] <= rep.seconds
