@@ -23,7 +23,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve_triangular
 
-
 from ..ir.dag import DAG
 from ..ir.schedule import checkpoint_all
 from .stagesearch import EdgeSystem, StageState
@@ -137,7 +136,7 @@ class _PassLog:
         self.evictions = [ev for ev in self.evictions if ev[0] < e]
         self.first_cand[self.first_cand >= e] = self.dag.n
 
-    def replay(self) -> tuple[np.ndarray, "_Pending", np.ndarray]:
+    def replay(self) -> tuple[np.ndarray, _Pending, np.ndarray]:
         """(need, pending, evicted) as they stood when stage ``start`` began (see ``_pass``)."""
         dag = self.dag
         need = dag.last_use.copy()
@@ -152,7 +151,7 @@ class _PassLog:
 
 
 def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protected: np.ndarray, *,
-          data: "_PassData | None" = None, st: StageState | None = None, log: _PassLog | None = None):
+          data: _PassData | None = None, st: StageState | None = None, log: _PassLog | None = None):
     """One pass, a generator that yields before each stage and each eviction: returns (the schedule, None),
     or (None, the evicted units recomputed at the stage that did not fit). With ``st`` and ``log`` (from
     ``_passes``), it starts at ``log.start`` on the state a previous pass left there."""
@@ -216,9 +215,9 @@ def _read_in_stage(dag: DAG, st: StageState, t: int, v: int) -> bool:
     return bool(len(users) and st.R[t, users].any())
 
 
-def _victim(dag: DAG, st: StageState, t: int, pending: "_Pending",
+def _victim(dag: DAG, st: StageState, t: int, pending: _Pending,
             evictable: np.ndarray, weight: float, closure: int, need: np.ndarray | None,
-            data: "_PassData", first_cand: np.ndarray) -> tuple[int, int]:
+            data: _PassData, first_cand: np.ndarray) -> tuple[int, int]:
     """(the kept value, other than t and t's parents, of lowest score; the stage that will read it next);
     (-1, -1) when none is left. ``first_cand`` records, for each candidate, the first stage it was one at."""
     if t + 1 >= dag.n:
@@ -269,7 +268,7 @@ class _PassData:
         x = np.nan_to_num(self._system.solve(kept, self._rhs)[units], nan=np.inf, posinf=np.inf)
         return np.minimum(x[:, 0], self._cap), np.minimum(x[:, 1], 1e9)
 
-    def next_use(self, units: np.ndarray, t: int, pending: "_Pending") -> np.ndarray:
+    def next_use(self, units: np.ndarray, t: int, pending: _Pending) -> np.ndarray:
         """int[k]: for each of ``units``, the first stage after t that reads it (a user's frontier stage or a
         pending recomputation; t + 1 when none), for all of them at once."""
         E, n = self.dag.edges, self.dag.n

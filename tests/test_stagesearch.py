@@ -82,7 +82,7 @@ def test_edge_system_sums_each_path_once():
     from remc.passes.stagesearch import EdgeSystem
 
     rng = np.random.default_rng(44)
-    for k in range(10):
+    for _ in range(10):
         dag = random_dag(int(rng.integers(3, 30)), rng, p=0.3)
         inside = rng.random(dag.n) < 0.4
         x = EdgeSystem(dag).solve(inside, dag.cost)
