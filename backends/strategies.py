@@ -215,7 +215,9 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
             dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
             seconds=None if left is None else o.cpsat_share * left)
-    if o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
+    if approx_only:  # its stage search's local search had all the time (refine's full evaluations, none left)
+        notes["refine"] = "not run (approx had all the time)"
+    elif o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
         say("local search", incumbent, bounds)
         incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent], state.get("over"), clock)
     elif o.warm_start and incumbent is None and not clock.expired():
