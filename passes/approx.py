@@ -528,7 +528,7 @@ class _LpStopped(SolverError):
         self.bound = bound
 
 
-def _exists_text(least_peak: int | None) -> str:
+def _exists_text(least_peak: float | None) -> str:
     """'; a schedule exists at M bytes (...)' for the least peak the least-memory phase saw ('' when none)."""
     if least_peak is None:
         return ""
