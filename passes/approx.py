@@ -148,7 +148,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     gb = -math.inf if late_bound else gap_bound(dag, budget, upper=None if given is None else given.cost,
                                                 iterations=2000, deadline=bound_deadline(clock)).bound
     staged = None
-    found: dict[str, int] = {}
+    found: dict[str, float] = {}
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
     # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
     left0 = clock.left()
@@ -258,6 +258,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         _raise(dag, budget, f"{how} found no schedule within budget (LP: {lp_status}; eps tried: {eps_txt}{feas_txt})", lp,
                o.threads, clock.left(), exists)
     extras = dict(lp=lp_status, stage_search=None if staged is None else staged.cost, window_search=windowed,
+                  first_fit_seconds=found.get("first_fit_seconds"),
                   rounded_cost=rounded_cost, eps_tried=tried, eps_fallback=fallback,
                   candidates=sum(t["candidates"] for t in tried), refined=refined is not None,
                   refine_evals=None if refined is None else refined.evals,
@@ -300,10 +301,13 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
     (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
     warm start or the best baseline) competes as a start of the local search. ``info`` receives the
-    least-memory phase's ``least_peak`` when it ran (``evict_search``)."""
-    left = clock.left()
+    least-memory phase's ``least_peak`` when it ran, and ``first_fit_seconds`` on ``clock`` where the search
+    found the first schedule within budget (``evict_search``)."""
+    left, began = clock.left(), clock.elapsed()
     end = time.perf_counter() + (30.0 if left is None else share * left)
     found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info)
+    if info is not None and "first_fit_seconds" in info:  # on the solve's clock (the baselines before it included)
+        info["first_fit_seconds"] += began
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
@@ -524,7 +528,7 @@ class _LpStopped(SolverError):
         self.bound = bound
 
 
-def _exists_text(least_peak: int | None) -> str:
+def _exists_text(least_peak: float | None) -> str:
     """'; a schedule exists at M bytes (...)' for the least peak the least-memory phase saw ('' when none)."""
     if least_peak is None:
         return ""

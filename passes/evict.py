@@ -16,6 +16,7 @@ values resident instead of recomputing them where that fits.
 """
 from __future__ import annotations
 
+import heapq
 import math
 import time
 
@@ -23,7 +24,7 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.schedule import checkpoint_all
-from .stagesearch import StageState
+from .stagesearch import SPARSE_FROM, EdgeSystem, StageState
 
 RETRIES = 30
 """Times ``evict_schedule`` runs the pass again, protecting more values, after a stage did not fit."""
@@ -74,37 +75,100 @@ class EvictRun:
 
 
 def _passes(dag: DAG, budget: int, weight: float, closure: int, net: bool):
-    """Generator of the passes of ``evict_schedule``: yields between steps, returns the schedule or None."""
+    """Generator of the passes of ``evict_schedule``: yields between steps, returns the schedule or None.
+
+    A pass that fails protects the evicted values its failing stage recomputes, and the next pass resumes at
+    the first stage where one of them was a candidate for eviction (``_PassLog``): the pass is deterministic,
+    and before that stage the protection changes no choice, so the schedule is the one a pass from stage 0
+    would give (random layered n = 1000 seed 3 at 0.8: up to 9 passes of ~1000 stages each)."""
     protected = np.zeros(dag.n, dtype=bool)
+    data = _PassData(dag)
+    st = StageState(dag, budget, np.zeros((dag.n, dag.n), dtype=bool), evaluate=False)
+    log = _PassLog(dag)
     for _ in range(RETRIES + 1):
-        st, failed = yield from _pass(dag, budget, weight, closure, net, protected)
-        if st is not None:
-            return st
+        st2, failed = yield from _pass(dag, budget, weight, closure, net, protected, data=data, st=st, log=log)
+        if st2 is not None:
+            return st2
         if failed is None:
             return None
         fresh = failed & ~protected
         if not fresh.any():
             return None
         protected |= fresh
+        log.rewind(int(log.first_cand[fresh].min()), st)
     return None
 
 
-def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protected: np.ndarray):
+class _PassLog:
+    """What a pass needs to resume at an earlier stage e: the evictions (stage, unit, the stage that reads it
+    next), S[e] and stage e-1's row as they stood when stage e began, and the first stage at which each unit
+    was a candidate for eviction."""
+
+    def __init__(self, dag: DAG) -> None:
+        n = dag.n
+        self.dag = dag
+        self.start = 0
+        """The stage the next pass starts at."""
+        self.first_cand = np.full(n, n, dtype=np.int64)
+        self.evictions: list[tuple[int, int, int]] = []
+        self.S_row = np.zeros((n, n), dtype=bool)
+        """S_row[t]: S[t] when stage t began."""
+        self.prev_R = np.zeros((n, n), dtype=bool)
+        """prev_R[t]: R[t - 1] when stage t began (with its cost and peak below)."""
+        self.prev_cost = np.zeros(n)
+        self.prev_peak = np.zeros(n, dtype=np.int64)
+
+    def begin(self, t: int, st: StageState) -> None:
+        """Stage t begins: keep what stage t may change of the stages before it."""
+        self.S_row[t] = st.S[t]
+        if t > 0:
+            self.prev_R[t], self.prev_cost[t], self.prev_peak[t] = st.R[t - 1], st.cost[t - 1], st.peak[t - 1]
+
+    def rewind(self, e: int, st: StageState) -> None:
+        """Set ``st`` and this log back to the beginning of stage e."""
+        e = max(0, min(e, self.dag.n - 1))
+        self.start = e
+        st.S[e] = self.S_row[e]
+        st.S[e + 1:] = False  # as a pass from stage 0 finds them: stage t reads S[t + 1] before writing it
+        if e > 0:
+            st.R[e - 1], st.cost[e - 1], st.peak[e - 1] = self.prev_R[e], self.prev_cost[e], self.prev_peak[e]
+        self.evictions = [ev for ev in self.evictions if ev[0] < e]
+        self.first_cand[self.first_cand >= e] = self.dag.n
+
+    def replay(self) -> tuple[np.ndarray, _Pending, np.ndarray]:
+        """(need, pending, evicted) as they stood when stage ``start`` began (see ``_pass``)."""
+        dag = self.dag
+        need = dag.last_use.copy()
+        pending = _Pending(dag.n)
+        evicted = np.zeros(dag.n, dtype=bool)
+        for _, v, at in self.evictions:
+            evicted[v] = True
+            for p in dag.preds[v].tolist():
+                pending.add(p, at)
+                need[p] = max(need[p], at)
+        return need, pending, evicted
+
+
+def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protected: np.ndarray, *,
+          data: _PassData | None = None, st: StageState | None = None, log: _PassLog | None = None):
     """One pass, a generator that yields before each stage and each eviction: returns (the schedule, None),
-    or (None, the evicted units recomputed at the stage that did not fit)."""
+    or (None, the evicted units recomputed at the stage that did not fit). With ``st`` and ``log`` (from
+    ``_passes``), it starts at ``log.start`` on the state a previous pass left there."""
     n = dag.n
-    st = StageState(dag, budget, checkpoint_all(dag).S)  # rows are overwritten stage by stage
+    if data is None:
+        data = _PassData(dag)
+    if st is None:
+        st = StageState(dag, budget, np.zeros((n, n), dtype=bool), evaluate=False)
+    if log is None:
+        log = _PassLog(dag)
     S = st.S
-    S[:] = False
-    need = dag.last_use.copy()
-    """need[u]: the last stage that reads u, counting stages that recompute an evicted child of u."""
-    pending: dict[int, list[int]] = {}
-    """pending[u]: stages that will recompute an evicted child of u (u is read there too)."""
+    need, pending, evicted = log.replay()
+    """need[u]: the last stage that reads u, counting stages that recompute an evicted child of u.
+    pending: the stages that will recompute an evicted child of u (u is read there too)."""
     evictable = ~dag.no_recompute & ~protected
-    evicted = np.zeros(n, dtype=bool)
-    parents = _parent_matrix(dag)
-    for t in range(n):
+    for t in range(log.start, n):
         yield
+        log.begin(t, st)
         if t + 1 < n:
             keep = S[t] | st._row_r(t)
             keep[t + 1:] = False
@@ -114,19 +178,24 @@ def _pass(dag: DAG, budget: int, weight: float, closure: int, net: bool, protect
             return None, _recomputed(st, t) & evicted
         while st.peak[t] > budget:
             yield
-            v, at = _victim(dag, st, t, pending, evictable, weight, closure, need if net else None, parents)
+            v, at = _victim(dag, st, t, pending, evictable, weight, closure, need if net else None, data,
+                            log.first_cand)
             if v < 0:
                 return None, _recomputed(st, t) & evicted
+            resident = bool(S[t, v])  # then stage t's R row stays as it is (below): only its peak moves
             S[t + 1, v] = False
             evicted[v] = True
+            log.evictions.append((t, v, at))
             for p in dag.preds[v].tolist():  # v is recomputed at stage ``at``: its parents are read there
-                pending.setdefault(p, []).append(at)
+                pending.add(p, at)
                 need[p] = max(need[p], at)
             if S[t, v] and not _read_in_stage(dag, st, t, v):
                 S[t, v] = False
                 if t > 0 and not st._set_row(t - 1):
                     return None, _recomputed(st, t - 1) & evicted
-            if not st._set_row(t):
+            if resident:  # v was not in R[t]'s start, and no unit of R[t] reads it where it is dropped from S[t]
+                st.peak[t] = st._row_peak(t, st.R[t])
+            elif not st._set_row(t):
                 return None, _recomputed(st, t) & evicted
         if t > 0 and st.peak[t - 1] > budget:  # cannot happen: evictions only free earlier
             return None, None
@@ -145,23 +214,24 @@ def _read_in_stage(dag: DAG, st: StageState, t: int, v: int) -> bool:
     return bool(len(users) and st.R[t, users].any())
 
 
-def _victim(dag: DAG, st: StageState, t: int, pending: dict[int, list[int]],
+def _victim(dag: DAG, st: StageState, t: int, pending: _Pending,
             evictable: np.ndarray, weight: float, closure: int, need: np.ndarray | None,
-            parents: _Parents) -> tuple[int, int]:
+            data: _PassData, first_cand: np.ndarray) -> tuple[int, int]:
     """(the kept value, other than t and t's parents, of lowest score; the stage that will read it next);
-    (-1, -1) when none is left."""
+    (-1, -1) when none is left. ``first_cand`` records, for each candidate, the first stage it was one at."""
     if t + 1 >= dag.n:
         return -1, -1
     cand = np.flatnonzero(st.S[t + 1] & evictable)
     cand = np.setdiff1d(cand[cand != t], dag.preds[t], assume_unique=True)
     if not len(cand):
         return -1, -1
-    rc, size = _recompute_costs(dag, st.S[t + 1], cand, t, parents)
+    np.minimum.at(first_cand, cand, t)
+    rc, size = data.recompute_costs(st.S[t + 1], cand, t)
     # evicting a value whose ancestors are gone recomputes long chains later (and needs their memory
     # then): take values whose recomputation runs at most ``closure`` units, else the fewest there are
     small = size <= max(closure, float(size.min()))
     cand, rc = cand[small], rc[small]
-    nxt = np.array([_next_use(dag.succs[v], pending.get(v, ()), t) for v in cand.tolist()])
+    nxt = data.next_use(cand, t, pending)
     gain = dag.mem[cand]
     if need is not None:  # evicting v keeps its parents until v's recomputation: the bytes that saves, net
         gain = gain - np.array([int(dag.mem[p[need[p] < at]].sum())
@@ -174,22 +244,68 @@ def _victim(dag: DAG, st: StageState, t: int, pending: dict[int, list[int]],
     return int(cand[k]), int(nxt[k])
 
 
-def _next_use(users: np.ndarray, extra, t: int) -> int:
-    """The first stage after t that reads a value (a user's frontier stage or a pending recomputation)."""
-    nxt = users[users > t]
-    first = int(nxt[0]) if len(nxt) else None
-    later = [s for s in extra if s > t]
-    if later:
-        first = min(later) if first is None else min(first, min(later))
-    return t + 1 if first is None else first
+class _PassData:
+    """Arrays of one graph that the eviction pass reuses at every stage: ``recompute_costs`` and ``next_use``
+    for many units at once."""
+
+    def __init__(self, dag: DAG) -> None:
+        self.dag = dag
+        n, E = dag.n, dag.edges
+        self.parents = _parent_matrix(dag)
+        # below SPARSE_FROM units the parents' loop (no SciPy import); above, one solve on arrays built once
+        self._system = EdgeSystem(dag) if n >= SPARSE_FROM and len(E) and EdgeSystem.available() else None
+        self._rhs = np.stack([dag.cost, np.ones(n)], axis=1)
+        self._cap = 1e6 * float(dag.cost.sum()) + 1.0
+        self._keys = E[:, 0] * (n + 1) + E[:, 1]  # sorted, as the edges are
+
+    def recompute_costs(self, kept: np.ndarray, units: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+        """``_recompute_costs(dag, kept, units, t, parents)``, the same values: the system of the whole graph
+        (rows after t do not reach rows up to t) solved by ``EdgeSystem`` on arrays built once (0.05 ms a call
+        at n = 1000, where building the matrix each call took 0.25 ms). Where this SciPy lacks the solve,
+        ``_recompute_costs`` itself."""
+        if self._system is None:
+            return _recompute_costs(self.dag, kept, units, t, self.parents)
+        x = np.nan_to_num(self._system.solve(kept, self._rhs)[units], nan=np.inf, posinf=np.inf)
+        return np.minimum(x[:, 0], self._cap), np.minimum(x[:, 1], 1e9)
+
+    def next_use(self, units: np.ndarray, t: int, pending: _Pending) -> np.ndarray:
+        """int[k]: for each of ``units``, the first stage after t that reads it (a user's frontier stage or a
+        pending recomputation; t + 1 when none), for all of them at once."""
+        E, n = self.dag.edges, self.dag.n
+        out = np.full(len(units), n + 1, dtype=np.int64)
+        if len(E):
+            idx = np.searchsorted(self._keys, units * (n + 1) + t, side="right")
+            ok = idx < len(E)
+            ok[ok] = E[idx[ok], 0] == units[ok]
+            out[ok] = E[idx[ok], 1]
+        out = np.minimum(out, pending.first_after(units, t))
+        out[out > n] = t + 1
+        return out
 
 
-SPARSE_FROM = 500
-"""Least stage (units up to it) at which ``_recompute_costs`` solves its recurrence with SciPy's sparse triangular
-solve; below it a loop over the parents' lists, which gives the same sums (same order: additions only) and is
-faster there: 0.3-0.45 ms a call against 1.7-1.8 ms on segnet and Moccasin's random layered n = 100, 2.7 ms
-against 2.4 ms on its n = 1000 (2 loaded cores). Graphs below it never import scipy.sparse (0.2 s of CPU at
-the start of a ``remc solve`` whose whole process took 0.6 s on VGG16)."""
+class _Pending:
+    """For each unit, the stages that will recompute an evicted child of it (a min-heap each), and the least
+    of them after the current stage, for many units at once (stages only advance within a pass)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._heaps: dict[int, list[int]] = {}
+        self._first = np.full(n, n + 1, dtype=np.int64)
+        """_first[u]: the least stage in u's heap (n + 1: none); may be at or before the current stage."""
+
+    def add(self, u: int, at: int) -> None:
+        heapq.heappush(self._heaps.setdefault(u, []), at)
+        if at < self._first[u]:
+            self._first[u] = at
+
+    def first_after(self, units: np.ndarray, t: int) -> np.ndarray:
+        """int[k]: the least pending stage after t of each of ``units`` (n + 1: none); drops those up to t."""
+        for u in units[self._first[units] <= t].tolist():
+            h = self._heaps[u]
+            while h and h[0] <= t:
+                heapq.heappop(h)
+            self._first[u] = h[0] if h else self.n + 1
+        return self._first[units]
 
 
 class _Parents:
@@ -363,7 +479,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     fits, the settings left run one after the other, none started after STARTS_SHARE of the time, and the
     repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
     ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule the least-memory
-    starts saw (None when they did not run)."""
+    starts saw (None when they did not run), and ``first_fit_seconds``: the seconds from the start to the first
+    schedule within budget, where a producer found it (absent where ``start`` fitted or none did)."""
     from .stagesearch import improve
     best, how = None, ""
     if start is not None:
@@ -378,6 +495,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     def take(r) -> None:
         nonlocal best, how
         if r.result is not None and (best is None or r.result.total_cost() < best.total_cost()):
+            if best is None and info is not None:
+                info["first_fit_seconds"] = time.perf_counter() - t0
             best, how = r.result, r.name
 
     def slice_end(seconds: float) -> float | None:

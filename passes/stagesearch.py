@@ -19,26 +19,101 @@ No-recompute units are never dropped; a move that would recompute one is rejecte
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
+from typing import Any
 
 import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs, stage_peaks
 
+SPARSE_FROM = 500
+"""Least number of units at which the eviction pass and the stage search use SciPy's sparse triangular solves
+(``EdgeSystem``; the eviction pass's recurrence below it is a loop over the parents' lists, which gives the same
+sums, and rows are walked one unit at a time): faster below it (0.3-0.45 ms a call against 1.7-1.8 ms on segnet
+and Moccasin's random layered n = 100; 2.7 ms against 2.4 ms on its n = 1000, 2 loaded cores), and graphs below
+it never import scipy.sparse (0.2 s of CPU at the start of a ``remc solve`` whose whole process took 0.6 s on
+VGG16)."""
+
+
+@functools.cache
+def _superlu_gstrs() -> Any:
+    """SuperLU's triangular solve (SciPy >= 1.12; what scipy.sparse.linalg.spsolve_triangular calls there), imported
+    on first use; None on an older SciPy (the callers fall back to their own loops, same values)."""
+    try:
+        from scipy.sparse.linalg._dsolve._superlu import gstrs
+    except ImportError:  # pragma: no cover
+        return None
+    return gstrs
+
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
+DFS_STEPS = 24
+"""Units ``StageState._row_r`` visits one by one before it finishes the row with one sparse solve
+(``EdgeSystem.ancestors``; at once when the row starts with more than a quarter of that): a row that
+recomputes a long chain (random layered n = 1000 at 0.8: hundreds of units) costs one solve, a row of a few
+units stays a few steps."""
 IMPROVE_ORDER = "chain"
 """Order in which ``improve`` tries recomputations: "chain" (``chain_savings``, most saved first) or "cost"
 (costliest unit first; the order before: on random layered n = 1000 a skip edge made one stage recompute
 248 units for a value whose own cost ranked it last)."""
 
 
+class EdgeSystem:
+    """The graph's unit lower-triangular system I - A in compressed columns (column p: the diagonal, then p's
+    children in order), where A[c, p] = 1 for an edge p -> c whose parent p is not in a given set: forward
+    (``solve``) it sums, for each unit, its own value and, recursively, those of its parents outside the set
+    (each path once); transposed (``ancestors``) it finds the units a set of units reaches through parents
+    outside the set. One SuperLU triangular solve each, on arrays built once: O(units + edges) in C."""
+
+    def __init__(self, dag: DAG) -> None:
+        n, E = dag.n, dag.edges
+        self.dag, self.n = dag, n
+        out = np.bincount(E[:, 0], minlength=n) if len(E) else np.zeros(n, dtype=np.int64)
+        self._ptr = np.concatenate([[0], np.cumsum(1 + out)]).astype(np.intc)
+        self._rows = np.empty(int(self._ptr[-1]), dtype=np.intc)
+        self._rows[self._ptr[:-1]] = np.arange(n)
+        first = np.searchsorted(E[:, 0], E[:, 0], "left") if len(E) else np.zeros(0, dtype=np.int64)
+        self._pos = self._ptr[E[:, 0]] + 1 + (np.arange(len(E)) - first)
+        self._rows[self._pos] = E[:, 1]
+        self._par = E[:, 0]
+        self._data = np.ones(int(self._ptr[-1]))
+        self._uptr = np.zeros(n + 1, dtype=np.intc)
+
+    @staticmethod
+    def available() -> bool:
+        """Whether this SciPy has the solve (else the callers use their own loops)."""
+        return _superlu_gstrs() is not None
+
+    def solve(self, inside: np.ndarray, rhs: np.ndarray, trans: str = "N") -> np.ndarray:
+        """x with (I - A) x = rhs ("N") or (I - A)^T x = rhs ("T"), A over the edges whose parent is not in
+        ``inside`` (bool[n]); float rhs of shape (n,) or (n, k). Overflow gives inf (or nan, read as inf)."""
+        self._data[self._pos] = np.where(inside[self._par], 0.0, -1.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            x, info = _superlu_gstrs()(trans, self.n, len(self._data), self._data, self._rows, self._ptr,
+                             self.n, 0, np.zeros(0), np.zeros(0, dtype=np.intc), self._uptr,
+                             np.array(rhs, dtype=float))
+        if info:  # pragma: no cover (a unit diagonal is never singular)
+            raise np.linalg.LinAlgError("EdgeSystem: singular")
+        return x
+
+    def ancestors(self, start: np.ndarray, have: np.ndarray) -> np.ndarray | None:
+        """bool[n]: ``start`` and every unit outside ``have`` with a child in the result (the units a stage
+        computes for ``start`` when ``have`` is resident); None where the path counts overflow."""
+        y = self.solve(have, start.astype(float), "T")
+        if not np.isfinite(y).all():
+            return None
+        return y > 0
+
+
 class StageState:
     """S, its least R, and per-stage cost and peak, for one graph and budget."""
 
-    def __init__(self, dag: DAG, budget: int, S: np.ndarray) -> None:
+    def __init__(self, dag: DAG, budget: int, S: np.ndarray, *, evaluate: bool = True) -> None:
+        """``evaluate=False`` leaves R, cost and peak zero (a caller that sets every row itself, as the eviction
+        pass does stage by stage)."""
         self.dag, self.budget, self.n = dag, int(budget), dag.n
         self.S = np.array(S, dtype=bool)
         self.R = np.zeros((self.n, self.n), dtype=bool)
@@ -47,21 +122,36 @@ class StageState:
         self._e0, self._e1 = dag.edges[:, 0], dag.edges[:, 1]
         self._emem = dag.mem[self._e0] if len(dag.edges) else np.zeros(0, np.int64)
         self.evals = 0
-        for t in range(self.n):
-            self._set_row(t)
+        self._system: EdgeSystem | None = None
+        if evaluate:
+            for t in range(self.n):
+                self._set_row(t)
 
     # rows ------------------------------------------------------------------------------------------
     def _row_r(self, t: int) -> np.ndarray:
-        """Row t of the least R for S."""
+        """Row t of the least R for S: unit t, the values kept for stage t+1 not resident in t, and every
+        non-resident ancestor of those (one by one for DFS_STEPS units, then ``EdgeSystem.ancestors``)."""
         dag, S = self.dag, self.S
         row = np.zeros(self.n, dtype=bool)
         row[t] = True
         if t + 1 < self.n:
             row[:t + 1] |= S[t + 1, :t + 1] & ~S[t, :t + 1]
         have = S[t]
+        sparse = self.n >= SPARSE_FROM and EdgeSystem.available()
+        if sparse and np.count_nonzero(row) > DFS_STEPS // 4:
+            full = self._edges().ancestors(row, have)
+            if full is not None:
+                return full
         stack = np.flatnonzero(row).tolist()
         preds = dag.preds
+        steps = DFS_STEPS if sparse else -1
         while stack:
+            if steps == 0:
+                full = self._edges().ancestors(row, have)
+                if full is not None:
+                    return full
+                steps = -1  # overflow: go on one by one
+            steps -= 1
             k = stack.pop()
             for p in preds[k][~have[preds[k]]].tolist():
                 if not row[p]:
@@ -69,11 +159,19 @@ class StageState:
                     stack.append(p)
         return row
 
+    def _edges(self) -> EdgeSystem:
+        if self._system is None:
+            self._system = EdgeSystem(self.dag)
+        return self._system
+
     def _row_peak(self, t: int, row: np.ndarray) -> int:
-        """The largest entry of row t of ``memory_profile`` for R row ``row``."""
+        """The largest entry of row t of ``memory_profile`` for R row ``row``, over the computed units only:
+        between two of them the profile only frees (so it is at most its value at the one before), before the
+        first it is the resident bytes, and after unit t (the last) it is constant."""
         dag, S, n = self.dag, self.S, self.n
+        P = np.flatnonzero(row)  # sorted; ends with t
         s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
-        gc = np.zeros(n, dtype=np.int64)
+        gc = np.zeros(len(P), dtype=np.int64)
         if len(self._e0):
             # edges are sorted by (parent, child): the last computed user of each parent is the last
             # edge of its group among those into computed units
@@ -82,14 +180,18 @@ class StageState:
             last = np.ones(len(sel), dtype=bool)
             last[:-1] = e0[:-1] != e0[1:]
             free = sel[last & ~s_next[e0]]
-            gc = np.bincount(self._e1[free], weights=self._emem[free], minlength=n).astype(np.int64)
-        alloc = np.where(row, dag.mem, 0)
-        freed_before = np.zeros(n, dtype=np.int64)
-        freed_before[1:] = np.cumsum(gc)[:-1]
-        U = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum()) + np.cumsum(alloc) - freed_before
-        U[t] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
-        U[t + 1:] += dag.kept[t]
-        return int((U + np.where(row, dag.workspace, 0)).max())
+            gc = np.bincount(np.searchsorted(P, self._e1[free]), weights=self._emem[free],
+                             minlength=len(P)).astype(np.int64)
+        base = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum())
+        cum_alloc, cum_gc = np.cumsum(dag.mem[P]), np.cumsum(gc)
+        U = base + cum_alloc - (cum_gc - gc) + dag.workspace[P]
+        U[-1] += dag.kept_first[t]  # unit t's kept outputs while it runs, then all (``schedule.kept_profile``)
+        peak = int(U.max())
+        if P[0] > 0:
+            peak = max(peak, base)
+        if t + 1 < n:
+            peak = max(peak, int(base + cum_alloc[-1] - cum_gc[-1] + dag.kept[t]))
+        return peak
 
     def _set_row(self, t: int) -> bool:
         """Re-evaluate stage t; False when it would recompute a no-recompute unit."""

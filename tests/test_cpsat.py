@@ -3,6 +3,7 @@ stage, schedules always within budget in remc's own accounting, hints never made
 from __future__ import annotations
 
 import math
+
 import numpy as np
 import pytest
 

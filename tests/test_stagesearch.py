@@ -52,3 +52,41 @@ def test_stage_search_schedules_are_correct_within_budget_and_never_below_the_op
             assert float(R.sum(axis=0) @ dag.cost) >= best - 1e-9
             found += 1
     assert found >= 10
+
+
+def test_long_rows_by_the_sparse_solve_equal_the_full_evaluation(monkeypatch):
+    """Rows that recompute long chains are finished by one triangular solve (``EdgeSystem.ancestors``) and
+    peaks are taken over the computed units only: both equal ``solve_r`` and ``memory_profile`` row by row, with
+    workspace, a constant and kept outputs, whether the solve starts at once, after some units, or never."""
+    import dataclasses
+
+    from remc.passes import stagesearch
+
+    rng = np.random.default_rng(43)
+    for steps in (0, 2, 24, 10**9):
+        monkeypatch.setattr(stagesearch, "DFS_STEPS", steps)
+        for k in range(8):
+            dag = random_dag(int(rng.integers(8, 40)), rng, p=0.25, workspace=True, constant=k * 3)
+            kept = rng.integers(0, 3, dag.n) * (rng.random(dag.n) < 0.3)
+            dag = dataclasses.replace(dag, kept=kept, kept_first=kept // 2)
+            S = checkpoint_all(dag).S & (rng.random((dag.n, dag.n)) < rng.choice([0.1, 0.4, 0.8]))
+            st = StageState(dag, 10**12, S)
+            R = solve_r(dag, S)
+            assert (st.R == R).all()
+            assert (st.peak == memory_profile(dag, R, S).max(axis=1)).all()
+
+
+def test_edge_system_sums_each_path_once():
+    """``EdgeSystem.solve``: each unit's value plus, recursively, its parents' outside the set, each path once
+    (the eviction pass's recompute costs), against the recurrence unit by unit."""
+    from remc.passes.stagesearch import EdgeSystem
+
+    rng = np.random.default_rng(44)
+    for _ in range(10):
+        dag = random_dag(int(rng.integers(3, 30)), rng, p=0.3)
+        inside = rng.random(dag.n) < 0.4
+        x = EdgeSystem(dag).solve(inside, dag.cost)
+        want = np.zeros(dag.n)
+        for v in range(dag.n):
+            want[v] = dag.cost[v] + sum(want[p] for p in dag.preds[v] if not inside[p])
+        assert np.allclose(x, want, rtol=1e-12)

@@ -55,7 +55,8 @@ def one(kind: str, size: int, seed: int, ratio: float, strategy: str, time_limit
         row.update(status=rep.status, overhead_pct=100 * (rep.cost / base - 1), bound_pct=100 * (rep.bound / base - 1),
                    gap=rep.gap, gap_measure=rep.gap_measure, bound_source=rep.bound_source,
                    lp=rep.extras.get("lp"), milp=rep.extras.get("milp"), report_seconds=rep.seconds,
-                   rule=rep.extras.get("rule", rep.extras.get("from")), gap_bound=rep.extras.get("gap_bound"))
+                   rule=rep.extras.get("rule", rep.extras.get("from")), gap_bound=rep.extras.get("gap_bound"),
+                   first_fit_seconds=rep.extras.get("first_fit_seconds"))
     except Exception as e:  # noqa: BLE001 (a benchmark row records any failure)
         row.update(status="error", error=f"{type(e).__name__}: {str(e)[:300]}")
     row.setdefault("wall_seconds", time.perf_counter() - t0)

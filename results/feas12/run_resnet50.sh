@@ -1,0 +1,5 @@
+#!/bin/sh
+# ResNet50 paper size at ONNX-node granularity (2277 units), approx at 0.8, 60 s: main and branch started together
+cd /work/wt/feas12-base && nice -n 10 .venv/bin/python tools/bench_scale.py --out /work/wt/feas12/results/feas12/resnet50_main.jsonl --sizes "" --zoo resnet50 --ratios 0.8 --strategies approx --time-limit 60 --threads 1 > /dev/null 2>&1 &
+cd /work/wt/feas12 && nice -n 10 .venv/bin/python tools/bench_scale.py --out results/feas12/resnet50_branch.jsonl --sizes "" --zoo resnet50 --ratios 0.8 --strategies approx --time-limit 60 --threads 1 > /dev/null 2>&1 &
+wait
