@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -163,7 +164,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             share *= 1.0 - reserve / left0
         if late_bound:
             share *= 1.0 - LATE_BOUND_SHARE
-        staged = _stage_search(dag, budget, given, clock, share, found)
+        staged = _stage_search(dag, budget, given, clock, share, found,
+                               on_best=lambda cost: note("stage search", bound=gb, cost=cost))
         given = _cheaper(given, staged)
     if late_bound:
         gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
@@ -179,7 +181,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     heur_end = clock.deadline  # the end of the heuristics (LP, rounding, repair): before the reserve
     if given is None and reserve and clock.deadline is not None:
         heur_end = clock.deadline - reserve
-    note("lp", bound=gb, best=staged)
+    note("lp" if cols <= MAX_LP_COLUMNS else "done", bound=gb, best=staged)  # (no LP is built above it)
     lp_status, exact, tried, fallback, over, lp_bound = "skipped", None, [], False, None, -math.inf
     best = None
     if cols > MAX_LP_COLUMNS:
@@ -297,7 +299,8 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
 
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
-                  share: float, info: dict | None = None) -> _Candidate | None:
+                  share: float, info: dict | None = None,
+                  on_best: Callable[[float], None] | None = None) -> _Candidate | None:
     """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
     (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
     warm start or the best baseline) competes as a start of the local search. ``info`` receives the
@@ -305,7 +308,8 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     found the first schedule within budget (``evict_search``)."""
     left, began = clock.left(), clock.elapsed()
     end = time.perf_counter() + (30.0 if left is None else share * left)
-    found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info)
+    found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info,
+                         on_best=on_best)
     if info is not None and "first_fit_seconds" in info:  # on the solve's clock (the baselines before it included)
         info["first_fit_seconds"] += began
     if found is None:
@@ -322,9 +326,11 @@ def _report_progress(progress: Progress | None, clock: Clock, given: _Candidate 
     report's."""
     seen: dict[str, float] = {} if given is None else {"cost": given.cost}
 
-    def note(phase: str, bound: float | None = None, best: _Candidate | None = None) -> None:
-        if best is not None:
-            seen["cost"] = min(seen.get("cost", math.inf), best.cost)
+    def note(phase: str, bound: float | None = None, best: _Candidate | None = None,
+             cost: float | None = None) -> None:
+        for c in (None if best is None else best.cost, cost):
+            if c is not None:
+                seen["cost"] = min(seen.get("cost", math.inf), c)
         if bound is not None and math.isfinite(bound):
             seen["bound"] = max(seen.get("bound", -math.inf), bound)
         if progress is not None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -464,8 +465,8 @@ class _RepairRun:
 
 
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
-                 start: np.ndarray | None = None,
-                 info: dict | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+                 start: np.ndarray | None = None, info: dict | None = None,
+                 on_best: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
     ``VARIANTS``, of the stage search's repair from checkpoint-all and of ``start`` (an S within budget, e.g.
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
@@ -480,7 +481,9 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
     ``info`` (a dict), when given, receives ``least_peak``: the least peak of any schedule the least-memory
     starts saw (None when they did not run), and ``first_fit_seconds``: the seconds from the start to the first
-    schedule within budget, where a producer found it (absent where ``start`` fitted or none did)."""
+    schedule within budget, where a producer found it (absent where ``start`` fitted or none did).
+    ``on_best``, when given, hears the cost of each cheaper schedule as it is found and the cost after ``improve``
+    (for a live display: a 1000-unit search runs for minutes)."""
     from .stagesearch import improve
     best, how = None, ""
     if start is not None:
@@ -498,6 +501,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if best is None and info is not None:
                 info["first_fit_seconds"] = time.perf_counter() - t0
             best, how = r.result, r.name
+            if on_best is not None:
+                on_best(float(best.total_cost()))
 
     def slice_end(seconds: float) -> float | None:
         return None if deadline is None else min(time.perf_counter() + seconds, deadline)
@@ -546,4 +551,6 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
         return None
     best = StageState(dag, budget, best.S)  # fresh rows for the search
     improve(best, deadline)
+    if on_best is not None:
+        on_best(float(best.total_cost()))
     return best.R.copy(), best.S.copy(), best.evals, how

@@ -205,6 +205,19 @@ def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
     assert rep.extras["gap_bound"] > float(dag.cost.sum()) and rep.bound <= rep.cost
     # the report says when the search found its first schedule within budget, on the solve's clock
     assert 0 <= rep.extras["first_fit_seconds"] <= rep.seconds
+    # the live display hears of the search's schedules while it runs (a 1000-unit search: minutes without one)
+    during = [e for e in events if e.phase == "stage search" and e.incumbent is not None]
+    assert during and min(e.incumbent for e in during) >= rep.cost - 1e-6 * rep.cost
+
+
+def test_evict_search_reports_each_cheaper_schedule():
+    dag = _layered(60, 10, 2)
+    budget = int(0.85 * checkpoint_all(dag).peak(dag))
+    heard: list[float] = []
+    found = evict_search(dag, budget, on_best=heard.append)
+    assert found is not None and heard
+    assert heard[-1] == float(found[0].sum(axis=0) @ dag.cost)  # the last report is the returned schedule's cost
+    assert all(b <= a for a, b in zip(heard, heard[1:]))  # each report is no costlier than the one before
 
 
 def test_recompute_costs_loop_equals_the_sparse_solve():
