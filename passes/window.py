@@ -45,6 +45,7 @@ from .milp_model import (
     allowed,
     clean,
     memory_scale,
+    reach,
 )
 from .solver_api import SolverBackend
 
@@ -261,7 +262,7 @@ class SubWindow:
     """bool[k]: the units R may be free for (every parent of each in ``units``)."""
 
 
-def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back: int = 24) -> SubWindow:
+def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back: int = 24) -> SubWindow | None:
     """Stages a..b-1 of the correct, clean schedule ``(R0, S0)`` as a problem on the units the window can touch,
     K = the ``back`` units before the window through unit b, those the window recomputes and those it keeps
     (S0[a..b]): every value resident in the window's stages, before or after a change, is one of them. Built in
@@ -273,7 +274,8 @@ def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back
     no column forces that R to 0). The bytes of the kept outputs of units before a outside K go into the
     constant, so every window stage holds the same fixed bytes as in the whole graph. Stages of the sub-DAG
     outside a-1..b carry a placeholder schedule (each unit computed once, nothing kept): ``window_model``
-    gives them no columns."""
+    gives them no columns. None where a unit that may not be recomputed, last read before b, reaches past b
+    (the edge to b would force it resident through the window, which the whole model does not)."""
     n = dag.n
     a, b = max(a, 1), min(b, n - 1)
     lo_u = max(0, a - back)
@@ -288,9 +290,13 @@ def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back
     loc[units] = np.arange(k)
     E = dag.edges
     inner = E[K[E[:, 0]] & K[E[:, 1]]] if len(E) else E
-    outer = E[K[E[:, 0]] & (E[:, 1] > b)] if len(E) else E
-    edges = np.concatenate([loc[inner], np.stack([loc[outer[:, 0]], np.full(len(outer), loc[b])], axis=1)])
+    # a unit that reaches (through any path) a unit after b may be kept through the window in the whole model
+    # (``allowed``: S[t, i] needs reach(i) >= t): an edge to b keeps that so in the sub-DAG
+    later = np.flatnonzero(K & (reach(dag) > b) & (np.arange(n) < b))
+    edges = np.concatenate([loc[inner], np.stack([loc[later], np.full(len(later), loc[b])], axis=1)])
     edges = edges[edges[:, 0] < edges[:, 1]]  # (a unit at b itself has no edge to b)
+    if (dag.no_recompute[later] & (dag.last_use[later] < b)).any():
+        return None  # (the edge to b would force such a unit resident through the window: no window here)
     all_in = np.ones(n, dtype=bool)
     if len(E):
         np.logical_and.at(all_in, E[:, 1], K[E[:, 0]])
@@ -313,6 +319,8 @@ def sub_window_solve(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, a: int
     """The window a..b-1 of ``(R, S)`` solved on its sub-DAG (``sub_window``), warm-started from the schedule;
     the whole schedule with the window's stages replaced (cleaned, not yet checked), or None."""
     sw = sub_window(dag, R, S, a, b, back=back)
+    if sw is None:
+        return None
     model = window_model(sw.dag, budget, sw.R0, sw.S0, sw.a, sw.b, back=back, near=sw.near)
     start = window_start(model, sw.R0, sw.S0, sw.a, sw.b)
     res = mip.solve(model, integral=True, time_limit=time_limit, threads=threads, gap=1e-6, start=start)

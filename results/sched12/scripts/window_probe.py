@@ -76,7 +76,7 @@ def main() -> None:
             if ok and c1 < cost - 1e-9 * cost:
                 R, S, cost = R1, S1, c1
                 msg += " ACCEPTED"
-        print(f"window {x}: k={sw.dag.n} sub-build {t1 - t0:.2f}s solve {t2 - t1:.2f}s -> {msg}", flush=True)
+        print(f"window {x}: k={None if sw is None else sw.dag.n} sub-build {t1 - t0:.2f}s solve {t2 - t1:.2f}s -> {msg}", flush=True)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"end {100 * (cost / base - 1):+.4f}% windows {len(done)} max RSS {rss:.0f} MiB", flush=True)
 
