@@ -20,8 +20,8 @@ from fine_graphs import fine_dag  # noqa: E402
 from remc.backends.highs import HighsBackend  # noqa: E402
 from remc.backends.strategies import make_options, solve  # noqa: E402
 from remc.ir.schedule import check, checkpoint_all, stage_peaks  # noqa: E402
-from remc.passes.milp_model import clean  # noqa: E402
 from remc.passes import window as W  # noqa: E402
+from remc.passes.milp_model import clean  # noqa: E402
 
 
 def main() -> None:
