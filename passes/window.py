@@ -17,6 +17,12 @@ stopped at ``window_seconds``. R is free only for the ``back`` units before the 
 recomputes in it, so a window MILP of 12 stages has 2.5k-18k columns at random layered n = 1000 (the whole
 model: 1.8M). Measured (BENCHMARKS.md, branch ``bound``): small gains (n = 500: +3.199% -> +3.134%); the large
 overheads at n = 1000 come from decisions hundreds of stages apart, which no window sees.
+
+Each window is solved on a sub-DAG of the units it can touch (``sub_window``), so its model is O(window), not
+O(n^2); the sub-DAG's window model gives the whole graph's window optimum (tests/test_window.py). At ONNX-node
+granularity the windows gain nothing on GPT-2 at 0.9 (33 windows of 12 or 60 stages from approx's schedule;
+BENCHMARKS.md, branch ``sched12``): what such a schedule drops across the peak is decided by the pair (the
+peak's stages, the far-away stage that recomputes it), which one window never spans with S[b] fixed.
 """
 from __future__ import annotations
 
@@ -39,6 +45,7 @@ from .milp_model import (
     allowed,
     clean,
     memory_scale,
+    reach,
 )
 from .solver_api import SolverBackend
 
@@ -47,10 +54,11 @@ WINDOW_STAGES = 12
 the ``back`` = 24 units before the window and those it recomputes; 26k-52k with R free for every unit)."""
 WINDOW_SECONDS = 8.0
 """Most seconds of one window's MILP."""
-WINDOW_MAX_UNITS = 1000
-"""Largest graph the window search runs on: each window's model is built from n x n arrays (GPT-2 at 1730
-units: 6.7 s and 390 MiB to build a window of 2.5k columns; 13 windows in 61 s, none cheaper, and approx's
-peak RSS 263 -> 671 MiB), and the windows gained only at 500 units (+3.199% -> +3.134%)."""
+WINDOW_MAX_UNITS = 5000
+"""Largest graph the window search runs on. Each window is built on the units it can touch (``sub_window``:
+41-231 units on GPT-2 fine for windows of 12-60 stages, 0.6-1.3 s a window with its MILP, 227 MiB peak for the
+whole process); before, each window's model was built from n x n arrays (GPT-2 at 1730 units: 6.7 s and
+390 MiB a window), and the search was skipped above 1000 units."""
 MIN_WINDOW_LEFT = 5.0
 """Seconds that must be left to start a window (and 1.5 x what the last one took): building its model cannot be
 stopped (random layered n = 1000 under load: a window started 2.4 s before approx's limit ended 3.4 s after it)."""
@@ -119,8 +127,10 @@ def window_rows(dag: DAG, cols: _Cols, r: np.ndarray, s: np.ndarray, r_ok: np.nd
 
 
 def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *,
-                 back: int = 24, cost_floor: float = COST_EPS) -> CheckmateModel:
-    """Eq. (9) with R and S free on stages a..b-1 only (module docstring); ``(R0, S0)`` clean and correct."""
+                 back: int = 24, cost_floor: float = COST_EPS, near: np.ndarray | None = None) -> CheckmateModel:
+    """Eq. (9) with R and S free on stages a..b-1 only (module docstring); ``(R0, S0)`` clean and correct.
+    ``near`` (bool[n]): the units R may be free for (default: the ``back`` units before the window, its own and
+    those it recomputes now)."""
     n = dag.n
     a, b = max(a, 1), min(b, n)
     scale = memory_scale(dag, budget)
@@ -129,9 +139,10 @@ def window_model(dag: DAG, budget: int, R0: np.ndarray, S0: np.ndarray, a: int, 
     stage = np.arange(n)[:, None]
     in_w = (stage >= a) & (stage < b)
     # units the window may change: the recent ones, those it recomputes now, and (S only) those it keeps
-    near = np.zeros(n, dtype=bool)
-    near[max(0, a - back):b] = True
-    near |= R0[a:b].any(axis=0)
+    if near is None:
+        near = np.zeros(n, dtype=bool)
+        near[max(0, a - back):b] = True
+        near |= R0[a:b].any(axis=0)
     kept = near | S0[a:b + 1].any(axis=0)
     r_ok = (r_ok & in_w & near[None, :]) | (R0 & (stage == a - 1))
     s_ok = (s_ok & (in_w & kept[None, :] | (stage == b))) | (S0 & ((stage == a - 1) | (stage == b)))
@@ -203,7 +214,7 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
     cost = float(R.sum(axis=0) @ dag.cost)
     if not window_applies(dag):
         return WindowResult(R, S, cost, 0, 0, 0.0,
-                            skipped=f"{dag.n} units > {WINDOW_MAX_UNITS}: each window is built on n x n arrays")
+                            skipped=f"{dag.n} units > {WINDOW_MAX_UNITS}")
     solved = improved = missed = 0
     last = 0.0  # seconds the last window took (its model's build is not interruptible)
     for _ in range(rounds):
@@ -216,19 +227,14 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
                 return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
             w0 = time.perf_counter()
             b = min(a + width, dag.n)
-            model = window_model(dag, budget, R, S, a, b)
-            start = window_start(model, R, S, a, b)
             limit = window_seconds if left is None else min(window_seconds, left)
-            res = mip.solve(model, integral=True, time_limit=limit, threads=threads, gap=1e-6, start=start)
+            out = sub_window_solve(dag, budget, R, S, a, b, mip, time_limit=limit, threads=threads)
             solved += 1
             missed += 1
             last = time.perf_counter() - w0
-            if res.x is None:
+            if out is None:
                 continue
-            Rw, Sw = model.decode(res.x)
-            R1, S1 = R.copy(), S.copy()
-            R1[a:b], S1[a:b] = Rw[a:b], Sw[a:b]
-            R1, S1 = clean(dag, R1, S1)
+            R1, S1 = out
             c1 = float(R1.sum(axis=0) @ dag.cost)
             if c1 < cost - 1e-9 * max(cost, 1.0) and not check(dag, R1, S1) \
                     and stage_peaks(dag, R1, S1).max() <= budget:
@@ -239,3 +245,95 @@ def window_search(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, mip: Solv
         if not gained:
             break
     return WindowResult(R, S, cost, solved, improved, time.perf_counter() - t0)
+
+
+@dataclass
+class SubWindow:
+    """A window's problem on the units it can touch only (``sub_window``): a DAG of those units, the schedule
+    on it, and the window's stages in its numbering."""
+    dag: DAG
+    units: np.ndarray
+    """int64[k]: the original unit of each sub-DAG unit (sorted, so the topological order is kept)."""
+    R0: np.ndarray
+    S0: np.ndarray
+    a: int
+    b: int
+    near: np.ndarray
+    """bool[k]: the units R may be free for (every parent of each in ``units``)."""
+
+
+def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back: int = 24) -> SubWindow | None:
+    """Stages a..b-1 of the correct, clean schedule ``(R0, S0)`` as a problem on the units the window can touch,
+    K = the ``back`` units before the window through unit b, those the window recomputes and those it keeps
+    (S0[a..b]): every value resident in the window's stages, before or after a change, is one of them. Built in
+    O(k^2 + edges) memory (k = |K|), not O(n^2): ``window_model`` on it is the window model of the whole graph.
+
+    The sub-DAG: the edges among K; a unit of K with a user after b gets an edge to b instead (no stage of the
+    window can compute such a user, so the edge only keeps the unit allowed in S through the window, as in the
+    whole graph); a unit R may be free for needs every parent in K (``near``; in the whole model a parent with
+    no column forces that R to 0). The bytes of the kept outputs of units before a outside K go into the
+    constant, so every window stage holds the same fixed bytes as in the whole graph. Stages of the sub-DAG
+    outside a-1..b carry a placeholder schedule (each unit computed once, nothing kept): ``window_model``
+    gives them no columns. None where a unit that may not be recomputed, last read before b, reaches past b
+    (the edge to b would force it resident through the window, which the whole model does not)."""
+    n = dag.n
+    a, b = max(a, 1), min(b, n - 1)
+    lo_u = max(0, a - back)
+    near = np.zeros(n, dtype=bool)
+    near[lo_u:b] = True
+    near |= R0[a:b].any(axis=0)
+    K = near | S0[a:b + 1].any(axis=0) | R0[a - 1] | S0[a - 1]
+    K[lo_u:b + 1] = True
+    units = np.flatnonzero(K)
+    k = len(units)
+    loc = np.full(n, -1, dtype=np.int64)
+    loc[units] = np.arange(k)
+    E = dag.edges
+    inner = E[K[E[:, 0]] & K[E[:, 1]]] if len(E) else E
+    # a unit that reaches (through any path) a unit after b may be kept through the window in the whole model
+    # (``allowed``: S[t, i] needs reach(i) >= t): an edge to b keeps that so in the sub-DAG
+    later = np.flatnonzero(K & (reach(dag) > b) & (np.arange(n) < b))
+    edges = np.concatenate([loc[inner], np.stack([loc[later], np.full(len(later), loc[b])], axis=1)])
+    edges = edges[edges[:, 0] < edges[:, 1]]  # (a unit at b itself has no edge to b)
+    if (dag.no_recompute[later] & (dag.last_use[later] < b)).any():
+        return None  # (the edge to b would force such a unit resident through the window: no window here)
+    all_in = np.ones(n, dtype=bool)
+    if len(E):
+        np.logical_and.at(all_in, E[:, 1], K[E[:, 0]])
+    sub_near = (near & all_in)[units]
+    before = (~K) & (np.arange(n) < a)
+    sub = DAG(tuple(dag.names[u] for u in units), dag.cost[units], dag.mem[units], edges,
+              constant=int(dag.constant + dag.kept[before].sum()), workspace=dag.workspace[units],
+              backward=dag.backward[units], no_recompute=dag.no_recompute[units], kept=dag.kept[units],
+              kept_first=dag.kept_first[units])
+    Rs = np.eye(k, dtype=bool)
+    Ss = np.zeros((k, k), dtype=bool)
+    for t in range(a - 1, b + 1):
+        Rs[loc[t]] = R0[t, units]
+        Ss[loc[t]] = S0[t, units]
+    return SubWindow(sub, units, Rs, Ss, int(loc[a]), int(loc[b]), sub_near)
+
+
+def sub_window_solve(dag: DAG, budget: int, R: np.ndarray, S: np.ndarray, a: int, b: int, mip: SolverBackend, *,
+                     time_limit: float, threads: int | None, back: int = 24) -> tuple[np.ndarray, np.ndarray] | None:
+    """The window a..b-1 of ``(R, S)`` solved on its sub-DAG (``sub_window``), warm-started from the schedule;
+    the whole schedule with the window's stages replaced (cleaned, not yet checked), or None."""
+    sw = sub_window(dag, R, S, a, b, back=back)
+    if sw is None:
+        return None
+    model = window_model(sw.dag, budget, sw.R0, sw.S0, sw.a, sw.b, back=back, near=sw.near)
+    start = window_start(model, sw.R0, sw.S0, sw.a, sw.b)
+    res = mip.solve(model, integral=True, time_limit=time_limit, threads=threads, gap=1e-6, start=start)
+    if res.x is None:
+        return None
+    Rw, Sw = model.decode(res.x)
+    R1, S1 = R.copy(), S.copy()
+    cols = sw.units
+    b = min(b, dag.n - 1)
+    for t in range(max(a, 1), b):
+        lt = sw.a + (t - max(a, 1))
+        R1[t] = False
+        S1[t] = False
+        R1[t, cols] = Rw[lt]
+        S1[t, cols] = Sw[lt]
+    return clean(dag, R1, S1)

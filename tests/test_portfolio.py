@@ -84,7 +84,8 @@ def test_checkmate_is_approx_alone_where_no_exact_phase_is_built(k: int, monkeyp
     a = solve("approx", dag, budget, make_options("approx", threads=1))
     c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
     assert c.strategy == "checkmate" and "approx alone" in c.report.extras["portfolio"]
-    assert c.cost(dag) == a.cost(dag) and np.array_equal(c.R, a.R) and np.array_equal(c.S, a.S)
+    assert not check(dag, c.R, c.S) and c.peak(dag) <= budget
+    assert c.cost(dag) <= a.cost(dag)  # approx's schedule, or its local search's from it where time is left
     monkeypatch.undo()  # with the limits as they are, the portfolio runs its phases
     full = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
     assert "portfolio" not in full.report.extras
