@@ -303,25 +303,12 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
-        w = lam[T] * a
-        cw = np.cumsum(w)
-        cw -= np.repeat(np.r_[0.0, cw[seg[1:] - 1]], lens)
         cum = np.concatenate(([0.0], np.cumsum(lam)))  # cum[x + 1] = lambda_0 + ... + lambda_x
         keep_price = par.mem * (cum[T[par.pair] + 1] - cum[par.last + 1])
         retain = keep_price < par.cost
         charge = np.bincount(par.pair, weights=np.minimum(keep_price, par.cost) * par.share, minlength=npair)
-        v = c[G] - cw + charge
-        vmin = np.minimum.reduceat(v, seg) if npair else v
-        drop = vmin < 0
-        val = float(lam @ excess + vmin[drop].sum())
+        val, first_hit, freed = _choose(lam, excess, c[G], charge, T, a, seg, lens, seg_of, pos, n)
         steps.record(val, lam)
-        # the chosen option per dropped gap: its first pair of least value
-        hit = np.flatnonzero((v == np.repeat(vmin, lens)) & np.repeat(drop, lens))
-        first_hit = np.full(len(seg), npair, dtype=np.int64)
-        np.minimum.at(first_hit, seg_of[hit], hit)
-        chosen_pos = np.where(first_hit < npair, pos[np.minimum(first_hit, max(npair - 1, 0))], -1)
-        freed_mask = pos <= np.repeat(chosen_pos, lens)
-        freed = np.bincount(T[freed_mask], weights=a[freed_mask], minlength=n)
         on = np.isin(par.pair, first_hit[first_hit < npair]) & retain
         added = np.zeros(n + 1)
         np.add.at(added, par.last[on] + 1, par.mem[on] * par.share[on])
@@ -331,6 +318,30 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
             break
         lam = nxt
     return steps.best, done
+
+
+def _choose(lam: np.ndarray, excess: np.ndarray, cost: np.ndarray, charge: np.ndarray, T: np.ndarray,
+            a: np.ndarray, seg: np.ndarray, lens: np.ndarray, seg_of: np.ndarray, pos: np.ndarray,
+            n: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """One Lagrangian step of the strong and nested relaxations: each (gap, stage) pair's value is its gap's
+    ``cost`` plus its parents' ``charge``, less the multipliers of the bytes it frees at the stages up to
+    it (``T``: stage, ``a``: bytes; pairs grouped by gap in ``seg``/``lens``, ``pos`` their position in the gap,
+    ``seg_of`` their gap); each gap takes its least value where negative. Returns the Lagrangian value, each gap's
+    first pair of least value (len(pairs) where not dropped) and the bytes freed per stage by those choices."""
+    npair = len(T)
+    cw = np.cumsum(lam[T] * a)
+    cw -= np.repeat(np.r_[0.0, cw[seg[1:] - 1]], lens)
+    v = cost - cw + charge
+    vmin = np.minimum.reduceat(v, seg) if npair else v
+    drop = vmin < 0
+    val = float(lam @ excess + vmin[drop].sum())
+    # the chosen option per dropped gap: its first pair of least value
+    hit = np.flatnonzero((v == np.repeat(vmin, lens)) & np.repeat(drop, lens))
+    first_hit = np.full(len(seg), npair, dtype=np.int64)
+    np.minimum.at(first_hit, seg_of[hit], hit)
+    chosen_pos = np.where(first_hit < npair, pos[np.minimum(first_hit, max(npair - 1, 0))], -1)
+    freed_mask = pos <= np.repeat(chosen_pos, lens)
+    return val, first_hit, np.bincount(T[freed_mask], weights=a[freed_mask], minlength=n)
 
 
 NESTED_DEPTH = 4
@@ -453,20 +464,8 @@ def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
         charge = np.zeros(npair)
         if len(pair_rep):
             np.maximum.at(charge, pair_rep, h[parent, k_of[pair_rep]])
-        w = lam[T] * a
-        cw = np.cumsum(w)
-        cw -= np.repeat(np.r_[0.0, cw[seg[1:] - 1]], lens)
-        v = c[G] - cw + charge
-        vmin = np.minimum.reduceat(v, seg)
-        drop = vmin < 0
-        val = float(lam @ excess + vmin[drop].sum())
+        val, _, freed = _choose(lam, excess, c[G], charge, T, a, seg, lens, seg_of, pos, n)
         steps.record(val, lam)
-        hit = np.flatnonzero((v == np.repeat(vmin, lens)) & np.repeat(drop, lens))
-        first_hit = np.full(len(seg), npair, dtype=np.int64)
-        np.minimum.at(first_hit, seg_of[hit], hit)
-        chosen_pos = np.where(first_hit < npair, pos[np.minimum(first_hit, npair - 1)], -1)
-        freed_mask = pos <= np.repeat(chosen_pos, lens)
-        freed = np.bincount(T[freed_mask], weights=a[freed_mask], minlength=n)
         nxt = steps.move(lam, excess - freed, rows, val)
         if nxt is None:
             break
