@@ -59,7 +59,9 @@ def load_nodelink(source: str | os.PathLike) -> DAG:
     except PermissionError:
         raise ModelError(f"{path}: permission denied") from None
     except UnicodeDecodeError as e:
-        raise ModelError(f"{path} is not node-link JSON: {e}") from None
+        hint = ("; it looks like an ONNX model: 'remc compile' takes those ('remc solve' reads node-link JSON "
+                "graphs)" if path.suffix.lower() == ".onnx" else "")
+        raise ModelError(f"{path} is not node-link JSON: {e}{hint}") from None
     except OSError as e:
         raise ModelError(f"{path}: cannot read: {e.strerror or e}") from None
     try:

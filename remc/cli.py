@@ -409,7 +409,8 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
     rep = sched.report
     total = dag.total_cost
     cost = sim.cost
-    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule", "portfolio") if k in rep.extras}  # approx: Algorithm 2's own
+    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule", "portfolio", "bound_c", "gap_c", "bound_scope")
+             if k in rep.extras}  # approx: Algorithm 2's own; cpsat: the bound within its C computations per unit
     return extra | {
         "strategy": sched.strategy, "status": rep.status or "heuristic", "cost": cost,
         "ideal_cost": total, "overhead": cost / total if total else 1.0, "peak": sim.peak,
@@ -531,6 +532,9 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
     if rep.get("seconds") is not None:
         line += f", {rep['seconds']:.2f} s"
     print(line)
+    if rep.get("bound_c") is not None and rep.get("bound_scope", "all schedules") != "all schedules":
+        print(f"note: among {rep['bound_scope']}: bound {rep['bound_c']:.4g}, gap {100 * rep['gap_c']:.2f}% of the "
+              f"overhead (the bound above holds for every schedule)")
     if rep.get("portfolio"):
         print(f"note: {rep['strategy']} ran {rep['portfolio']}")
     if rep.get("arena_predicted") is not None:

@@ -53,6 +53,11 @@ def test_training_graph_within_budget_and_no_worse_than_its_hint() -> None:
         assert s.cost(dag) <= hint.cost(dag) + 1e-9
         assert s.report["bound_scope"].startswith("schedules with at most 2")
         assert s.report["bound_c"] <= s.cost(dag) + 1e-9
+        over = s.cost(dag) - dag.total_cost  # both gaps on the recomputation overhead, as the other strategies'
+        assert s.report["gap_measure"] == "overhead"
+        assert s.report["gap"] == pytest.approx((s.cost(dag) - s.report["bound"]) / over if over > 0 else 0.0)
+        assert s.report["gap_c"] == pytest.approx(max(0.0, s.cost(dag) - s.report["bound_c"]) / over
+                                                  if over > 0 else 0.0)
     assert ran >= 2
 
 

@@ -248,3 +248,10 @@ def test_lexicographic_order_is_networkx_s() -> None:
         if edges:
             a, b = edges[0]
             assert _lexicographic_order(n, edges + [(b, a)]) is None
+
+
+def test_onnx_model_given_to_solve_points_to_compile(tmp_path: Path) -> None:
+    path = tmp_path / "model.onnx"
+    path.write_bytes(b"\x08\x07\x12\x07pytorch\xd1\xff\x00")  # protobuf bytes, not UTF-8
+    with pytest.raises(ModelError, match="remc compile"):
+        load_nodelink(path)
