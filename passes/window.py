@@ -290,11 +290,12 @@ def sub_window(dag: DAG, R0: np.ndarray, S0: np.ndarray, a: int, b: int, *, back
     loc[units] = np.arange(k)
     E = dag.edges
     inner = E[K[E[:, 0]] & K[E[:, 1]]] if len(E) else E
-    # a unit that reaches (through any path) a unit after b may be kept through the window in the whole model
-    # (``allowed``: S[t, i] needs reach(i) >= t): an edge to b keeps that so in the sub-DAG
-    later = np.flatnonzero(K & (reach(dag) > b) & (np.arange(n) < b))
+    # a unit that reaches (through any path) b or a unit after it may be kept through the window in the whole
+    # model (``allowed``: S[t, i] needs reach(i) >= t), and S0[b] may hold it: an edge to b keeps that so in the
+    # sub-DAG (reach(i) == b through units outside K counts too: S0[b] may hold i to recompute one of them at b)
+    later = np.flatnonzero(K & (reach(dag) >= b) & (np.arange(n) < b))
     edges = np.concatenate([loc[inner], np.stack([loc[later], np.full(len(later), loc[b])], axis=1)])
-    edges = edges[edges[:, 0] < edges[:, 1]]  # (a unit at b itself has no edge to b)
+    edges = np.unique(edges[edges[:, 0] < edges[:, 1]], axis=0)  # (a unit at b itself has no edge to b)
     if (dag.no_recompute[later] & (dag.last_use[later] < b)).any():
         return None  # (the edge to b would force such a unit resident through the window: no window here)
     all_in = np.ones(n, dtype=bool)

@@ -153,3 +153,33 @@ def test_sub_window_model_gives_the_whole_graphs_window_optimum():
             assert abs(c1 - c2) < 1e-9 and c2 <= cost0 + 1e-9
             gained += c2 < cost0 - 1e-9
     assert gained >= 2  # (the case that can fail: windows that change the schedule)
+
+
+def test_sub_window_keeps_a_value_held_only_to_recompute_a_child_after_the_window():
+    """v1 (costly) is read only by v2 (large, before the window); the optimum keeps v1 through the window to
+    recompute v2 for v7, the last unit. The sub-DAG has no edge from v1 to anything after the window, yet
+    S[b] holds v1: every window's schedule must keep it resident (before: windows ending at 6 or 7 dropped
+    it, and (1c) failed at the window's end)."""
+    from remc.ir.dag import DAG
+    from remc.passes.window import sub_window_solve
+
+    edges = np.array([(0, 1), (1, 2), (2, 3), (3, 4), (4, 5), (5, 6), (2, 7), (6, 7)])
+    dag = DAG(tuple(f"v{i}" for i in range(8)), np.array([1, 10, 1, 1, 1, 1, 1, 1], float),
+              np.array([1, 1, 10, 5, 5, 5, 5, 1]), edges, 0)
+    budget = 16
+    R0 = np.eye(8, dtype=bool)
+    R0[7, 2] = True  # v2 again for v7
+    S0 = np.zeros((8, 8), dtype=bool)
+    S0[2:, 1] = True  # v1 kept from stage 2 on
+    for t in range(1, 8):
+        S0[t, t - 1] = True
+    S0[3, 2] = True
+    assert _fits(dag, budget, R0, S0)
+    solved = 0
+    for a in range(3, 7):  # the windows through v1's long hold, up to the last stage
+        for b in range(a + 1, 8):
+            out = sub_window_solve(dag, budget, R0, S0, a, b, HighsBackend(), time_limit=30, threads=1, back=2)
+            if out is not None:
+                solved += 1
+                assert _fits(dag, budget, *out), (a, b, check(dag, *out)[:1])
+    assert solved >= 8
