@@ -238,7 +238,10 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     exact = all(copies[v] >= n - v or dag.no_recompute[v] for v in range(n))
     bound_c = (fixed + solver.BestObjectiveBound()) / scale
     sched = _report(sched, dag, t0, name, bound_c, (fixed + solver.ObjectiveValue()) / scale, exact, options, m)
-    if status == cp_model.OPTIMAL:  # proven for the model: for every schedule only when it is exact
+    if status == cp_model.OPTIMAL:  # proven for the model: for every schedule only when it is exact, or when
+        # the bound of every schedule (each unit once) proves it too (no recomputation needed)
+        if not exact and sched.report["gap"] <= options.gap:
+            exact, sched.report["bound_scope"] = True, "all schedules"
         sched.report["status"] = "optimal" if exact else f"optimal (C={options.copies})"
     if progress is not None:
         progress({"incumbent": sched.cost(dag), "bound": bound_c, "gap": sched.report["gap_c"],

@@ -286,3 +286,13 @@ def test_checkmate_takes_cpsat_first_from_the_stage_search_where_no_baseline_fit
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert s.report.status == "optimal"
     assert "stage_search" in s.report.extras and s.report.extras["approx"] == "not run"
+
+
+def test_schedule_without_recomputation_is_optimal_for_every_schedule() -> None:
+    """With C < n the model's bound holds only for schedules within C computations per unit, but a schedule
+    that computes every unit once meets the bound of every schedule: it is "optimal", not "optimal (C=2)"."""
+    rng = np.random.default_rng(5)
+    dag = training_graph(6, rng, skips=((0, 3),))
+    s = solve_cpsat(dag, checkpoint_all(dag).peak(dag), CpSatOptions(copies=2, threads=1, time_limit=60))
+    assert s.cost(dag) == pytest.approx(dag.total_cost)
+    assert s.report["status"] == "optimal" and s.report["bound_scope"] == "all schedules"
