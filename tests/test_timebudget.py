@@ -123,6 +123,29 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
         assert (sp.start is None) == (k == 0)  # later rounds start from the previous round's schedule
 
 
+def test_no_fit_round_starts_without_time_for_the_steps_after_it(monkeypatch) -> None:
+    """On a fake clock, a plan that never fits: compile_fit stops starting rounds once the time left is less than
+    what the steps after a solve took, says so, and ends by the limit (ShuffleNetV2 b4 at 6 MiB, 30 s, ended at
+    38 s: each round's plan, lower and arena check ran past it)."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.ir.errors import PlanError
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    clock = CompileClock(23.0, now=FakeTime())  # (the first round ends at about 19 s: 4 s to go, 4 s after a solve)
+    st = run(stages(passes, last="units"), State(model=model, budget=2000, clock=clock))
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(10**6, 0, 0))
+    with pytest.raises(PlanError, match="the time limit left no time for another") as err:
+        compile_fit(stages(passes, first="schedule"), st, device="cuda:9", max_rounds=50)
+    rounds = err.value.fit_report.rounds  # type: ignore[attr-defined]
+    assert 1 <= rounds < 50
+    assert clock.phases[-1].end <= 23.0
+
+
 def test_profile_deadline_prices_the_rest_by_flops_and_says_so(tmp_path: Path) -> None:
     from remc.backends.profile import ProfileCosts, _estimate
     from remc.backends.runtime import import_model
