@@ -774,7 +774,7 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
     quarter = None if deadline is None else t0 + options.time_limit / 4
-    hint = best_baseline(dag, budget, deadline=quarter, stop=None if deadline is None else t0 + options.time_limit / 2)
+    hint = best_baseline(dag, budget, deadline=quarter)
     if hint is None and (quarter is None or time.perf_counter() < quarter):
         hint = _stage_search_hint(dag, budget, quarter)
     left = None if deadline is None else max(1.0, deadline - time.perf_counter())

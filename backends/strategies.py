@@ -71,19 +71,8 @@ BASELINE_SHARE = 0.25
 run once): on large graphs the eviction pass and stage search (passes/evict.py) need the time more."""
 
 
-BASELINE_STOP_SHARE = 0.5
-"""Share of the time limit after which no baseline runs at all, not even the whole search that follows when
-the few late knob values fit nothing (``best_baseline``'s ``stop``): the stage search and the solvers after
-it find schedules too. Before, RegNetY-400MF fine (2716 units) just above its least feasible budget spent 69 s
-of a 60 s limit in the baselines, none of which fitted."""
-
-
 def _baseline_deadline(clock: Clock) -> float | None:
     return None if clock.time_limit is None else clock.start + BASELINE_SHARE * clock.time_limit
-
-
-def _baseline_stop(clock: Clock) -> float | None:
-    return None if clock.time_limit is None else clock.start + BASELINE_STOP_SHARE * clock.time_limit
 
 
 WARM_SHARE = 0.7
@@ -118,7 +107,7 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> S
         warm = repair_start(dag, budget, start.S, deadline=at)
         if warm is not None:
             return warm
-    return best_baseline(dag, budget, deadline=_baseline_deadline(clock), stop=_baseline_stop(clock))
+    return best_baseline(dag, budget, deadline=_baseline_deadline(clock))
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,

@@ -118,9 +118,6 @@ class BaselineOptions:
     """Greedy baselines: evaluate at most this many values of the segment budget."""
     max_slots: int | None = None
     """griewank: most checkpoint slots tried."""
-    explain: bool = True
-    """Where no schedule of a knob's family fits, find the least peak it reaches for the error message
-    (evaluates the family again); off where only a fitting schedule matters (``best_baseline``)."""
 
 
 StrategyOptions = CheckmateOptions | ApproxOptions | BaselineOptions

@@ -31,9 +31,8 @@ LATE_POINTS = 4
 
 
 def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
-                            options: BaselineOptions | None = None, *, stop: float | None = None) -> Schedule:
-    """Run baseline ``name``; raise InfeasibleError when its schedule cannot fit ``budget``. ``stop`` (a
-    ``time.perf_counter()`` value): a knob's family evaluates no schedule after it (``search.cheapest``)."""
+                            options: BaselineOptions | None = None) -> Schedule:
+    """Run baseline ``name``; raise InfeasibleError when its schedule cannot fit ``budget``."""
     if name not in BASELINE_NAMES:
         raise RemcError(f"unknown baseline {name!r}; choose one of {', '.join(BASELINE_NAMES)}")
     options = options or BaselineOptions()
@@ -45,8 +44,6 @@ def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
         kw = {k: v for k, v in (("max_points", options.max_points), ("max_slots", options.max_slots))
               if v is not None and (k != "max_slots" or name == "griewank")
               and (k != "max_points" or name.endswith("greedy"))}
-        if name == "griewank" or name.endswith("greedy"):  # (the knob's families)
-            kw.update(explain=options.explain, stop=stop)
         sched = solve_baseline(name, dag, budget, **kw)
     if budget is not None:
         peak = sched.peak(dag)
@@ -57,33 +54,24 @@ def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
     return sched
 
 
-def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None, stop: float | None = None,
-                  _again: bool = False) -> Schedule | None:
+def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None) -> Schedule | None:
     """The cheapest baseline schedule that fits ``budget``, or None. Baselines run quickest first; on graphs
     above LARGE_GRAPH units the greedy ones evaluate at most GREEDY_POINTS knob values, and after
     ``deadline`` (a ``time.perf_counter()`` value) at most LATE_POINTS (so a fitting one is found even when
     time is short, at the price of running past the deadline by that much); when those fit nothing, the
-    whole search runs after all (past the deadline: a schedule beats none), but not past ``stop`` (the
-    caller's hard end: the strategy's phases after this one find schedules too). Once one baseline fits, no
-    schedule of a knob's family is evaluated after ``stop`` and no baseline starts after it. A family that
-    fits nothing is not searched again for its least peak (``BaselineOptions.explain``): on RegNetY-400MF
-    fine (2716 units) below every baseline's reach that search took 41 of the baselines' 69 s, and the
-    whole search after the late pass most of the rest (60 s limit)."""
-    opts = BaselineOptions(max_points=GREEDY_POINTS if dag.n > LARGE_GRAPH else None, explain=False)
+    whole search runs after all (past the deadline: a schedule beats none)."""
+    opts = BaselineOptions(max_points=GREEDY_POINTS if dag.n > LARGE_GRAPH else None)
     best, late = None, False
     for name in _BY_SPEED:
-        bounded = best is not None or _again  # (the first pass runs every baseline once: a schedule beats none)
-        if bounded and stop is not None and time.perf_counter() >= stop:
-            return best
         if deadline is not None and time.perf_counter() >= deadline:
             # past the deadline every baseline still runs once, cheaply: a schedule in hand beats none
-            opts, late = BaselineOptions(max_points=LATE_POINTS, max_slots=LATE_POINTS, explain=False), True
+            opts, late = BaselineOptions(max_points=LATE_POINTS, max_slots=LATE_POINTS), True
         try:
-            s = solve_baseline_strategy(name, dag, budget, opts, stop=stop if bounded else None)
+            s = solve_baseline_strategy(name, dag, budget, opts)
         except RemcError:
             continue
         if best is None or s.cost(dag) < best.cost(dag):
             best = s
-    if best is None and late and not _again:  # the few knob values fit nothing: the whole search, up to stop
-        return best_baseline(dag, budget, stop=stop, _again=True)
+    if best is None and late:  # the few knob values fit nothing: the whole search, late, beats no schedule
+        return best_baseline(dag, budget)
     return best

@@ -387,62 +387,6 @@ def test_budget_search_returns_cheapest_fitting(name):
     assert err.value.least_feasible == peaks[0]
 
 
-@pytest.mark.parametrize("name", ["griewank", "chen-greedy", "lin-greedy", "ap-greedy"])
-def test_search_without_explanation_or_past_its_stop_evaluates_less(name, monkeypatch):
-    """``explain=False``: a family that fits nothing is not evaluated again for its least peak; ``stop``: no
-    schedule is evaluated after it (the best one so far is returned, InfeasibleError without one)."""
-    import time
-
-    from remc.passes.baselines import search
-
-    rng = np.random.default_rng(7)
-    dag = training_dag(20, chain_edges(20), mem=rng.integers(1, 30, 40), cost=rng.uniform(1, 3, 40))
-    least = min(s.report["peak"] for s in tradeoff(name, dag))
-    evaluated = []
-    real = search.Candidate.evaluate
-    monkeypatch.setattr(search.Candidate, "evaluate", lambda c, d: evaluated.append(c) or real(c, d))
-    with pytest.raises(InfeasibleError, match="least peak") as err:
-        BASELINES[name](dag, least - 1)
-    explained = len(evaluated)
-    assert err.value.least_feasible == least
-    evaluated.clear()
-    with pytest.raises(InfeasibleError) as err:
-        BASELINES[name](dag, least - 1, explain=False)
-    assert err.value.least_feasible is None and len(evaluated) < explained
-    evaluated.clear()
-    with pytest.raises(InfeasibleError, match="in the time it had"):
-        BASELINES[name](dag, None, stop=time.perf_counter() - 1)
-    assert not evaluated
-    assert BASELINES[name](dag, None, stop=time.perf_counter() + 600).report["peak"] >= least
-
-
-def test_best_baseline_never_explains_and_stops(monkeypatch):
-    import time
-
-    from remc.passes.baselines import search
-    from remc.passes.strategies import best_baseline
-
-    dag = training_dag(20, chain_edges(20))
-    least = min(s.report["peak"] for name in ("griewank", "chen-greedy") for s in tradeoff(name, dag))
-
-    def no_least_peak(*a, **k):
-        raise AssertionError("best_baseline searched a family for its least peak")
-    monkeypatch.setattr(search, "least_peak", no_least_peak)
-    assert best_baseline(dag, least - 1) is None
-    assert best_baseline(dag, least - 1, deadline=time.perf_counter() - 1) is None  # late, then the whole search
-    calls = []
-    real = search.Candidate.evaluate
-    monkeypatch.setattr(search.Candidate, "evaluate", lambda c, d: calls.append(c) or real(c, d))
-    past = time.perf_counter() - 1
-    assert best_baseline(dag, least - 1, deadline=past, stop=past) is None  # no whole search after the stop
-    late = len(calls)
-    calls.clear()
-    assert best_baseline(dag, least - 1, deadline=past) is None
-    assert len(calls) > late
-    # the first pass runs every baseline once even past the stop (a schedule beats none) ...
-    assert best_baseline(dag, 10 * least, stop=past) is not None
-
-
 def test_greedy_knob_enumerates_every_distinct_checkpoint_set():
     dag = training_dag(12, chain_edges(12), mem=np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8] * 2))
     family = tradeoff("chen-greedy", dag)

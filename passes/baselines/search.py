@@ -8,7 +8,6 @@ can win, so the answer is exactly the one a full sweep would give.
 """
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -51,23 +50,13 @@ def peak_lower_bound(dag: DAG, S: np.ndarray) -> int:
     return int(dag.constant + held.max(initial=0))
 
 
-def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str, *, explain: bool = True,
-             stop: float | None = None) -> Schedule:
+def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str) -> Schedule:
     """The least-cost schedule of ``family`` whose peak fits ``budget`` (any peak when None); among equal
-    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits (with
-    ``explain``; without, it says only that none fits: finding the least peak evaluates the family's
-    schedules again, seconds on thousands of units, which a caller that only wants a schedule does not
-    need). ``stop`` (a ``time.perf_counter()`` value): no schedule is evaluated after it, the best one found
-    by then is returned (InfeasibleError when none)."""
+    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits."""
     best: Schedule | None = None
     evaluated = 0
     viable = [c for c in family if budget is None or c.peak_bound <= budget]
     for c in sorted(viable, key=lambda c: (c.cost_bound, c.peak_bound)):
-        if stop is not None and time.perf_counter() >= stop:
-            if best is None:
-                raise InfeasibleError(f"{strategy}: no schedule of {len(family)} fitted the budget of {budget} "
-                                      f"bytes in the time it had ({evaluated} evaluated)", None)
-            break
         if best is not None:
             if c.cost_bound > best.report["cost"]:
                 break                                   # sorted: nothing left can be cheaper
@@ -79,9 +68,6 @@ def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy
             continue
         if best is None or (s.report["cost"], s.report["peak"]) < (best.report["cost"], best.report["peak"]):
             best = s
-    if best is None and not explain:
-        raise InfeasibleError(f"{strategy}: none of its {len(family)} schedules fits the budget of {budget} bytes",
-                              None)
     if best is None:
         least = least_peak(dag, family)[0].report["peak"]
         raise InfeasibleError(f"{strategy}: none of its {len(family)} schedules fits the budget of {budget} "
