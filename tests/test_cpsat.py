@@ -281,3 +281,66 @@ def test_checkmate_takes_cpsat_first_from_the_stage_search_where_no_baseline_fit
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert s.report.status == "optimal"
     assert "stage_search" in s.report.extras and s.report.extras["approx"] == "not run"
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_quick_rounds_prove_the_target_or_return_a_cheaper_schedule(seed: int) -> None:
+    """cpsat_bound with ``quick`` stops each round at its first relaxation below the target and grows it: the
+    bound is never above exhaustive search's optimum; CUTOFF only where the target is at most the optimum
+    (then the bound is at least the target); a schedule it returns fits, and where it comes from a target above
+    the optimum it is below that target; a target above the optimum is never reported proven (CUTOFF)."""
+    from remc.backends.cpsat import cpsat_bound
+
+    cut = cheaper = 0
+    for dag in tiny_cases(8, seed):
+        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            over = best - float(dag.total_cost)
+            for target in (best - 0.5 * over, best, best + 1.0):
+                res = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), stop_at=target,
+                                  quick=True)
+                assert res.bound <= best + 1e-9
+                if res.status == "CUTOFF":
+                    assert target <= best + 1e-9
+                    assert res.bound >= target - 1e-9 * max(1.0, target)
+                    cut += 1
+                if res.schedule is not None:
+                    s = res.schedule
+                    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+                    assert s.cost(dag) >= best - 1e-9
+                    if target > best:
+                        assert s.cost(dag) < target
+                        cheaper += 1
+                if target > best:
+                    assert res.status != "CUTOFF" and res.schedule is not None
+    assert cut > 0 and cheaper > 0
+
+
+def test_checkmate_runs_no_baseline_where_the_stage_search_from_nothing_fits(monkeypatch) -> None:
+    """Where CP-SAT runs, checkmate's first schedule is the stage search's from nothing, and the baselines run
+    only when it finds none (backends/strategies.py STAGE_FIRST); the result is proven optimal either way."""
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(8, np.random.default_rng(5), skips=((1, 5),))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    calls: list[int] = []
+    real = strategies.best_baseline
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(strategies, "best_baseline", counted)
+    costs = []
+    for first in (True, False):
+        monkeypatch.setattr(strategies, "STAGE_FIRST", first)
+        calls.clear()
+        s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
+        assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
+        assert len(calls) == (0 if first else 1)
+        assert s.report.extras.get("stage_search") is not None
+        costs.append(s.cost(dag))
+    assert costs[0] == pytest.approx(costs[1])
