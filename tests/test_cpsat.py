@@ -300,7 +300,7 @@ def test_quick_rounds_prove_the_target_or_return_a_cheaper_schedule(seed: int) -
             over = best - float(dag.total_cost)
             for target in (best - 0.5 * over, best, best + 1.0):
                 res = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), stop_at=target,
-                                  quick=True)
+                                  quick=2)
                 assert res.bound <= best + 1e-9
                 if res.status == "CUTOFF":
                     assert target <= best + 1e-9
