@@ -130,8 +130,10 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
 
     0. a budget below the simple bound (each unit once with its inputs resident) is proven infeasible at once;
-    1. the baselines (quickest first; ``start``, e.g. a previous fit round's schedule, repaired instead when
-       that succeeds: ``_incumbent``) and the retention-gap bound;
+    1. where CP-SAT runs and no ``start`` is given, the stage search from nothing (within FIRST_STAGE_SHARE of
+       the limit; STAGE_FIRST); where it finds nothing or CP-SAT does not run, the baselines (quickest first;
+       ``start``, e.g. a previous fit round's schedule, repaired instead when that succeeds: ``_incumbent``),
+       and the retention-gap bound where CP-SAT does not start;
     2. where CP-SAT runs (OR-Tools installed, at most CP_UNITS units) and step 1 found a schedule within the
        budget, or else the stage search from nothing found one within FIRST_STAGE_SHARE of the limit: the
        eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
