@@ -175,8 +175,14 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # where CP-SAT runs: the stage search from nothing first, the baselines only where it finds nothing
         # (STAGE_FIRST's measurements)
         say("stage search", None, {})
+        t = time.perf_counter()
         staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
         tried = True
+        allowed = FIRST_STAGE_SHARE * o.time_limit if o.time_limit is not None else STAGE_HINT_NO_LIMIT
+        if staged is not None and time.perf_counter() - t >= 0.9 * allowed:
+            # stopped by its share, not at a local optimum: resumed from its schedule with the share the stage
+            # search from a baseline gets (STAGE_HINT_SHARE), as before STAGE_FIRST
+            staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock))
     if incumbent is None:
         say("baselines", None, {})
         incumbent = _incumbent(dag, budget, clock, start)

@@ -344,3 +344,25 @@ def test_checkmate_runs_no_baseline_where_the_stage_search_from_nothing_fits(mon
         assert s.report.extras.get("stage_search") is not None
         costs.append(s.cost(dag))
     assert costs[0] == pytest.approx(costs[1])
+
+
+def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch) -> None:
+    """Where the stage search from nothing used its whole share (FIRST_STAGE_SHARE; here 0, so always), checkmate
+    resumes it from its schedule with the share a stage search from a baseline gets, as before STAGE_FIRST."""
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(8, np.random.default_rng(5), skips=((1, 5),))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    starts: list[bool] = []
+    real = strategies._stage_hint
+
+    def recorded(dag_, budget_, incumbent, clock, share=strategies.STAGE_HINT_SHARE):
+        starts.append(incumbent is None)
+        return real(dag_, budget_, incumbent, clock, share=max(share, 0.05))  # (its own search still gets time)
+
+    monkeypatch.setattr(strategies, "_stage_hint", recorded)
+    monkeypatch.setattr(strategies, "FIRST_STAGE_SHARE", 0.0)
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
+    assert starts[:2] == [True, False]
