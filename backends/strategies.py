@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 # The passes that only some paths run (approx's LP and rounding, the MILP, the local search, the bounds' ascents,
 # the exact feasibility race, HiGHS) are imported where they run: on the published graphs `remc solve` proves
-# most cases with the baselines, the stage search and CP-SAT alone, and their imports were 0.03-0.09 s of a
+# most cases with the stage search and CP-SAT alone, and their imports were 0.03-0.09 s of a
 # 0.3-0.5 s process (VGG16 at 0.9 and 0.8; results/pub13).
 
 
@@ -106,7 +106,7 @@ NO_MILP_APPROX_SHARE = 0.8
 search's ``improve`` lowers the cost most there; the window search gets the rest)."""
 
 
-def _race() -> ExactSearch | None:  # noqa: F821 - (a string annotation)
+def _race() -> ExactSearch | None:
     """CP-SAT's first schedule (``cpsat_first``) to race against approx's feasibility MILP, when OR-Tools is
     installed (passes/feasible.py)."""
     return cpsat_first if importlib.util.find_spec("ortools") is not None else None
