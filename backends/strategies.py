@@ -340,7 +340,7 @@ STAGE_FIRST = True
 """Where checkmate's CP-SAT phase runs (at most CP_UNITS units, OR-Tools installed) and no warm start is given, the
 stage search from nothing runs before the baselines, which run only where it finds nothing. Measured (one run
 each, 2 loaded cores; results/pub13/scratch/baselines*.txt): on the 11 published cases where a baseline fits
-(VGG16/19, segnet, vgg_unet, FCN8, MobileNet), it ended at the same cost as the stage search from the best baseline, 1.5-3.3x sooner
+(VGG16/19, segnet, vgg_unet, FCN8, MobileNet), it ended at the same cost as the stage search from the best baseline, 1.2-4.4x sooner
 (segnet 0.8 0.22 against 0.71 s, MobileNet 0.8 0.19 against 0.59 s, VGG16 0.9 0.05 against 0.13 s, Moccasin's n=100
 at 0.8 0.53 against 1.3 s), and the baselines took another 0.05-1.1 s (griewank 0.04-0.5 s, lin-greedy 0.7-0.9 s
 on n=100, where none fits)."""
