@@ -323,7 +323,7 @@ hint): rounds to the proof took 22 s adding 1, 13 s adding 2, 11 s adding 3, 14 
 
 def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
                 hint: Schedule | None = None, stop_at: float | None = None, rounds: int = 8,
-                first: bool = False) -> CpBound:
+                first: bool = False, quick: int = 0) -> CpBound:
     """A lower bound on the cost of every schedule of ``dag`` within ``budget``, valid for any number of
     computations per unit: the CP-SAT model with ``options.copies`` instances per unit whose last one is
     merged (``_build``: it stands for every later computation, costs one, and holds memory from its
@@ -336,21 +336,27 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     incumbent less the gap asked for) is an objective cutoff: each round looks only for a relaxation below
     it, and when CP-SAT proves there is none the bound is ``stop_at`` and the status CUTOFF (a round that
     finds one below it goes on as without the cutoff). ``first``: each round stops at its first relaxation
-    below the cutoff (a probe: a proof or a quick no). Raises InfeasibleError when a relaxation without a
-    cutoff is infeasible: then no schedule fits at all."""
+    below the cutoff (a probe: a proof or a quick no). ``quick`` (with ``stop_at``): the first ``quick`` rounds
+    stop at their first relaxation below the cutoff too, and the next round grows the units that relaxation uses
+    a merged instance of more than once, without the relaxation's optimum (its bound) in between; a quick round
+    whose relaxation is a schedule ends the rounds (it is returned: cheaper than the cutoff); the rounds after
+    them solve each relaxation to its optimum as without it (QUICK_ROUNDS' measurements). Raises
+    InfeasibleError when a relaxation without a cutoff is infeasible: then no schedule fits at all."""
     t0 = time.perf_counter()
     n = dag.n
     copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
     best = CpBound(float(dag.total_cost), "not run", 0.0)
-    for _ in range(rounds):
+    for k in range(rounds):
         left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
         if left is not None and left <= 0.1:
             break
+        fast = k < quick and stop_at is not None
         res, grow = _bound_round(dag, budget, copies, dataclasses.replace(options, time_limit=left), hint, stop_at,
-                                 first)
+                                 first or fast)
         if res.bound >= best.bound or res.schedule is not None:
             best = CpBound(max(res.bound, best.bound), res.status, 0.0, res.schedule or best.schedule)
-        if res.status != "OPTIMAL" or not grow or (stop_at is not None and best.bound >= stop_at - 1e-9):
+        grows = res.status == "OPTIMAL" or (fast and res.status == "FEASIBLE")
+        if not grows or not grow or (stop_at is not None and best.bound >= stop_at - 1e-9):
             break
         copies = [min(c + GROW, n - v) if v in grow else c for v, c in enumerate(copies)]
     best.seconds = time.perf_counter() - t0
@@ -612,6 +618,18 @@ PROBE_SECONDS = 1.0
 """Most seconds of that probe (where it proves, it took 0.1-0.7 s on the published graphs, 2 loaded cores)."""
 
 
+QUICK_ROUNDS = 3
+"""checkmate's first bound rounds after the C=2 model (this many) stop at their first relaxation below the target
+(``cpsat_bound``'s ``quick``) instead of solving each relaxation to its optimum before growing it. Measured (the
+CP-SAT phase from the stage search's schedule, one worker, CPU seconds of the process, 2 loaded cores, one run
+each; results/pub13/scratch/quick*.txt), where more than one round ran: Moccasin's n=100 at 0.8 5.1 against 6.7
+(4 quick rounds against 3), at 0.9 0.95 against 1.33, VGG19 0.8 0.23 against 0.38, own layered n=100 seed 102 at
+0.9 3.1 against 3.6, n=80 seed 104 at 0.8 0.83 against 1.08; one round (segnet, vgg_unet, MobileNet at 0.8) the
+same within the run-to-run spread. All rounds quick failed where the C=2 model stopped far from the optimum (a
+stall limit of 0.3 s on Moccasin's n=100 at 0.8: no proof in 60 s, rounds grown 8 times over, `stallmin.txt`):
+after these the rounds solve each relaxation to its optimum again."""
+
+
 def free_workers() -> int:
     """CP-SAT workers for checkmate's CP-SAT phase when the user set no thread count: the cores that the
     1-minute load average leaves free, at least 1. Measured (the phase from the same incumbent, 2 cores at
@@ -690,15 +708,21 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     bound = base
     if cut and seconds is not None:
         notes.append("bound not run (the C=2 model was still improving at its time limit)")
-    elif left() >= 0.5:
-        res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2,
-                                                    presolve=HINTED_PRESOLVE if best is not None else None),
-                          hint=best,
-                          stop_at=None if best is None else target(best))
-        bound = max(bound, res.bound)
-        notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text
-        if res.schedule is not None and (best is None or res.schedule.cost(dag) < best.cost(dag)):
+    else:
+        while left() >= 0.5:
+            res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2,
+                                                        presolve=HINTED_PRESOLVE if best is not None else None),
+                              hint=best, stop_at=None if best is None else target(best), quick=QUICK_ROUNDS)
+            bound = max(bound, res.bound)
+            notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text
+            if res.schedule is None or (best is not None and res.schedule.cost(dag) >= best.cost(dag)):
+                break
+            # a relaxation below the target that is a schedule: cheaper; where a quick round found it (not proven
+            # by its bound), the rounds again with its own target
+            again = best is not None and QUICK_ROUNDS > 0
             best = res.schedule
+            if not again or bound >= target(best) - 1e-9:
+                break
     if best is not None:
         best = Schedule(best.R, best.S, strategy=best.strategy or "cpsat")
     return best, bound, "; ".join(notes)

@@ -15,7 +15,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,21 +23,35 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, RemcError, SolverError
 from ..ir.report import gap_of
 from ..ir.schedule import Schedule, check
-from ..passes import approx as _approx
-from ..passes import milp as _milp
-from ..passes.bounds import bound_deadline, gap_bound, raise_bound
-from ..passes.evict import evict_search
-from ..passes.feasible import ExactSearch, find_feasible
 from ..passes.milp_model import clean, lower_bound_text, model_columns, simple_lower_bound
-from ..passes.milp_model import least_budget_bound as _least_budget_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
-from ..passes.refine import Refiner
 from ..passes.solver_api import Clock, Progress, ProgressEvent, SolverBackend
-from ..passes.stagesearch import repair_start
 from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_strategy
-from ..passes.window import window_applies
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
-from .highs import HighsBackend
+
+if TYPE_CHECKING:
+    from ..passes.feasible import ExactSearch
+
+# The passes that only some paths run (approx's LP and rounding, the MILP, the local search, the bounds' ascents,
+# the exact feasibility race, HiGHS) are imported where they run: on the published graphs `remc solve` proves
+# most cases with the stage search and CP-SAT alone, and their imports were 0.03-0.09 s of a
+# 0.3-0.5 s process (VGG16 at 0.9 and 0.8; results/pub13).
+
+
+def _approx_mod():
+    from ..passes import approx
+    return approx
+
+
+def _milp_mod():
+    from ..passes import milp
+    return milp
+
+
+def _highs() -> SolverBackend:
+    """A new ``backends.highs.HighsBackend`` (imported here on first use)."""
+    from .highs import HighsBackend
+    return HighsBackend()
 
 StrategyFn = Callable[[DAG, "int | None", Any, "Progress | None"], Schedule]
 """``fn(dag, budget, options, progress) -> Schedule``."""
@@ -57,7 +71,7 @@ class Strategy:
 def backend(name: str) -> SolverBackend:
     """The solver backend called ``name`` ("highs" or "gurobi")."""
     if name == "highs":
-        return HighsBackend()
+        return _highs()
     if name == "gurobi":
         from .gurobi import GurobiBackend
         if importlib.util.find_spec("gurobipy") is None:
@@ -104,6 +118,7 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> S
     fine at 0.995 of its peak +1.3%, the best baseline +14%, and the baselines take seconds there)."""
     if start is not None:
         at = None if clock.time_limit is None else clock.start + WARM_SHARE * clock.time_limit
+        from ..passes.stagesearch import repair_start
         warm = repair_start(dag, budget, start.S, deadline=at)
         if warm is not None:
             return warm
@@ -115,8 +130,10 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     """The portfolio, every phase on one clock (``o.time_limit``), each started from the best schedule so far:
 
     0. a budget below the simple bound (each unit once with its inputs resident) is proven infeasible at once;
-    1. the baselines (quickest first; ``start``, e.g. a previous fit round's schedule, repaired instead when
-       that succeeds: ``_incumbent``) and the retention-gap bound;
+    1. where CP-SAT runs and no ``start`` is given, the stage search from nothing (within FIRST_STAGE_SHARE of
+       the limit; STAGE_FIRST); where it finds nothing or CP-SAT does not run, the baselines (quickest first;
+       ``start``, e.g. a previous fit round's schedule, repaired instead when that succeeds: ``_incumbent``),
+       and the retention-gap bound where CP-SAT does not start;
     2. where CP-SAT runs (OR-Tools installed, at most CP_UNITS units) and step 1 found a schedule within the
        budget, or else the stage search from nothing found one within FIRST_STAGE_SHARE of the limit: the
        eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
@@ -144,24 +161,39 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: "
                               f"{lower_bound_text(dag)}", least)
     cp_possible = o.cpsat_share > 0 and dag.n <= CP_UNITS and importlib.util.find_spec("ortools") is not None
-    if o.warm_start and not cp_possible and model_columns(dag) > _milp.MAX_MILP_COLUMNS:
+    if o.warm_start and not cp_possible and model_columns(dag) > _milp_mod().MAX_MILP_COLUMNS:
         return _approx_alone(dag, budget, o, progress, start)
     shown: list[float] = []  # the retention-gap bound, once known: shown, not used to skip phases
     say = _phase_reporter(dag, progress, clock, shown)
-    say("baselines", None, {})
-    incumbent = _incumbent(dag, budget, clock, start)
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
     cp = cp_possible
-    staged = None
-    if o.warm_start and cp and incumbent is None:  # no baseline fits: the stage search from nothing, briefly
-        say("stage search", incumbent, {})
+    staged = incumbent = None
+    tried = False  # the stage search from nothing ran
+    if o.warm_start and cp and start is None and STAGE_FIRST:
+        # where CP-SAT runs: the stage search from nothing first, the baselines only where it finds nothing
+        # (STAGE_FIRST's measurements)
+        say("stage search", None, {})
+        t = time.perf_counter()
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
+        tried = True
+        allowed = FIRST_STAGE_SHARE * o.time_limit if o.time_limit is not None else STAGE_HINT_NO_LIMIT
+        if staged is not None and time.perf_counter() - t >= 0.9 * allowed:
+            # stopped by its share, not at a local optimum: resumed from its schedule with the share the stage
+            # search from a baseline gets (STAGE_HINT_SHARE), as before STAGE_FIRST
+            staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock))
+    if incumbent is None:
+        say("baselines", None, {})
+        incumbent = _incumbent(dag, budget, clock, start)
+    if o.warm_start and cp and incumbent is None and not tried:  # no baseline fits: the stage search from
+        say("stage search", incumbent, {})  # nothing, briefly
         staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
     if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
         say("lower bound", incumbent, {})
+        from ..passes.bounds import bound_deadline, gap_bound
         gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
         shown.append(gb)
     cp_done = False
@@ -187,6 +219,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             cp_done = True
         if not _proven(dag, incumbent, bounds, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9, where CP-SAT proves)
             say("lower bound", incumbent, bounds)
+            from ..passes.bounds import bound_deadline, gap_bound
             gb = gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000, deadline=bound_deadline(clock)).bound
             shown.append(gb)
     # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
@@ -208,11 +241,12 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # (passes/feasible.py) with most of the time left, its schedule the warm start of the phases below
         left = clock.left()
         say("feasibility", incumbent, bounds)
-        feas = find_feasible(dag, budget, HighsBackend(), threads=o.threads, race=_race(),
+        from ..passes.feasible import find_feasible
+        feas = find_feasible(dag, budget, _highs(), threads=o.threads, race=_race(),
                              time_limit=FEASIBLE_NO_LIMIT if left is None else FEASIBLE_SHARE * left)
         notes["feasibility"] = f"{feas.status} in {feas.seconds:.1f} s" + (" (CP-SAT)" if feas.by == "race" else "")
         if feas.proven_infeasible:  # the least-budget bound (LP, simple) and above the budget, in the message
-            _milp.raise_infeasible(dag, budget, HighsBackend(), o.threads, clock.left(), proven=True)
+            _milp_mod().raise_infeasible(dag, budget, _highs(), o.threads, clock.left(), proven=True)
         incumbent = feas.schedule
     if cp and not cp_done and not clock.expired():
         left = clock.left()
@@ -226,16 +260,20 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     elif o.warm_start and incumbent is None and not clock.expired():
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
-            incumbent = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=HighsBackend(),
+            incumbent = _approx_mod().solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=_highs(),
                                              clock=clock, race=_race())
             notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
         except (InfeasibleError, SolverError) as e:
             notes["refine"] = f"approx in full: {e}"
     say("milp", incumbent, bounds)
-    sched = _milp.solve_milp(dag, budget, dataclasses.replace(o, warm_start=False), mip=backend(o.solver),
-                             lp=HighsBackend(), incumbent=incumbent, progress=progress, clock=clock,
+    sched = _milp_mod().solve_milp(dag, budget, dataclasses.replace(o, warm_start=False), mip=backend(o.solver),
+                             lp=_highs(), incumbent=incumbent, progress=progress, clock=clock,
                              bounds=bounds)
-    raise_bound(dag, sched, gb, gap=o.gap)
+    if math.isfinite(gb):
+        from ..passes.bounds import raise_bound
+        raise_bound(dag, sched, gb, gap=o.gap)
+    elif sched.report.cost is not None:  # (what raise_bound records of a bound that was not computed)
+        sched.report.extras["gap_bound"] = gb
     sched.report.extras.update(notes)
     return sched
 
@@ -256,7 +294,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     sched = _approx_fn(dag, budget, ApproxOptions(time_limit=o.time_limit, threads=o.threads, free_form=o.free_form,
                                                   window=o.window), progress, start)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
-            f"({model_columns(dag)} columns > {_milp.MAX_MILP_COLUMNS})")
+            f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})")
     left = clock.left()
     if left is None or left >= 2 * REFINE_SECONDS:
         # approx's search ended by itself well before the limit (a local optimum): its local search from there,
@@ -298,6 +336,14 @@ STAGE_HINT_SHARE = 0.2
 local optimum)."""
 STAGE_HINT_NO_LIMIT = 30.0
 """Seconds of that stage search without a time limit."""
+STAGE_FIRST = True
+"""Where checkmate's CP-SAT phase runs (at most CP_UNITS units, OR-Tools installed) and no warm start is given, the
+stage search from nothing runs before the baselines, which run only where it finds nothing. Measured (one run
+each, 2 loaded cores; results/pub13/scratch/baselines*.txt): on the 11 published cases where a baseline fits
+(VGG16/19, segnet, vgg_unet, FCN8, MobileNet), it ended at the same cost as the stage search from the best baseline, 1.2-4.4x sooner
+(segnet 0.8 0.22 against 0.71 s, MobileNet 0.8 0.19 against 0.59 s, VGG16 0.9 0.05 against 0.13 s, Moccasin's n=100
+at 0.8 0.53 against 1.3 s), and the baselines took another 0.05-1.1 s (griewank 0.04-0.5 s, lin-greedy 0.7-0.9 s
+on n=100, where none fits)."""
 FIRST_STAGE_SHARE = 0.05
 """Most of checkmate's time limit for the stage search from nothing where no baseline fits (its feasibility-first
 search; checkmate then takes the CP-SAT-first path from its schedule). Measured (2 loaded cores): it found a
@@ -312,6 +358,7 @@ def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
     left = clock.left()
     share = STAGE_HINT_NO_LIMIT if clock.time_limit is None else share * clock.time_limit
     end = time.perf_counter() + (share if left is None else min(left, share))
+    from ..passes.evict import evict_search
     found = evict_search(dag, budget, deadline=end, start=None if incumbent is None else incumbent.S)
     if found is None:
         return None
@@ -342,18 +389,19 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
     left = clock.left()
     # nothing fits yet (no baseline, no warm start): approx's feasibility-first stage search needs the time
     share = o.approx_share if incumbent is not None else max(o.approx_share, NO_INCUMBENT_APPROX_SHARE)
-    if dag.n > CP_UNITS and model_columns(dag) > _milp.MAX_MILP_COLUMNS:
+    if dag.n > CP_UNITS and model_columns(dag) > _milp_mod().MAX_MILP_COLUMNS:
         # neither CP-SAT nor the MILP will run: approx's stage search (its improve) is worth most of the time;
         # the window search (passes/window.py) gets the rest where it runs (up to WINDOW_MAX_UNITS units)
+        from ..passes.window import window_applies
         share = max(share, NO_MILP_APPROX_SHARE if window_applies(dag) else 1.0)
     sub = Clock(None if left is None else min(left, share * (o.time_limit or 0.0)))
     try:
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
-        s = _approx.solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
-                                 lp=HighsBackend(), incumbent=incumbent, clock=sub, state=state, repair_only=True,
+        s = _approx_mod().solve_approx(dag, budget, ApproxOptions(threads=o.threads, eps_list=(0.1,)),
+                                 lp=_highs(), incumbent=incumbent, clock=sub, state=state, repair_only=True,
                                  exact_phase=False)  # checkmate runs the exact feasibility race itself
-    except _approx.LpUnfinished as e:
+    except _approx_mod().LpUnfinished as e:
         return None, e.lp_bound, str(e)
     except (InfeasibleError, SolverError) as e:  # rounding found nothing: the later phases may
         return None, -math.inf, str(e)
@@ -376,6 +424,7 @@ def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarr
     better), and a note."""
     left = clock.left()
     end = time.perf_counter() + (REFINE_SECONDS if left is None else min(REFINE_SECONDS, left))
+    from ..passes.refine import Refiner
     refiner = Refiner(dag, budget, deadline=end)
     fits = [s for s in starts if s is not None and s.peak(dag) <= budget]
     best = min(fits, key=lambda s: s.cost(dag))
@@ -426,7 +475,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
     assert budget is not None
     clock = Clock(o.time_limit)
     incumbent = _incumbent(dag, budget, clock, start)
-    return _approx.solve_approx(dag, budget, o, lp=HighsBackend(), incumbent=incumbent, progress=progress,
+    return _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
                                 clock=clock, race=_race())
 
 
@@ -493,8 +542,8 @@ def solve_milp(dag: DAG, budget: int, *, incumbent: Schedule | None = None, prog
     """passes.milp.solve_milp with HiGHS (or ``solver``) wired in and CheckmateOptions from ``fields``
     (for tools and tests; no baselines run)."""
     o = make_options("checkmate", **fields)
-    return _milp.solve_milp(dag, budget, o, mip=backend(o.solver), lp=HighsBackend(), incumbent=incumbent,
-                            progress=progress)
+    return _milp_mod().solve_milp(dag, budget, o, mip=backend(o.solver), lp=_highs(), incumbent=incumbent,
+                                  progress=progress)
 
 
 def solve_approx(dag: DAG, budget: int, *, incumbent: Schedule | None = None, progress: Progress | None = None,
@@ -502,10 +551,11 @@ def solve_approx(dag: DAG, budget: int, *, incumbent: Schedule | None = None, pr
     """passes.approx.solve_approx with HiGHS wired in and ApproxOptions from ``fields`` (for tools and tests)."""
     if "thresholds" in fields and fields["thresholds"] is not None:
         fields["thresholds"] = tuple(fields["thresholds"])
-    return _approx.solve_approx(dag, budget, make_options("approx", **fields), lp=HighsBackend(),
-                                incumbent=incumbent, progress=progress, race=_race())
+    return _approx_mod().solve_approx(dag, budget, make_options("approx", **fields), lp=_highs(),
+                                      incumbent=incumbent, progress=progress, race=_race())
 
 
 def least_budget_bound(dag: DAG, *, time_limit: float | None = None, threads: int | None = None) -> int:
     """passes.milp_model.least_budget_bound with HiGHS."""
-    return _least_budget_bound(dag, HighsBackend(), time_limit=time_limit, threads=threads)
+    from ..passes.milp_model import least_budget_bound as _least_budget_bound
+    return _least_budget_bound(dag, _highs(), time_limit=time_limit, threads=threads)

@@ -48,6 +48,7 @@ NESTED_DEPTH levels (class docstring), charging each drop the most of its parent
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -148,7 +149,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     lam = np.zeros(n)
-    lam[rows] = float(np.median(c / np.maximum(m, 1.0)))
+    lam[rows] = _median(c / np.maximum(m, 1.0))
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
     best, lam, k1 = _ascent(excess, rows, c, loose, loose_freed, lam, iterations, target, base, deadline)
     tight_best, k2, k3 = -np.inf, 0, 0
@@ -180,6 +181,17 @@ def bound_deadline(clock) -> float | None:
     ``solver_api.Clock``): BOUND_SHARE of its time left (None: no limit)."""
     left = clock.left()
     return None if left is None else time.perf_counter() + BOUND_SHARE * left
+
+
+def _median(x: np.ndarray) -> float:
+    """``float(np.median(x))`` of a 1-D array without NaN, the same value (the mean of the two middle elements),
+    without np.median's NaN check, which imports numpy.ma (0.01-0.03 s of `remc solve`'s start)."""
+    k = x.size
+    if k == 0:
+        return math.nan
+    lo, hi = (k - 1) // 2, k // 2
+    part = np.partition(x, [lo, hi])
+    return float((part[lo] + part[hi]) / 2)
 
 
 def raise_bound(dag: DAG, sched, bound: float, *, gap: float) -> None:

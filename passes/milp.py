@@ -15,7 +15,6 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
-from .approx import LpUnfinished, solve_approx
 from .milp_model import (
     CheckmateModel,
     build_model,
@@ -27,7 +26,6 @@ from .milp_model import (
 )
 from .options import ApproxOptions, CheckmateOptions
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, SolveResult
-from .window import window_search
 
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
@@ -94,6 +92,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
         extras["milp"] = f"not built ({model_columns(dag)} columns > {MAX_MILP_COLUMNS})"
         if o.window and seed is not None and not clock.expired():
             # eq. (9) on windows of stages instead, from the best schedule (passes/window.py)
+            from .window import window_search  # (imported where it runs: see backends/strategies.py)
             ws = window_search(dag, budget, seed.R, seed.S, mip, deadline=clock.deadline, threads=o.threads)
             extras["window_search"] = ws.note()
             if ws.cost < seed.cost(dag):
@@ -209,6 +208,7 @@ def _approx_seed(dag: DAG, budget: int, o: CheckmateOptions, lp: SolverBackend, 
     ``approx_share`` of the time limit (30 s without one)."""
     share = 30.0 if o.time_limit is None else max(o.approx_share * o.time_limit, 1e-3)
     opts = ApproxOptions(threads=o.threads, refine_seconds=min(30.0, share))
+    from .approx import LpUnfinished, solve_approx  # (imported where it runs: see backends/strategies.py)
     try:
         sched = solve_approx(dag, budget, opts, lp=lp, incumbent=seed, progress=progress, clock=clock)
         rep = sched.report

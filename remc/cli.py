@@ -62,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     received: list[int] = []
     try:
         with _signals_raise(received):  # building the parser imports numpy, scipy and onnx: a signal there too
-            parser = build_parser()
+            parser = build_parser(_command(sys.argv[1:] if argv is None else argv))
             try:
                 args = parser.parse_args(argv)
             except SystemExit as e:  # --help, --version, or a usage error already printed in one line
@@ -143,10 +143,47 @@ def device_settings(args: argparse.Namespace):
     return settings
 
 
-def build_parser() -> argparse.ArgumentParser:
+COMMANDS = ("compile", "solve", "plan", "opt", "grad", "zoo", "maxbatch", "demo", "run", "train", "sweep")
+"""The subcommands ``build_parser`` defines (tests/test_cli_user.py checks the two agree)."""
+
+
+def _command(argv: Sequence[str]) -> str | None:
+    """The subcommand that ``argv`` names (its first word that is not an option), None when it names none of
+    COMMANDS (then ``build_parser`` defines them all, for the help or the error)."""
+    word = next((a for a in argv if not a.startswith("-")), None)
+    return word if word in COMMANDS else None
+
+
+class _Sink:
+    """Stands for a subcommand's parser that this invocation does not parse (``build_parser``'s ``command``):
+    every call on it does nothing and returns it."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._absorb
+
+    def _absorb(self, *args: Any, **kwargs: Any) -> _Sink:
+        return self
+
+
+class _OnlyCommand:
+    """The subparsers action of ``build_parser``, which defines only subcommand ``command`` (all when None):
+    the others' parsers are ``_Sink``s. Defining every subcommand's options was 0.02-0.06 s of `remc solve`'s
+    start on a busy machine (the train and sweep modules imported for theirs; results/pub13)."""
+
+    def __init__(self, action: Any, command: str | None) -> None:
+        self.action, self.command = action, command
+
+    def add_parser(self, name: str, **kwargs: Any) -> Any:
+        if self.command is None or name == self.command:
+            return self.action.add_parser(name, **kwargs)
+        return _Sink()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """remc's argument parser; with ``command`` (one of COMMANDS), only that subcommand is defined."""
     p = _Parser(prog="remc", description="Rematerialization compiler for ONNX training graphs.")
     p.add_argument("--version", action="version", version=f"remc {__version__}")
-    sub = p.add_subparsers(metavar="COMMAND")
+    sub: Any = _OnlyCommand(p.add_subparsers(metavar="COMMAND"), command)
 
     from .passes.strategies import STRATEGIES
 
@@ -290,10 +327,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=cmd_run)
 
-    from .train import add_parser as add_train_parser
-    add_train_parser(sub, _size)
-    from .sweep import add_parser as add_sweep_parser
-    add_sweep_parser(sub)
+    if command in (None, "train"):
+        from .train import add_parser as add_train_parser
+        add_train_parser(sub, _size)
+    if command in (None, "sweep"):
+        from .sweep import add_parser as add_sweep_parser
+        add_sweep_parser(sub)
     return p
 
 

@@ -13,9 +13,7 @@ leaves the hidden ``.remc-<pid>-*`` folder beside the output, and no output.)
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -91,6 +89,7 @@ class Outputs:
         folder = final.parent.resolve()
         if folder not in self._dirs:
             try:
+                import tempfile  # (imported where a file is staged: `remc solve` without --plan writes none)
                 self._dirs[folder] = Path(tempfile.mkdtemp(prefix=f".remc-{os.getpid()}-", dir=folder))
             except OSError as e:
                 raise RemcError(f"{opt} {final}: cannot write in {final.parent} ({e.strerror})") from None
@@ -124,6 +123,7 @@ class Outputs:
         old = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
         try:
             for stage in self._dirs.values():
+                import shutil
                 shutil.rmtree(stage, ignore_errors=True)
             self._dirs.clear()
         finally:

@@ -279,9 +279,29 @@ def test_a_signal_while_the_cli_loads_is_one_line(tmp_path: Path) -> None:
 def test_a_signal_while_the_parser_is_built_is_one_line(monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str]) -> None:
     """Building the parser imports the strategies (scipy): a signal there is an interruption too."""
-    def interrupted() -> None:
+    def interrupted(command: str | None = None) -> None:
         os.kill(os.getpid(), signal.SIGTERM)
 
     monkeypatch.setattr(cli, "build_parser", interrupted)
     assert cli.main(["zoo", "list"]) == 128 + signal.SIGTERM
     assert capsys.readouterr().err.strip() == "remc: interrupted by SIGTERM"
+
+
+def test_the_parser_of_one_command_parses_as_the_whole_parser() -> None:
+    """``build_parser(command)`` defines only that subcommand (a shorter start); COMMANDS lists every one the
+    whole parser has, and a command's own parser reads its arguments as the whole one does."""
+    import argparse
+
+    whole = cli.build_parser()
+    action = next(a for a in whole._actions if isinstance(a, argparse._SubParsersAction))
+    assert tuple(action.choices) == cli.COMMANDS
+    for argv in (["solve", "g.json", "--budget", "0.9x", "--time-limit", "5", "--json"],
+                 ["compile", "m.onnx", "--budget", "1GiB", "-o", "out.onnx"], ["zoo", "list"],
+                 ["plan", "show", "p.plan"], ["run", "m.onnx"]):
+        assert cli._command(argv) == argv[0]
+        one = cli.build_parser(argv[0])
+        mine, all_ = vars(one.parse_args(argv)), vars(whole.parse_args(argv))
+        assert mine.pop("_parser", None) is not None or "_parser" not in all_  # (each parser's own subparser)
+        all_.pop("_parser", None)
+        assert mine == all_
+    assert cli._command(["--version"]) is None and cli._command(["solv", "x"]) is None

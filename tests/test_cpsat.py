@@ -296,3 +296,88 @@ def test_schedule_without_recomputation_is_optimal_for_every_schedule() -> None:
     s = solve_cpsat(dag, checkpoint_all(dag).peak(dag), CpSatOptions(copies=2, threads=1, time_limit=60))
     assert s.cost(dag) == pytest.approx(dag.total_cost)
     assert s.report["status"] == "optimal" and s.report["bound_scope"] == "all schedules"
+
+
+@pytest.mark.parametrize("seed", [3, 17])
+def test_quick_rounds_prove_the_target_or_return_a_cheaper_schedule(seed: int) -> None:
+    """cpsat_bound with ``quick`` stops each round at its first relaxation below the target and grows it: the
+    bound is never above exhaustive search's optimum; CUTOFF only where the target is at most the optimum
+    (then the bound is at least the target); a schedule it returns fits, and where it comes from a target above
+    the optimum it is below that target; a target above the optimum is never reported proven (CUTOFF)."""
+    from remc.backends.cpsat import cpsat_bound
+
+    cut = cheaper = 0
+    for dag in tiny_cases(8, seed):
+        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            over = best - float(dag.total_cost)
+            for target in (best - 0.5 * over, best, best + 1.0):
+                res = cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), stop_at=target,
+                                  quick=2)
+                assert res.bound <= best + 1e-9
+                if res.status == "CUTOFF":
+                    assert target <= best + 1e-9
+                    assert res.bound >= target - 1e-9 * max(1.0, target)
+                    cut += 1
+                if res.schedule is not None:
+                    s = res.schedule
+                    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+                    assert s.cost(dag) >= best - 1e-9
+                    if target > best:
+                        assert s.cost(dag) < target
+                        cheaper += 1
+                if target > best:
+                    assert res.status != "CUTOFF" and res.schedule is not None
+    assert cut > 0 and cheaper > 0
+
+
+def test_checkmate_runs_no_baseline_where_the_stage_search_from_nothing_fits(monkeypatch) -> None:
+    """Where CP-SAT runs, checkmate's first schedule is the stage search's from nothing, and the baselines run
+    only when it finds none (backends/strategies.py STAGE_FIRST); the result is proven optimal either way."""
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(8, np.random.default_rng(5), skips=((1, 5),))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    calls: list[int] = []
+    real = strategies.best_baseline
+
+    def counted(*a, **k):
+        calls.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(strategies, "best_baseline", counted)
+    costs = []
+    for first in (True, False):
+        monkeypatch.setattr(strategies, "STAGE_FIRST", first)
+        calls.clear()
+        s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
+        assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
+        assert len(calls) == (0 if first else 1)
+        assert s.report.extras.get("stage_search") is not None
+        costs.append(s.cost(dag))
+    assert costs[0] == pytest.approx(costs[1])
+
+
+def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch) -> None:
+    """Where the stage search from nothing used its whole share (FIRST_STAGE_SHARE; here 0, so always), checkmate
+    resumes it from its schedule with the share a stage search from a baseline gets, as before STAGE_FIRST."""
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(8, np.random.default_rng(5), skips=((1, 5),))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    starts: list[bool] = []
+    real = strategies._stage_hint
+
+    def recorded(dag_, budget_, incumbent, clock, share=strategies.STAGE_HINT_SHARE):
+        starts.append(incumbent is None)
+        return real(dag_, budget_, incumbent, clock, share=max(share, 0.05))  # (its own search still gets time)
+
+    monkeypatch.setattr(strategies, "_stage_hint", recorded)
+    monkeypatch.setattr(strategies, "FIRST_STAGE_SHARE", 0.0)
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
+    assert starts[:2] == [True, False]

@@ -51,7 +51,8 @@ def test_checkmate_reports_every_phase_with_the_overhead_gap() -> None:
     solve("checkmate", dag, least + (top - least) // 2, make_options("checkmate", time_limit=60, threads=1),
           progress=seen.append)
     phases = [e.phase for e in seen]
-    assert phases[0] == "baselines" and "milp" in phases and len(set(phases)) >= 3, phases
+    # (where CP-SAT runs, the stage search from nothing comes first: backends/strategies.py STAGE_FIRST)
+    assert phases[0] in ("baselines", "stage search") and "milp" in phases and len(set(phases)) >= 3, phases
     base = float(dag.total_cost)
     shown = [e for e in seen if e.incumbent is not None and e.bound is not None]
     assert shown
