@@ -1,0 +1,284 @@
+"""The retention-gap covering as an integer program (a MILP much smaller than eq. (9)), whose MIP dual bound is a
+proven lower bound on the cost of every schedule within the budget: the integer counterpart of passes/bounds.py,
+whose Lagrangian values are only as strong as the covering's LP relaxation (their duality gap is the integrality
+gap of the covering's knapsack rows).
+
+The model (stages over budget o_0 < o_1 < ... : those whose fixed part plus every retention gap exceeds the
+budget, as in passes/bounds.py; e_k: that excess at o_k):
+
+* z[g, k] for each retention gap g of a unit i that may be recomputed and each over stage o_k inside the gap
+  (the (gap, stage) pairs of passes/bounds.py): i is not resident at o_k because its last computation before the
+  gap's read b comes after o_k. Take any schedule within the budget and let s be the last stage before or at b
+  that computes i, if i is computed inside the gap at all: z[g, k] = [o_k < s]. So z is a prefix within the gap
+  (z[g, k+1] <= z[g, k]), i is resident at every over stage of the gap where z = 0 (computed at s and read at b),
+  and z[g, first] = 1 costs one computation C_i, distinct for distinct gaps (their stage ranges are disjoint).
+* res[p, k] (o_k after p's last frontier read, last_p < o_k): p resident at the moment o_k runs; comp[p, k]: p
+  computed at a stage in (o_{k-1}, o_k] (k = number of over stages: after the last one), cost C_p. Such
+  computations come after p's last read, so no gap pays for them. A unit resident at o_k was resident at
+  o_{k-1} or computed in between: res[p, k] <= res[p, k-1] + comp[p, k] (res[p, u_p - 1] = 1 at its last read).
+* Parents: when z[g, k] = 1 and z[g, k+1] = 0 (the last computation s of i lies in (o_k, o_{k+1}]), every parent p
+  of i past its last read at o_k must be resident at s: z[g, k] - z[g, k+1] <= res[p, k] + comp[p, k+1]. A
+  computation of p in (o_{k-1}, o_k] needs p's parents pp past their last read at o_{k-1} likewise:
+  comp[p, k] <= res[pp, k-1] + comp[pp, k], to ``depth`` levels (fewer rows only weaken the bound).
+* Cover: at each over stage, sum over pairs M_i z[g, k] - sum over p M_p res[p, k] >= e_k (the unit running at
+  o_k, its parents, and every gap with z = 0 are resident, and so is every res).
+* Objective: sum C_i z[g, first] + sum C_p comp[p, k].
+
+Every schedule within the budget maps to a feasible point of the model costing at most its recomputation
+overhead, so the MIP's dual bound (any one HiGHS reports, at any time) plus the cost of computing each unit once is
+a lower bound on every schedule's cost. Measured against proven optima in BENCHMARKS.md (branch ``gap13``): on
+Moccasin's random layered n=100 at 0.8 it proves +1.55% where the Lagrangian proves +1.03% (optimum +2.30%), and
+on its n=250 at 0.9 it proves remc's schedule optimal (+0.904%).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..ir.dag import DAG
+from .milp_model import CheckmateModel, MemoryScale
+from .solver_api import SolverBackend
+
+COVER_DEPTH = 1
+"""Levels of parents whose residency the model follows (0: the covering alone; 1: the parents of recomputed units;
+2: their parents too). Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
+0 +1.456% (optimal for its model in 2 s), 1 +2.302%, 2 +2.208% (both at the time limit); at 0.9 0 +0.589%, 1
++0.846% (optimal in 7 s), 2 +0.841% (time limit). Depth 0 is below the Lagrangian (it has no parents)."""
+MAX_COVER_COLUMNS = 20_000
+"""Largest model (columns) that ``cover_bound`` builds: Moccasin's random layered n=250 at 0.8 has 11k columns at
+depth 1 (+2.30% in 30 s); its n=500 at 0.9 24k and at 0.8 57k, where HiGHS proved nothing in 30 s."""
+SAFETY = 1e-6
+"""Relative margin taken off the MIP dual bound (HiGHS' tolerances)."""
+
+
+@dataclass
+class CoverModel:
+    """The covering MILP (module docstring) and what maps its bound back to cost units."""
+
+    model: CheckmateModel
+    pairs: int
+    over: int
+    cost_unit: float
+    infeasible: bool = False
+    """A stage's fixed part alone exceeds the budget (no schedule fits)."""
+
+
+@dataclass
+class CoverBound:
+    bound: float
+    """Proven lower bound on every schedule's cost within the budget (cost units; -inf: none proven)."""
+    status: str
+    seconds: float
+    columns: int
+    note: str = ""
+
+
+def _pairs(dag: DAG, budget: int):
+    """The retention gaps, the stages over budget and the (gap, over stage) pairs (as passes/bounds.py)."""
+    from .bounds import _gaps
+    n = dag.n
+    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem
+    if len(dag.edges):
+        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
+                                    minlength=n).round().astype(np.int64)
+    unit, lo, hi = _gaps(dag)
+    load = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(load, lo, dag.mem[unit])
+    np.add.at(load, hi + 1, -dag.mem[unit])
+    pinned = dag.no_recompute[unit]
+    forced = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
+    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
+    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
+    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
+    keep = ~pinned
+    unit, lo, hi = unit[keep], lo[keep], hi[keep]
+    over = np.flatnonzero(excess > 0)
+    first = np.searchsorted(over, lo)
+    cnt = np.searchsorted(over, hi, side="right") - first
+    G = np.repeat(np.arange(len(unit)), cnt)
+    K = np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))
+    return unit, G, K, over, excess, infeasible
+
+
+def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
+                max_columns: int | None = MAX_COVER_COLUMNS) -> CoverModel | None:
+    """The covering MILP of ``dag`` at ``budget`` (module docstring); None when no stage is over the budget or the
+    model would have more than ``max_columns`` columns."""
+    n = dag.n
+    unit, G, K, over, excess, infeasible = _pairs(dag, budget)
+    nov, npair = len(over), len(G)
+    if infeasible or nov == 0 or npair == 0:
+        return None if not infeasible else CoverModel(_empty(dag), 0, nov, 1.0, infeasible=True)
+    last = dag.last_use.astype(np.int64)
+    u = np.searchsorted(over, last, side="right")  # first over index after each unit's last read
+    isfirst = np.r_[True, G[1:] != G[:-1]]
+    islast = np.r_[G[1:] != G[:-1], True]
+    # level 1: (pair, parent) with the parent past its last read at the pair's stage
+    E0, E1 = (dag.edges[:, 0], dag.edges[:, 1]) if len(dag.edges) else (np.zeros(0, np.int64),) * 2
+    order = np.argsort(E1, kind="stable")
+    pc = np.bincount(E1, minlength=n)
+    pstart = np.r_[0, np.cumsum(pc)]
+    gi = unit[G]
+    cnt = pc[gi]
+    jj = np.repeat(np.arange(npair), cnt)
+    off = np.arange(len(jj)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    par = E0[order][pstart[gi][jj] + off] if len(jj) else np.zeros(0, np.int64)
+    ok = (last[par] < over[K[jj]]) & (depth >= 1)  # depth 0: the covering alone, no parents
+    jj, par = jj[ok], par[ok]
+    # the over stages up to which each unit's residency is needed, through ``depth`` levels of parents
+    kmax = np.full(n, -1, dtype=np.int64)
+    np.maximum.at(kmax, par, K[jj])
+    level = np.where(kmax >= 0, 1, 0)
+    nest_from = kmax.copy()  # units whose computations get parent rows (all but the last level)
+    for d in range(2, depth + 1):
+        # comp[p, k] for k <= kmax_p + 1 needs pp at k - 1 <= kmax_p (where past pp's last read)
+        cand = np.full(n, -1, dtype=np.int64)
+        src = kmax[E1]
+        reach = np.where(src >= u[E0], src, -1)
+        np.maximum.at(cand, E0, reach)
+        grown = cand > kmax
+        level = np.where((level == 0) & (cand >= 0), d, level)
+        kmax = np.maximum(kmax, cand)
+        if not grown.any():
+            break
+    if depth >= 2:
+        nest_from = kmax.copy()
+        nest_from[level >= depth] = -1
+    else:
+        nest_from[:] = -1
+    # columns: pairs, then res[p, u_p..kmax_p], then comp[p, u_p+1..kmax_p+1]
+    has = kmax >= u
+    nres = np.where(has, kmax - u + 1, 0)
+    res0 = npair + np.r_[0, np.cumsum(nres)[:-1]]
+    ncomp = nres.copy()
+    comp0 = npair + int(nres.sum()) + np.r_[0, np.cumsum(ncomp)[:-1]]
+    ncol = npair + int(nres.sum() + ncomp.sum())
+    if max_columns is not None and ncol > max_columns:
+        return None
+
+    def res_col(p, k):
+        return res0[p] + (k - u[p])
+
+    def comp_col(p, k):  # k in u_p+1 .. kmax_p+1
+        return comp0[p] + (k - u[p] - 1)
+
+    top = float(dag.cost.max()) if n else 1.0
+    cost_unit = top if top > 0 else 1.0
+    cost = np.zeros(ncol)
+    cost[:npair] = np.where(isfirst, dag.cost[unit][G], 0.0) / cost_unit
+    upper = np.ones(ncol)
+    for p in np.flatnonzero(has):
+        sl = slice(comp0[p], comp0[p] + ncomp[p])
+        cost[sl] = dag.cost[p] / cost_unit
+        if dag.no_recompute[p]:
+            upper[sl] = 0.0
+    rows_i: list[np.ndarray] = []
+    rows_c: list[np.ndarray] = []
+    rows_v: list[np.ndarray] = []
+    lo_b: list[np.ndarray] = []
+    nrow = 0
+
+    def add(r, c, v, lower, count):
+        nonlocal nrow
+        rows_i.append(np.asarray(r, np.int64) + nrow)
+        rows_c.append(np.asarray(c, np.int64))
+        rows_v.append(np.asarray(v, np.float64))
+        lo_b.append(np.asarray(lower, np.float64))
+        nrow += count
+
+    # cover rows, scaled by the excess: sum M_i / e z - sum M_p / e res >= 1
+    e = excess[over]
+    ps = np.flatnonzero(has)
+    rp = np.repeat(ps, nres[ps])
+    rk = np.arange(len(rp)) - np.repeat(np.cumsum(nres[ps]) - nres[ps], nres[ps]) + u[rp]
+    # (a gap's coefficient tightened to the most any 0/1 point can need at that stage: e plus every res there)
+    added = np.bincount(rk, weights=dag.mem[rp].astype(np.float64), minlength=nov)
+    add(np.r_[K, rk], np.r_[np.arange(npair), res_col(rp, rk)],
+        np.r_[np.minimum(dag.mem[unit[G]], e[K] + added[K]) / e[K], -dag.mem[rp] / e[rk]], np.ones(nov), nov)
+    # prefix rows: z[j] - z[j-1] <= 0
+    nx = np.flatnonzero(~isfirst)
+    m = len(nx)
+    add(np.r_[np.arange(m), np.arange(m)], np.r_[nx, nx - 1], np.r_[np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+    # parent rows: z[j] - z[j+1] - res[p, k] - comp[p, k+1] <= 0
+    m = len(jj)
+    k = K[jj]
+    nxt = ~islast[jj]
+    r = np.arange(m)
+    add(np.r_[r, r[nxt], r, r], np.r_[jj, jj[nxt] + 1, res_col(par, k), comp_col(par, k + 1)],
+        np.r_[np.ones(m), -np.ones(int(nxt.sum())), -np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+    # chain rows: res[p, k] - res[p, k-1] - comp[p, k] <= 0 for k in u_p+1..kmax_p
+    cp = np.repeat(ps, nres[ps] - 1)
+    ck = np.arange(len(cp)) - np.repeat(np.cumsum(nres[ps] - 1) - (nres[ps] - 1), nres[ps] - 1) + u[cp] + 1
+    m = len(cp)
+    r = np.arange(m)
+    add(np.r_[r, r, r], np.r_[res_col(cp, ck), res_col(cp, ck - 1), comp_col(cp, ck)],
+        np.r_[np.ones(m), -np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+    # nesting rows: comp[p, k] - res[pp, k-1] - comp[pp, k] <= 0 for parents pp past their last read at o_{k-1}
+    if depth >= 2:
+        sel = (nest_from[E1] >= 0) & has[E1]
+        ep, epp = E1[sel], E0[sel]
+        # k from max(u_p + 1, u_pp + 1) to kmax_p + 1, and k - 1 <= kmax_pp
+        k_lo = np.maximum(u[ep] + 1, u[epp] + 1)
+        k_hi = np.minimum(kmax[ep] + 1, kmax[epp] + 1)
+        c = np.maximum(k_hi - k_lo + 1, 0)
+        ep, epp, k_lo, c = ep[c > 0], epp[c > 0], k_lo[c > 0], c[c > 0]
+        if len(ep):
+            e_p = np.repeat(ep, c)
+            e_pp = np.repeat(epp, c)
+            kk = np.arange(len(e_p)) - np.repeat(np.cumsum(c) - c, c) + np.repeat(k_lo, c)
+            m = len(e_p)
+            r = np.arange(m)
+            add(np.r_[r, r, r], np.r_[comp_col(e_p, kk), res_col(e_pp, kk - 1), comp_col(e_pp, kk)],
+                np.r_[np.ones(m), -np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+    A = sp.csc_matrix((np.concatenate(rows_v), (np.concatenate(rows_i), np.concatenate(rows_c))),
+                      shape=(nrow, ncol))
+    row_lower = np.concatenate(lo_b)
+    row_upper = np.where(np.isfinite(row_lower), np.inf, 0.0)
+    empty = np.zeros((0, 0), dtype=np.int64)
+    model = CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=cost_unit, r=empty, s=empty,
+                           free=empty, p=empty, col_cost=cost, col_lower=np.zeros(ncol), col_upper=upper,
+                           integral=np.ones(ncol, dtype=bool), A=A, row_lower=row_lower, row_upper=row_upper)
+    return CoverModel(model, npair, nov, cost_unit)
+
+
+def _empty(dag: DAG) -> CheckmateModel:
+    empty = np.zeros((0, 0), dtype=np.int64)
+    z = np.zeros(0)
+    return CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=1.0, r=empty, s=empty,
+                          free=empty, p=empty, col_cost=z, col_lower=z, col_upper=z, integral=np.zeros(0, bool),
+                          A=sp.csc_matrix((0, 0)), row_lower=z, row_upper=z)
+
+
+def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None, threads: int | None = None,
+                gap: float = 1e-6, depth: int = COVER_DEPTH,
+                max_columns: int | None = MAX_COVER_COLUMNS) -> CoverBound:
+    """The covering MILP's proven lower bound on the cost of every schedule of ``dag`` within ``budget`` (module
+    docstring), solved by ``mip`` (HiGHS in a child process, stopped at ``time_limit`` seconds; None: no limit, in this process). The sum of costs
+    when no stage is over the budget; inf when a stage's fixed part alone exceeds it; -inf when the model is
+    above ``max_columns`` or the solver proves nothing."""
+    t0 = time.perf_counter()
+    base = float(dag.cost.sum())
+    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns)
+    if cm is None:
+        _, G, _, over, _, _ = _pairs(dag, budget)
+        if len(over) == 0:
+            return CoverBound(base, "no stage over the budget", time.perf_counter() - t0, 0)
+        return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)
+    if cm.infeasible:
+        return CoverBound(math.inf, "a stage's fixed part exceeds the budget", time.perf_counter() - t0, 0)
+    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    if left is not None and left < 0.5:
+        return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, cm.model.num_col)
+    res = mip.solve(cm.model, integral=True, time_limit=left, threads=threads, gap=gap)
+    b = res.bound
+    if res.status == "infeasible":  # no schedule fits at all (every schedule maps into the model)
+        return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col)
+    if not math.isfinite(b):
+        return CoverBound(-math.inf, res.status, time.perf_counter() - t0, cm.model.num_col)
+    over_cost = max(b, 0.0) * cm.cost_unit * (1 - SAFETY)
+    return CoverBound(base + over_cost, res.status, time.perf_counter() - t0, cm.model.num_col)
