@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -29,25 +28,15 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def write_layered(n: int, seed: int, work: Path) -> Path:
-    """tools/layered.py's DAG of ``n`` nodes at ``seed`` as a node-link JSON file that ``remc solve`` reads (the
-    fields of Moccasin's files; ``graph.order`` the numbering)."""
+    """tools/layered.py's DAG of ``n`` nodes at ``seed`` as a node-link JSON file that ``remc solve`` reads."""
     from layered import layered_dag
     dag = layered_dag(n, 10, seed)
     path = work / f"layered_n{n}_seed{seed}.json"
     if path.exists():
         return path
-    nodes = [{"name": f"v{i}", "duration": float(dag.cost[i]), "out_cost": int(dag.mem[i]), "param_cost": 0}
-             for i in range(n)]
-    links = [{"source": f"v{int(a)}", "target": f"v{int(b)}"} for a, b in dag.edges]
-    data = {"directed": True, "multigraph": False,
-            "graph": {"order": [f"v{i}" for i in range(n)], "node_id": "name", "source_node": "source",
-                      "target_node": "target", "mem_tag": "out_cost", "param_tag": "param_cost",
-                      "duration_tag": "duration"},
-            "nodes": nodes, "links": links}
+    from remc.ir.nodelink import save_nodelink
     work.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(path)
+    save_nodelink(dag, path)  # (ids in the DAG's order, its topological order)
     return path
 
 
