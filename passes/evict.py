@@ -61,18 +61,16 @@ class EvictRun:
         w, c, net = self.setting
         return f"eviction (weight {w:g}, closure {c}, net {net})"
 
-    def advance(self, until: float | None, steps: int | None = None) -> bool:
-        """Run at least one step, then until ``until`` (a ``time.perf_counter()`` value; None: to the end),
-        ``steps`` steps or the end; True when done."""
-        k = 0
+    def advance(self, until: float | None) -> bool:
+        """Run at least one step, then until ``until`` (a ``time.perf_counter()`` value; None: to the end) or
+        the end; True when done."""
         while not self.done:
             try:
                 next(self._steps)
             except StopIteration as stop:
                 self.result, self.done = stop.value, True
                 break
-            k += 1
-            if (until is not None and time.perf_counter() >= until) or (steps is not None and k >= steps):
+            if until is not None and time.perf_counter() >= until:
                 break
         return self.done
 
@@ -404,14 +402,9 @@ the repair from checkpoint-all gets at most a sixth of the time left: the rest i
 +29% from the eviction pass, +13.5% after 40 s of ``improve``)."""
 
 
-SLICE_STEPS = 600
-"""Steps (a stage or an eviction) each eviction setting runs in turn while none has fitted (0.1-0.5 s at
-1000 units on 2 loaded cores); counted, not timed, so that the order in which the producers run, and so which
-schedule fits first, is the same at any load (with slices of 0.5 s the least-memory start differed from run to
-run: random layered n = 1000 seed 3 at 0.8, +829.5% and +926.7%)."""
-SLICE_MOVES = 10
-"""Repair moves the repair from checkpoint-all runs in turn (0.1-0.6 s at 250-1000 units); the least-memory
-starts get as many as all the producers that are still running together."""
+SLICE_SECONDS = 0.5
+"""Seconds each eviction setting (and the repair from checkpoint-all) runs in turn while none has fitted; the
+least-memory starts get as long as all of those together."""
 
 
 class _LeastMemoryRun:
@@ -430,11 +423,9 @@ class _LeastMemoryRun:
         self.result: StageState | None = None
         self.done = False
 
-    def advance(self, until: float | None, moves: int | None = None) -> bool:
-        """Repair until ``until`` (None: to the end), ``moves`` repair moves (over the spans) or a span fits;
-        True when done."""
-        from .stagesearch import repair_steps, span_start
-        left = moves
+    def advance(self, until: float | None) -> bool:
+        """Repair until ``until`` (None: to the end) or a span fits; True when done."""
+        from .stagesearch import repair, span_start
         while not self.done:
             if self._st is None:
                 span = next(self._spans, None)
@@ -443,17 +434,13 @@ class _LeastMemoryRun:
                     break
                 self._st = StageState(self.dag, self.budget, span_start(self.dag, span))
                 self.least = min(self.least, int(self._st.peak.max()))
-            how, took = repair_steps(self._st, until, left)
+            ok = repair(self._st, until)
             self.least = min(self.least, int(self._st.peak.max()))
-            if how == "fit":
+            if ok:
                 self.result, self.done = self._st, True
-            elif how == "stuck":
-                self._st = None  # no move helps; the next span
-                if left is not None:
-                    left -= max(took, 1)
-                    if left <= 0:
-                        break
-            else:  # out of time or of moves: resumed at the next slice
+            elif until is None or time.perf_counter() < until:
+                self._st = None  # stuck: no move helps; the next span
+            else:
                 break
         return self.done
 
@@ -468,14 +455,12 @@ class _RepairRun:
         self.result: StageState | None = None
         self.done = False
 
-    def advance(self, until: float | None, moves: int | None = None) -> bool:
-        """Repair until ``until``, ``moves`` moves, a fit or no move helps; True when done."""
-        from .stagesearch import repair_steps
-        how, _ = repair_steps(self._st, until, moves)
-        if how == "fit":
+    def advance(self, until: float | None) -> bool:
+        from .stagesearch import repair
+        if repair(self._st, until):
             self.result, self.done = self._st, True
-        elif how == "stuck":
-            self.done = True  # no move helps
+        elif until is None or time.perf_counter() < until:
+            self.done = True  # stuck: no move helps
         return self.done
 
 
@@ -487,12 +472,10 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
     time.
 
-    Feasibility first: while nothing fits, every setting and the repair run in turn, a slice of work each
-    (SLICE_STEPS steps, SLICE_MOVES moves), and the least-memory starts (``stagesearch.least_memory``'s spans:
-    values kept only shortly before their reads, repaired) as many moves as all of them together (each resumed
-    where it stopped), until one fits or the deadline: the slices are counted, not timed, and a repair step cut
-    by the deadline is dropped whole (``stagesearch.repair_steps``), so the producers' sequence of schedules,
-    and which fits first, is the same at any load (the deadline only cuts it short); so a setting that fails slowly (random layered n = 1000 seed 3 at 0.8: 42-78 s) does not hold
+    Feasibility first: while nothing fits, every setting and the repair run in turn, SLICE_SECONDS each, and
+    the least-memory starts (``stagesearch.least_memory``'s spans: values kept only shortly before their reads,
+    repaired) as long as all of them together (each resumed where it stopped), until one fits or the
+    deadline; so a setting that fails slowly (random layered n = 1000 seed 3 at 0.8: 42-78 s) does not hold
     back one that fits, and a schedule is found wherever one of them finds it in the time. Once a schedule
     fits, the settings left run one after the other, none started after STARTS_SHARE of the time, and the
     repair gets at most a third of the time left (a sixth after STARTS_SHARE): the rest is ``improve``'s.
@@ -521,7 +504,10 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if on_best is not None:
                 on_best(float(best.total_cost()))
 
-    if best is None:  # nothing fits yet: every producer in turn, a slice of work each (SLICE_STEPS, SLICE_MOVES)
+    def slice_end(seconds: float) -> float | None:
+        return None if deadline is None else min(time.perf_counter() + seconds, deadline)
+
+    if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
         least = _LeastMemoryRun(dag, budget)
         others: list[EvictRun | _RepairRun] = [*runs, rep]
         while best is None and not (least.done and all(r.done for r in others)):
@@ -529,13 +515,13 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             for r in active:
                 if deadline is not None and time.perf_counter() >= deadline:
                     break
-                if r.advance(deadline, SLICE_STEPS if isinstance(r, EvictRun) else SLICE_MOVES):
+                if r.advance(slice_end(SLICE_SECONDS)):
                     take(r)
                 if best is not None:
                     break
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            if best is None and not least.done and least.advance(deadline, SLICE_MOVES * max(len(active), 1)):
+            if best is None and not least.done and least.advance(slice_end(SLICE_SECONDS * max(len(active), 1))):
                 take(least)
         if info is not None:
             info["least_peak"] = least.least

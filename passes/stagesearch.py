@@ -261,43 +261,21 @@ def _run(col: np.ndarray, t: int) -> tuple[int, int]:
     return (int(before[-1]) + 1 if len(before) else 0), (t + int(after[0]) if len(after) else len(col) - 1)
 
 
-class _Stopped(Exception):
-    """The deadline passed while a repair step was evaluating its candidates: the step is dropped whole (the
-    schedule stays as it was before it), so that where a slice ends never changes which move is taken."""
-
-
-def repair(st: StageState, deadline: float | None, max_moves: int | None = None) -> bool:
-    """Drop residencies until every stage fits the budget (True), or no move helps / time is up / ``max_moves``
-    moves were taken (False; ``repair_steps`` says which).
+def repair(st: StageState, deadline: float | None) -> bool:
+    """Drop residencies until every stage fits the budget (True), or no move helps / time is up (False).
 
     When no single move at the highest stage lowers the bytes over budget, pairs are tried: each of the
     TOP_K best-ranked moves, followed by the best move at the stage that is then highest."""
-    return repair_steps(st, deadline, max_moves)[0] == "fit"
-
-
-def repair_steps(st: StageState, deadline: float | None, max_moves: int | None = None) -> tuple[str, int]:
-    """``repair``, saying how it ended: "fit", "stuck" (no move helps), "time" (``deadline`` passed) or "moves"
-    (``max_moves`` moves taken), and the moves it took. Each move is chosen among all its candidates: a deadline that passes while they
-    are evaluated drops that step (the schedule is left as before it), so the sequence of moves, and so the
-    schedule once it fits, is the same whatever the slices of time it ran in (``evict_search`` resumes it)."""
     floor = 1e-9 * max(float(st.dag.cost.sum()), 1.0)
-    moves = 0
     while st.peak.max() > st.budget:
         if deadline is not None and time.perf_counter() >= deadline:
-            return "time", moves
-        if max_moves is not None and moves >= max_moves:
-            return "moves", moves
-        try:  # (a step stopped by the deadline has left the schedule as it was: its evaluations restore it)
-            cands = _repair_moves(st, floor)
-            if _best_repair(st, cands[:TOP_K], floor, deadline) or _best_repair(st, cands[TOP_K:], floor, deadline):
-                moves += 1
-                continue
-            if not _pair_repair(st, cands[:TOP_K], floor, deadline):
-                return "stuck", moves
-            moves += 1
-        except _Stopped:
-            return "time", moves
-    return "fit", moves
+            return False
+        cands = _repair_moves(st, floor)
+        if _best_repair(st, cands[:TOP_K], floor) or _best_repair(st, cands[TOP_K:], floor, deadline):
+            continue
+        if not _pair_repair(st, cands[:TOP_K], floor, deadline):
+            return False
+    return True
 
 
 def _repair_moves(st: StageState, floor: float) -> list[tuple]:
@@ -332,15 +310,9 @@ def _pair_repair(st: StageState, firsts: list, floor: float, deadline: float | N
     best, best_score = None, 0.0
     for _, i, lo, hi, value in firsts:
         if deadline is not None and time.perf_counter() >= deadline:
-            st.restore(snap)
-            raise _Stopped
+            break
         st.try_move(i, lo, hi, value, lambda *a: True)
-        try:
-            second = _best_repair(st, _repair_moves(st, floor)[:TOP_K], floor, deadline, allow_worse=True)
-        except _Stopped:
-            st.restore(snap)
-            raise
-        if second:
+        if _best_repair(st, _repair_moves(st, floor)[:TOP_K], floor, deadline, allow_worse=True):
             gain = ex0 - st.excess(st.peak)
             if gain > 0:
                 score = gain / max(st.total_cost() - c0, floor)
@@ -360,7 +332,7 @@ def _best_repair(st: StageState, cands: list, floor: float, deadline: float | No
     best, best_score = None, -math.inf if allow_worse else 0.0
     for _, i, lo, hi, value in cands:
         if deadline is not None and time.perf_counter() >= deadline:
-            raise _Stopped  # (the caller restores the schedule: no move of a partial evaluation is taken)
+            break
         score = [-math.inf]
 
         def measure(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray) -> bool:

@@ -12,11 +12,7 @@ from _milp_dags import training_graph
 from test_evict import _layered
 
 from remc.ir.dag import DAG
-from remc.ir.schedule import check, checkpoint_all, memory_profile
-from remc.passes import evict as evict_mod
-from remc.passes import stagesearch as ss
-
-evict_search = evict_mod.evict_search
+from remc.ir.schedule import checkpoint_all
 
 
 class FakeClock:
@@ -44,65 +40,6 @@ def _fake_time(monkeypatch: pytest.MonkeyPatch, *modules: types.ModuleType, step
 def _over_budget(n: int = 60, seed: int = 1, ratio: float = 0.8) -> tuple[DAG, int]:
     dag = _layered(n, 10, seed)
     return dag, int(ratio * checkpoint_all(dag).peak(dag))
-
-
-def test_repair_cut_by_deadlines_takes_the_same_moves(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A repair resumed after each of many deadlines (several falling inside a step's evaluations) makes the same
-    moves as one run to its end: a step cut by the deadline is dropped whole, not decided among the candidates
-    evaluated before it (before: the best of those was taken, so the schedule depended on the load)."""
-    dag, budget = _over_budget()
-    whole = ss.StageState(dag, budget, checkpoint_all(dag).S)
-    how_whole, _ = ss.repair_steps(whole, None)
-    clock = _fake_time(monkeypatch, ss, step=1.0)
-    for width in (3, 7, 20):
-        st = ss.StageState(dag, budget, checkpoint_all(dag).S)
-        cuts = 0
-        while True:  # (each slice a clock read longer: a step longer than the slices still completes)
-            how, _ = ss.repair_steps(st, clock.now + width + cuts)
-            if how != "time":
-                break
-            cuts += 1
-        assert cuts > 0
-        assert how == how_whole
-        np.testing.assert_array_equal(st.S, whole.S)
-        assert st.total_cost() == whole.total_cost()
-
-
-def test_repair_in_slices_of_moves_equals_one_repair() -> None:
-    """``max_moves`` slices (evict_search's counted slices) resume where they stopped: the same schedule."""
-    dag, budget = _over_budget(seed=2)
-    whole = ss.StageState(dag, budget, checkpoint_all(dag).S)
-    assert ss.repair(whole, None) == (ss.repair_steps(ss.StageState(dag, budget, checkpoint_all(dag).S), None)[0]
-                                      == "fit")
-    st = ss.StageState(dag, budget, checkpoint_all(dag).S)
-    total = 0
-    while True:
-        how, took = ss.repair_steps(st, None, max_moves=1)
-        total += took
-        if how != "moves":
-            break
-    np.testing.assert_array_equal(st.S, whole.S)
-    assert total >= 1
-
-
-def test_evict_search_gives_the_same_schedule_at_any_speed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where the limit does not bind, ``evict_search`` returns the same schedule on a fast and on a slow machine:
-    its producers share the time in counted slices (before: 0.5 s slices, so which producer fitted first, and
-    the least-memory start's repair, varied with the load). A graph where nothing fits at first (every eviction
-    setting and checkpoint-all's repair fail; the least-memory starts find the schedule)."""
-    dag = _layered(30, 5, 1)
-    budget = int(0.8 * checkpoint_all(dag).peak(dag))
-    found = []
-    for step in (1e-4, 0.37):  # 1e-4 fake seconds per clock read, or 0.37 (slices of 0.5 s: one step or two)
-        _fake_time(monkeypatch, ss, evict_mod, step=step)
-        info: dict = {}
-        out = evict_search(dag, budget, deadline=1e12, info=info)
-        assert out is not None
-        R, S, _, how = out
-        assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
-        found.append((S, how, info.get("least_peak")))
-    np.testing.assert_array_equal(found[0][0], found[1][0])
-    assert found[0][1:] == found[1][1:]
 
 
 def test_greedy_baselines_stop_at_the_deadline() -> None:
