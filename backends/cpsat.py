@@ -757,9 +757,9 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     return Schedule(sched.R, sched.S, strategy="cpsat (least memory)") if sched.peak(dag) <= budget else None
 
 
-BUILD_SECONDS_PER_UNIT = 5e-3
+BUILD_SECONDS_PER_UNIT = 3e-3
 """Seconds per unit that building the CP-SAT model (C=2 copies, its hint) takes, about: random layered n = 1000,
-5-8 s on 2 loaded cores. The ``cpsat`` strategy does not start the build with less time left."""
+3-4 s on 2 cores, more under load. The ``cpsat`` strategy does not start the build with less time left."""
 
 
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
