@@ -787,6 +787,11 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     return Schedule(sched.R, sched.S, strategy="cpsat (least memory)") if sched.peak(dag) <= budget else None
 
 
+BUILD_SECONDS_PER_UNIT = 3e-3
+"""Seconds per unit that building the CP-SAT model (C=2 copies, its hint) takes, about: random layered n = 1000,
+3-4 s on 2 cores, more under load. The ``cpsat`` strategy does not start the build with less time left."""
+
+
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
     """The 'cpsat' strategy as the registry (backends/strategies.py) calls it. The cheapest baseline
     schedule that fits is the hint (looked for in at most a quarter of the time limit), and is returned when
@@ -798,10 +803,23 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
     quarter = None if deadline is None else t0 + options.time_limit / 4
-    hint = best_baseline(dag, budget, deadline=quarter)
+    hint = best_baseline(dag, budget, deadline=quarter, hard=deadline)
     if hint is None and (quarter is None or time.perf_counter() < quarter):
         hint = _stage_search_hint(dag, budget, quarter)
-    left = None if deadline is None else max(1.0, deadline - time.perf_counter())
+    left = None if deadline is None else deadline - time.perf_counter()
+    if left is not None and left < BUILD_SECONDS_PER_UNIT * dag.n:
+        # too little time left to build the model (not interruptible: random layered n = 1000, 10 s limit, the
+        # model's build ran 7 s past the limit): the hint, else no schedule in time
+        if hint is None:
+            raise NoScheduleInTime(f"cpsat: {max(left, 0.0):.1f} s left of the {options.time_limit:g} s limit after "
+                                   f"the baselines and the stage search, too little to build the CP-SAT model of "
+                                   f"{dag.n} units (about {BUILD_SECONDS_PER_UNIT * dag.n:.1f} s), and neither "
+                                   f"found a schedule within {budget} bytes")
+        hint.report = {"status": "time_limit", "cost": hint.cost(dag), "peak": int(hint.peak(dag)),
+                       "seconds": time.perf_counter() - t0, "solver": "cp-sat", "hint": hint.strategy,
+                       "cp_sat": "not built (too little time left)"}
+        hint.strategy = "cpsat"
+        return hint
     events = None if progress is None else (lambda d: progress(ProgressEvent(
         elapsed=time.perf_counter() - t0, phase="cp-sat", incumbent=d.get("incumbent"), bound=d.get("bound"),
         gap=d.get("gap"))))

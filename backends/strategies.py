@@ -122,7 +122,7 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None) -> S
         warm = repair_start(dag, budget, start.S, deadline=at)
         if warm is not None:
             return warm
-    return best_baseline(dag, budget, deadline=_baseline_deadline(clock))
+    return best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline)
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,
@@ -135,7 +135,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
        ``start``, e.g. a previous fit round's schedule, repaired instead when that succeeds: ``_incumbent``),
        and the retention-gap bound where CP-SAT does not start;
     2. where CP-SAT runs (OR-Tools installed, at most CP_UNITS units) and step 1 found a schedule within the
-       budget, or else the stage search from nothing found one within FIRST_STAGE_SHARE of the limit: the
+       budget, or else the stage search from nothing found one within ``_first_stage_share`` of the limit: the
        eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
        limit), then CP-SAT's C=2 model from that schedule and its bound valid for all schedules
        (``cpsat_phase``, ``cpsat_share`` of the time left);
@@ -169,26 +169,26 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     notes: dict[str, str] = {"cp_sat": "not run", "approx": "not run", "refine": "not run"}
     first, state = None, {}
     cp = cp_possible
-    staged = incumbent = None
+    staged = incumbent = baseline = None
     tried = False  # the stage search from nothing ran
     if o.warm_start and cp and start is None and STAGE_FIRST:
         # where CP-SAT runs: the stage search from nothing first, the baselines only where it finds nothing
         # (STAGE_FIRST's measurements)
         say("stage search", None, {})
         t = time.perf_counter()
-        staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share())
         tried = True
-        allowed = FIRST_STAGE_SHARE * o.time_limit if o.time_limit is not None else STAGE_HINT_NO_LIMIT
+        allowed = _first_stage_share() * o.time_limit if o.time_limit is not None else STAGE_HINT_NO_LIMIT
         if staged is not None and time.perf_counter() - t >= 0.9 * allowed:
             # stopped by its share, not at a local optimum: resumed from its schedule with the share the stage
             # search from a baseline gets (STAGE_HINT_SHARE), as before STAGE_FIRST
             staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock))
     if incumbent is None:
         say("baselines", None, {})
-        incumbent = _incumbent(dag, budget, clock, start)
+        incumbent = baseline = _incumbent(dag, budget, clock, start)
     if o.warm_start and cp and incumbent is None and not tried:  # no baseline fits: the stage search from
         say("stage search", incumbent, {})  # nothing, briefly
-        staged = incumbent = _stage_hint(dag, budget, None, clock, share=FIRST_STAGE_SHARE)
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share())
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
     if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
@@ -231,7 +231,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
     # approx's full share left (its LP's build is not interruptible: ResNet50 at 0.9 squeezed into 17 s ran
     # 27 s, 10 s past the limit)
-    lp_room = not cp_done or o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit
+    lp_room = not cp_done or o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit \
+        or _small_lp(dag, clock)
     if o.warm_start and lp_room and not (incumbent is not None and _proven(dag, incumbent, bounds, o.gap)):
         say("approx", incumbent, bounds)
         first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
@@ -254,7 +255,12 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if feas.proven_infeasible:  # the least-budget bound (LP, simple) and above the budget, in the message
             _milp_mod().raise_infeasible(dag, budget, _highs(), o.threads, clock.left(), proven=True)
         incumbent = feas.schedule
-    if cp and not cp_done and not clock.expired():
+    late_cp_room = o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit \
+        or incumbent is None
+    if cp and not cp_done and not clock.expired() and late_cp_room:
+        # (with less than approx's share of the limit left after a late first schedule, the local search below
+        # gets it all, as approx alone's does: random small DAGs at 10 s, the race's schedule at 7.7 s, CP-SAT's
+        # 1.6 s gained nothing and checkmate ended 6% above approx alone)
         left = clock.left()
         say("cp-sat", incumbent, bounds)
         incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
@@ -262,7 +268,12 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             seconds=None if left is None else o.cpsat_share * left)
     if o.warm_start and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
         say("local search", incumbent, bounds)
-        incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent], state.get("over"), clock)
+        # every schedule approx alone would start its local search from (its rounding's, its stage search's or
+        # the baseline's, and the rounding over budget, repaired), not only the cheapest: the local search
+        # ends in another local optimum from each (random small DAGs, 10 s: approx alone's search from its
+        # stage search's +93% schedule reached +52%, checkmate's from CP-SAT's +73% only +66%)
+        incumbent, notes["refine"] = _refine(dag, budget, [first, incumbent, staged, baseline], state.get("over"),
+                                             clock)
     elif o.warm_start and incumbent is None and not clock.expired():
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
@@ -365,10 +376,23 @@ each, 2 loaded cores; results/pub13/scratch/baselines*.txt): on the 11 published
 at 0.8 0.53 against 1.3 s), and the baselines took another 0.05-1.1 s (griewank 0.04-0.5 s, lin-greedy 0.7-0.9 s
 on n=100, where none fits)."""
 FIRST_STAGE_SHARE = 0.05
-"""Most of checkmate's time limit for the stage search from nothing where no baseline fits (its feasibility-first
-search; checkmate then takes the CP-SAT-first path from its schedule). Measured (2 loaded cores): it found a
-schedule in 0.1-1.1 s on Moccasin's n=100 and two own n=100 at 0.8 and 0.9, where no baseline fits; on
-Moccasin's, approx's LP rounding had taken 2.3-5.5 s before CP-SAT."""
+"""Least share of checkmate's time limit for the stage search from nothing where no baseline fits (its
+feasibility-first search; checkmate then takes the CP-SAT-first path from its schedule). Measured (2 loaded
+cores): it found a schedule in 0.1-1.1 s on Moccasin's n=100 and two own n=100 at 0.8 and 0.9, where no baseline
+fits; on Moccasin's, approx's LP rounding had taken 2.3-5.5 s before CP-SAT."""
+FIRST_STAGE_APPROX = True
+"""The stage search from nothing may run as long as approx alone gives it (``_approx.STAGE_SEARCH_SHARE`` of what
+its exact feasibility phase leaves: 0.36 of the limit; it returns as soon as its ``improve`` ends, so a schedule
+found in 0.5 s still ends it early): with 0.05 of a 10 s limit it found nothing on a 31-unit random DAG at 0.67
+of its peak under load, and checkmate then ended at +376% where approx alone, whose stage search found a
+schedule after 1.7 s, ended at +52% (tools/bench_portfolio.py, seed 12, case 1)."""
+
+
+def _first_stage_share() -> float:
+    """Share of the limit for the stage search from nothing (``FIRST_STAGE_SHARE``, ``FIRST_STAGE_APPROX``)."""
+    if not FIRST_STAGE_APPROX:
+        return FIRST_STAGE_SHARE
+    return max(FIRST_STAGE_SHARE, _approx_mod().STAGE_SEARCH_SHARE * (1.0 - _approx_mod().FEASIBLE_SHARE))
 
 
 def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
@@ -386,6 +410,22 @@ def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
     if check(dag, R, S) or Schedule(R, S).peak(dag) > budget:  # its moves keep both: a bug
         raise SolverError("checkmate: the stage search returned an invalid schedule")
     return Schedule(R, S, strategy=f"stage search ({found[3]})")
+
+
+SMALL_LP_SHARE = 0.05
+"""approx's LP rounding runs after CP-SAT, with less than ``approx_share`` of the limit left, where building its LP
+takes at most this share of the time left (``LP_BUILD_SECONDS_PER_COLUMN`` per column): on small graphs it takes
+a fraction of a second, and its rounded schedules (over the budget too, repaired) start the local search (random
+small DAGs at 10 s: approx alone's best came from its rounding over budget, repaired, where checkmate, with 2.9 s
+left after CP-SAT against the 3 s share, skipped the rounding and ended 3-5% above approx)."""
+
+
+def _small_lp(dag: DAG, clock: Clock) -> bool:
+    """Whether approx's LP is cheap enough to build in the time left (``SMALL_LP_SHARE``)."""
+    left = clock.left()
+    cols = model_columns(dag)
+    return left is None or (cols <= _approx_mod().MAX_LP_COLUMNS and
+                            _approx_mod().LP_BUILD_SECONDS_PER_COLUMN * cols <= SMALL_LP_SHARE * left)
 
 
 def _cheaper(dag: DAG, a: Schedule | None, b: Schedule | None) -> Schedule | None:
@@ -455,7 +495,13 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
         # the window search (passes/window.py) gets the rest where it runs (up to WINDOW_MAX_UNITS units)
         from ..passes.window import window_applies
         share = max(share, NO_MILP_APPROX_SHARE if window_applies(dag) else 1.0)
-    sub = Clock(None if left is None else min(left, share * (o.time_limit or 0.0)))
+    limit = None if left is None else min(left, share * (o.time_limit or 0.0))
+    if incumbent is None and left is not None and not (dag.n > CP_UNITS and model_columns(dag) > _milp_mod().MAX_MILP_COLUMNS):
+        # keep the exact feasibility race after it as much of the time left as approx alone keeps for it
+        # (``_approx.FEASIBLE_SHARE``): random small DAGs at 10 s, no baseline fitting, approx's phase from 1.6 s
+        # to 7.6 s left the race 1.9 s, and checkmate had no schedule where approx alone found one
+        limit = min(limit, (1.0 - _approx_mod().FEASIBLE_SHARE) * left)
+    sub = Clock(limit)
     try:
         # one LP at eps 0.1 (approx's default), without its fallback over the other eps values: on Moccasin's
         # n=100 at 0.9 that fallback took 15 of the 18 s share while CP-SAT then proved the optimum
@@ -594,8 +640,23 @@ def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
     if strat.needs_budget and budget is None:
         raise RemcError(f"the {name} strategy needs a budget")
     if strat.warm and start is not None:
-        return strat.fn(dag, budget, options, progress, start=start)
-    return strat.fn(dag, budget, options, progress)
+        sched = strat.fn(dag, budget, options, progress, start=start)
+    else:
+        sched = strat.fn(dag, budget, options, progress)
+    if sched.report is not None:
+        sched.report.extras["peak_rss_mib"] = peak_rss_mib()
+    return sched
+
+
+def peak_rss_mib() -> float:
+    """The solve's peak memory so far: the larger max RSS of this process and of its finished children (HiGHS's
+    child process; CP-SAT runs in this one), in MiB (0.0 where ``resource`` is missing)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover (not on Linux)
+        return 0.0
+    return max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+               resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024
 
 
 def solve_milp(dag: DAG, budget: int, *, incumbent: Schedule | None = None, progress: Progress | None = None,

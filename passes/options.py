@@ -118,6 +118,9 @@ class BaselineOptions:
     """Greedy baselines: evaluate at most this many values of the segment budget."""
     max_slots: int | None = None
     """griewank: most checkpoint slots tried."""
+    deadline: float | None = None
+    """Greedy baselines: a ``time.perf_counter()`` value after which no more knob values are walked or evaluated
+    (the schedules evaluated by then compete; a solver's baselines inside its time limit)."""
 
 
 StrategyOptions = CheckmateOptions | ApproxOptions | BaselineOptions

@@ -124,10 +124,11 @@ def _hoist(dag: DAG, stages: list[list[Stmt]]) -> list[list[Stmt]]:
 
 
 def _timing(key: str) -> bool:
-    """Report entries that measure time ('seconds', 'refine_seconds', 'elapsed', ...): they differ from
-    run to run, so the plan leaves them out (the command's report has them) and the same input and
-    options give byte-identical plan text."""
-    return key in ("seconds", "elapsed", "time", "wall") or key.endswith(("_seconds", "_elapsed", "_time"))
+    """Report entries that measure time ('seconds', 'refine_seconds', 'elapsed', ...) or the process's memory
+    ('peak_rss_mib'): they differ from run to run, so the plan leaves them out (the command's report has them)
+    and the same input and options give byte-identical plan text."""
+    return key in ("seconds", "elapsed", "time", "wall", "peak_rss_mib") or \
+        key.endswith(("_seconds", "_elapsed", "_time"))
 
 
 def _scalar(value: object) -> bool:

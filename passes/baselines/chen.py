@@ -9,6 +9,7 @@ wherever chen-* applies, and on a path graph (every unit a layer) all three give
 """
 from __future__ import annotations
 
+import time
 import weakref
 from dataclasses import dataclass
 from math import isqrt
@@ -139,15 +140,17 @@ def greedy_select(dag: DAG, candidates: np.ndarray, b: float) -> tuple[np.ndarra
     return np.array(chosen, dtype=np.int64), sums
 
 
-def greedy_sets(dag: DAG, candidates: np.ndarray) -> list[tuple[int, np.ndarray]]:
+def greedy_sets(dag: DAG, candidates: np.ndarray, deadline: float | None = None) -> list[tuple[int, np.ndarray]]:
     """(b, checkpoints) for every distinct checkpoint set the greedy can produce, b increasing.
 
     The greedy's choice is constant for b in [b_i, b_{i+1}) where b_{i+1} is the least running sum at
     which it checkpointed under b_i; the walk starts at b = -1 (every candidate) and ends with no
-    checkpoint at all.
+    checkpoint at all, or at ``deadline`` (a ``time.perf_counter()`` value: the sets walked by then).
     """
     b, sets = -1, []
     while True:
+        if deadline is not None and sets and time.perf_counter() >= deadline:
+            return sets
         chosen, sums = greedy_select(dag, candidates, b)
         sets.append((b, chosen))
         if len(chosen) == 0:
@@ -171,11 +174,11 @@ def sqrtn_schedule(dag: DAG, candidates: np.ndarray, strategy: str) -> Schedule:
                                 segment_size=k).evaluate(dag)
 
 
-def greedy_family(dag: DAG, candidates: np.ndarray, strategy: str, max_points: int | None = None
-                  ) -> list[Candidate]:
+def greedy_family(dag: DAG, candidates: np.ndarray, strategy: str, max_points: int | None = None,
+                  deadline: float | None = None) -> list[Candidate]:
     """One candidate per distinct checkpoint set over the knob b (at most ``max_points``, evenly spaced
-    along the knob with both ends kept, when given)."""
-    sets = greedy_sets(dag, candidates)
+    along the knob with both ends kept, when given; those walked by ``deadline``)."""
+    sets = greedy_sets(dag, candidates, deadline)
     if max_points is not None and len(sets) > max_points:
         pick = np.unique(np.round(np.linspace(0, len(sets) - 1, max(2, max_points))).astype(int))
         sets = [sets[i] for i in pick]
@@ -183,11 +186,12 @@ def greedy_family(dag: DAG, candidates: np.ndarray, strategy: str, max_points: i
 
 
 def _greedy(dag: DAG, budget: int | None, candidates: np.ndarray, strategy: str, b: float | None,
-            max_points: int | None) -> Schedule:
+            max_points: int | None, deadline: float | None = None) -> Schedule:
     if b is not None:
         return checkpoint_candidate(dag, greedy_select(dag, candidates, b)[0], strategy,
                                     n_candidates=len(candidates), b=b).evaluate(dag)
-    return cheapest(dag, greedy_family(dag, candidates, strategy, max_points), budget, strategy)
+    return cheapest(dag, greedy_family(dag, candidates, strategy, max_points, deadline), budget, strategy,
+                    deadline=deadline)
 
 
 def chen_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
@@ -207,22 +211,22 @@ def lin_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
 
 
 def chen_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-                max_points: int | None = None) -> Schedule:
+                max_points: int | None = None, deadline: float | None = None) -> Schedule:
     """Chen et al. greedy over the layers of a linear forward graph (RemcError otherwise).
 
     With ``b`` (segment budget, bytes) that one schedule; else the cheapest over every distinct b (or
     ``max_points`` of them) whose peak fits ``budget``, InfeasibleError when none does.
     """
-    return _greedy(dag, budget, require_linear(dag, "chen-greedy"), "chen-greedy", b, max_points)
+    return _greedy(dag, budget, require_linear(dag, "chen-greedy"), "chen-greedy", b, max_points, deadline)
 
 
 def ap_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-              max_points: int | None = None) -> Schedule:
+              max_points: int | None = None, deadline: float | None = None) -> Schedule:
     """Chen et al. greedy over the articulation points of the forward graph; knob as ``chen_greedy``."""
-    return _greedy(dag, budget, articulation_candidates(dag), "ap-greedy", b, max_points)
+    return _greedy(dag, budget, articulation_candidates(dag), "ap-greedy", b, max_points, deadline)
 
 
 def lin_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-               max_points: int | None = None) -> Schedule:
+               max_points: int | None = None, deadline: float | None = None) -> Schedule:
     """Chen et al. greedy over every forward unit in topological order; knob as ``chen_greedy``."""
-    return _greedy(dag, budget, forward_units(dag), "lin-greedy", b, max_points)
+    return _greedy(dag, budget, forward_units(dag), "lin-greedy", b, max_points, deadline)

@@ -8,6 +8,7 @@ can win, so the answer is exactly the one a full sweep would give.
 """
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -50,13 +51,18 @@ def peak_lower_bound(dag: DAG, S: np.ndarray) -> int:
     return int(dag.constant + held.max(initial=0))
 
 
-def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str) -> Schedule:
+def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str, *,
+             deadline: float | None = None) -> Schedule:
     """The least-cost schedule of ``family`` whose peak fits ``budget`` (any peak when None); among equal
-    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits."""
+    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits (the least
+    peak bound where ``deadline``, a ``time.perf_counter()`` value, has passed: no more schedules are evaluated
+    after it, the first one always)."""
     best: Schedule | None = None
     evaluated = 0
     viable = [c for c in family if budget is None or c.peak_bound <= budget]
     for c in sorted(viable, key=lambda c: (c.cost_bound, c.peak_bound)):
+        if evaluated and deadline is not None and time.perf_counter() >= deadline:
+            break
         if best is not None:
             if c.cost_bound > best.report["cost"]:
                 break                                   # sorted: nothing left can be cheaper
@@ -69,7 +75,8 @@ def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy
         if best is None or (s.report["cost"], s.report["peak"]) < (best.report["cost"], best.report["peak"]):
             best = s
     if best is None:
-        least = least_peak(dag, family)[0].report["peak"]
+        late = deadline is not None and time.perf_counter() >= deadline
+        least = min(c.peak_bound for c in family) if late else least_peak(dag, family)[0].report["peak"]
         raise InfeasibleError(f"{strategy}: none of its {len(family)} schedules fits the budget of {budget} "
                               f"bytes; the least peak it reaches is {least} bytes", least)
     best.report.update(candidates=len(family), candidates_evaluated=evaluated)
