@@ -121,6 +121,9 @@ class BaselineOptions:
     deadline: float | None = None
     """Greedy baselines: a ``time.perf_counter()`` value after which no more knob values are walked or evaluated
     (the schedules evaluated by then compete; a solver's baselines inside its time limit)."""
+    explain: bool = True
+    """Knob baselines: where no schedule of the family fits, find the least peak it reaches for the message
+    (evaluates the family again); off where only a fitting schedule matters (``best_baseline``)."""
 
 
 StrategyOptions = CheckmateOptions | ApproxOptions | BaselineOptions

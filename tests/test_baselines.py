@@ -462,3 +462,39 @@ def test_separators_match_networkx_block_cut_tree(seed):
         want = {v for v in nx.articulation_points(g)
                 if not nx.has_path(nx.restricted_view(g, [v], []), src, dst)}
         assert set(_separators(adj, src, dst)) == want
+
+
+@pytest.mark.parametrize("name", ["griewank", "chen-greedy", "lin-greedy", "ap-greedy"])
+def test_search_without_explanation_evaluates_less(name, monkeypatch):
+    """``explain=False``: a family that fits nothing is not evaluated again for its least peak (the message
+    gives the family's peak bound instead)."""
+    from remc.passes.baselines import search
+
+    rng = np.random.default_rng(7)
+    dag = training_dag(20, chain_edges(20), mem=rng.integers(1, 30, 40), cost=rng.uniform(1, 3, 40))
+    least = min(s.report["peak"] for s in tradeoff(name, dag))
+    evaluated = []
+    real = search.Candidate.evaluate
+    monkeypatch.setattr(search.Candidate, "evaluate", lambda c, d: evaluated.append(c) or real(c, d))
+    with pytest.raises(InfeasibleError, match="least peak it reaches") as err:
+        BASELINES[name](dag, least - 1)
+    explained = len(evaluated)
+    assert err.value.least_feasible == least
+    evaluated.clear()
+    with pytest.raises(InfeasibleError, match="can peak below") as err:
+        BASELINES[name](dag, least - 1, explain=False)
+    assert err.value.least_feasible <= least and len(evaluated) < explained
+
+
+def test_best_baseline_never_searches_for_the_least_peak(monkeypatch):
+    from remc.passes.baselines import search
+    from remc.passes.strategies import best_baseline
+
+    dag = training_dag(20, chain_edges(20))
+    least = min(s.report["peak"] for name in ("griewank", "chen-greedy") for s in tradeoff(name, dag))
+
+    def no_least_peak(*a, **k):
+        raise AssertionError("best_baseline searched a family for its least peak")
+    monkeypatch.setattr(search, "least_peak", no_least_peak)
+    assert best_baseline(dag, least - 1) is None
+    assert best_baseline(dag, 10 * least) is not None

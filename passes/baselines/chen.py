@@ -186,12 +186,12 @@ def greedy_family(dag: DAG, candidates: np.ndarray, strategy: str, max_points: i
 
 
 def _greedy(dag: DAG, budget: int | None, candidates: np.ndarray, strategy: str, b: float | None,
-            max_points: int | None, deadline: float | None = None) -> Schedule:
+            max_points: int | None, deadline: float | None = None, explain: bool = True) -> Schedule:
     if b is not None:
         return checkpoint_candidate(dag, greedy_select(dag, candidates, b)[0], strategy,
                                     n_candidates=len(candidates), b=b).evaluate(dag)
     return cheapest(dag, greedy_family(dag, candidates, strategy, max_points, deadline), budget, strategy,
-                    deadline=deadline)
+                    deadline=deadline, explain=explain)
 
 
 def chen_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
@@ -211,22 +211,26 @@ def lin_sqrtn(dag: DAG, budget: int | None = None) -> Schedule:
 
 
 def chen_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-                max_points: int | None = None, deadline: float | None = None) -> Schedule:
+                max_points: int | None = None, deadline: float | None = None,
+              explain: bool = True) -> Schedule:
     """Chen et al. greedy over the layers of a linear forward graph (RemcError otherwise).
 
     With ``b`` (segment budget, bytes) that one schedule; else the cheapest over every distinct b (or
-    ``max_points`` of them) whose peak fits ``budget``, InfeasibleError when none does.
+    ``max_points`` of them) whose peak fits ``budget``, InfeasibleError when none does (``deadline``,
+    ``explain``: as ``search.cheapest``).
     """
-    return _greedy(dag, budget, require_linear(dag, "chen-greedy"), "chen-greedy", b, max_points, deadline)
+    return _greedy(dag, budget, require_linear(dag, "chen-greedy"), "chen-greedy", b, max_points, deadline, explain)
 
 
 def ap_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-              max_points: int | None = None, deadline: float | None = None) -> Schedule:
+              max_points: int | None = None, deadline: float | None = None,
+              explain: bool = True) -> Schedule:
     """Chen et al. greedy over the articulation points of the forward graph; knob as ``chen_greedy``."""
-    return _greedy(dag, budget, articulation_candidates(dag), "ap-greedy", b, max_points, deadline)
+    return _greedy(dag, budget, articulation_candidates(dag), "ap-greedy", b, max_points, deadline, explain)
 
 
 def lin_greedy(dag: DAG, budget: int | None = None, *, b: float | None = None,
-               max_points: int | None = None, deadline: float | None = None) -> Schedule:
+               max_points: int | None = None, deadline: float | None = None,
+              explain: bool = True) -> Schedule:
     """Chen et al. greedy over every forward unit in topological order; knob as ``chen_greedy``."""
-    return _greedy(dag, budget, forward_units(dag), "lin-greedy", b, max_points, deadline)
+    return _greedy(dag, budget, forward_units(dag), "lin-greedy", b, max_points, deadline, explain)

@@ -223,7 +223,7 @@ def _cost(dag: DAG, S: np.ndarray) -> float:
 
 
 def griewank(dag: DAG, budget: int | None = None, *, slots: int | None = None,
-             max_slots: int | None = None) -> Schedule:
+             max_slots: int | None = None, explain: bool = True) -> Schedule:
     """Griewank & Walther log(n) on a linear forward graph (RemcError otherwise; see ``linear_chain``).
 
     With ``slots`` that schedule; else the cheapest over every slot count whose peak fits ``budget``,
@@ -234,7 +234,7 @@ def griewank(dag: DAG, budget: int | None = None, *, slots: int | None = None,
             raise ValueError(f"griewank needs slots >= 0, got {slots}")
         S, report = griewank_s(dag, require_linear(dag, "griewank"), slots)
         return finish(dag, S, "griewank", report)
-    return cheapest(dag, griewank_family(dag, max_slots), budget, "griewank")
+    return cheapest(dag, griewank_family(dag, max_slots), budget, "griewank", explain=explain)
 
 
 def _griewank_schedule(dag: DAG, chain: np.ndarray, slots: int, rev: Reversal) -> np.ndarray:

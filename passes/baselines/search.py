@@ -52,11 +52,12 @@ def peak_lower_bound(dag: DAG, S: np.ndarray) -> int:
 
 
 def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy: str, *,
-             deadline: float | None = None) -> Schedule:
+             deadline: float | None = None, explain: bool = True) -> Schedule:
     """The least-cost schedule of ``family`` whose peak fits ``budget`` (any peak when None); among equal
-    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits (the least
-    peak bound where ``deadline``, a ``time.perf_counter()`` value, has passed: no more schedules are evaluated
-    after it, the first one always)."""
+    costs the lower peak. InfeasibleError carries the least peak the family reaches when none fits; the least
+    peak bound instead where ``deadline``, a ``time.perf_counter()`` value, has passed (no more schedules are
+    evaluated after it, the first one always) or without ``explain`` (finding the least peak evaluates the
+    family's schedules again: seconds at thousands of units, for a caller that only wants a fitting one)."""
     best: Schedule | None = None
     evaluated = 0
     viable = [c for c in family if budget is None or c.peak_bound <= budget]
@@ -75,8 +76,11 @@ def cheapest(dag: DAG, family: Sequence[Candidate], budget: int | None, strategy
         if best is None or (s.report["cost"], s.report["peak"]) < (best.report["cost"], best.report["peak"]):
             best = s
     if best is None:
-        late = deadline is not None and time.perf_counter() >= deadline
-        least = min(c.peak_bound for c in family) if late else least_peak(dag, family)[0].report["peak"]
+        if not explain or (deadline is not None and time.perf_counter() >= deadline):
+            least = min(c.peak_bound for c in family)
+            raise InfeasibleError(f"{strategy}: none of the {len(family)} schedules it tried fits the budget of "
+                                  f"{budget} bytes; none of them can peak below {least} bytes", least)
+        least = least_peak(dag, family)[0].report["peak"]
         raise InfeasibleError(f"{strategy}: none of its {len(family)} schedules fits the budget of {budget} "
                               f"bytes; the least peak it reaches is {least} bytes", least)
     best.report.update(candidates=len(family), candidates_evaluated=evaluated)
