@@ -378,6 +378,7 @@ def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch
 
     monkeypatch.setattr(strategies, "_stage_hint", recorded)
     monkeypatch.setattr(strategies, "FIRST_STAGE_SHARE", 0.0)
+    monkeypatch.setattr(strategies, "FIRST_STAGE_APPROX", False)  # (else approx alone's share, at least)
     s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
     assert starts[:2] == [True, False]
