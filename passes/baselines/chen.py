@@ -147,7 +147,8 @@ def greedy_sets(dag: DAG, candidates: np.ndarray, deadline: float | None = None)
     which it checkpointed under b_i; the walk starts at b = -1 (every candidate) and ends with no
     checkpoint at all, or at ``deadline`` (a ``time.perf_counter()`` value: the sets walked by then).
     """
-    b, sets = -1, []
+    b: int = -1
+    sets: list[tuple[int, np.ndarray]] = []
     while True:
         if deadline is not None and sets and time.perf_counter() >= deadline:
             return sets
