@@ -57,6 +57,23 @@ def training_graph(layers: int, rng: np.random.Generator, *, skips: tuple[tuple[
                 backward=backward)
 
 
+def layered_dag(n: int, width: int, seed: int, *, skip: float = 0.2) -> DAG:
+    """A random layered DAG as tools/layered.py makes them: levels of ``width`` units, each unit reading 1-3 of
+    the level before and, with probability ``skip``, one of an earlier level; costs 1-100, 1-20 KiB."""
+    rng = np.random.default_rng(seed)
+    levels = [list(range(s, min(s + width, n))) for s in range(0, n, width)]
+    edges = []
+    for li in range(1, len(levels)):
+        for v in levels[li]:
+            for u in rng.choice(levels[li - 1], size=min(len(levels[li - 1]), int(rng.integers(1, 4))), replace=False):
+                edges.append((int(u), v))
+            if li >= 2 and rng.random() < skip:
+                edges.append((int(rng.choice(levels[int(rng.integers(0, li - 1))])), v))
+    cost = rng.integers(1, 101, n).astype(float)
+    mem = rng.integers(1, 21, n) * 1024
+    return DAG(tuple(f"v{i}" for i in range(n)), cost, mem, np.array(edges, dtype=np.int64).reshape(-1, 2))
+
+
 def correct_schedules(dag: DAG):
     """Every (R, S) with R = solve_r(S) that is correct, over every S: every frontier-advancing schedule up to
     cleaning (any feasible (R, S) can be cleaned to one with R = solve_r(S') and no more cost or memory; see

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from _milp_dags import exhaustive_optimum, random_dag, training_graph
+from _milp_dags import exhaustive_optimum, layered_dag, random_dag, training_graph
 
 from remc.ir.dag import DAG
 from remc.ir.errors import InfeasibleError
@@ -52,22 +52,6 @@ def test_gap_bound_is_infinite_when_a_stage_cannot_fit():
     assert gap_bound(dag, 11).bound == math.inf
 
 
-def _layered(n: int, width: int, seed: int) -> DAG:
-    """A random layered DAG as tools/layered.py makes them (costs 1-100, 1-20 KiB)."""
-    rng = np.random.default_rng(seed)
-    levels = [list(range(s, min(s + width, n))) for s in range(0, n, width)]
-    edges = []
-    for li in range(1, len(levels)):
-        for v in levels[li]:
-            for u in rng.choice(levels[li - 1], size=min(len(levels[li - 1]), int(rng.integers(1, 4))), replace=False):
-                edges.append((int(u), v))
-            if li >= 2 and rng.random() < 0.2:
-                edges.append((int(rng.choice(levels[int(rng.integers(0, li - 1))])), v))
-    cost = rng.integers(1, 101, n).astype(float)
-    mem = rng.integers(1, 21, n) * 1024
-    return DAG(tuple(f"v{i}" for i in range(n)), cost, mem, np.array(edges, dtype=np.int64).reshape(-1, 2))
-
-
 def test_strong_bound_counts_the_parents_of_a_recomputation_and_stays_below_the_optimum():
     """The relaxation with recomputation stages and parents (passes/bounds.py, "Parents") is above the
     covering bound where a dropped unit's parents are past their last read, and never above the MILP's
@@ -75,7 +59,7 @@ def test_strong_bound_counts_the_parents_of_a_recomputation_and_stays_below_the_
     from remc.backends.strategies import solve_milp
     higher = 0
     for seed, ratio in ((1, 0.8),):
-        dag = _layered(24, 4, seed)
+        dag = layered_dag(24, 4, seed)
         budget = int(ratio * checkpoint_all(dag).peak(dag))
         opt = solve_milp(dag, budget, time_limit=120, gap=0.0).report
         strong, weak = gap_bound(dag, budget), gap_bound(dag, budget, strong=False)

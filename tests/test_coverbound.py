@@ -7,7 +7,7 @@ import dataclasses
 import math
 
 import numpy as np
-from _milp_dags import exhaustive_optimum, random_dag, training_graph
+from _milp_dags import exhaustive_optimum, layered_dag, random_dag, training_graph
 
 from remc.backends.highs import HighsBackend
 from remc.ir.dag import DAG
@@ -39,29 +39,13 @@ def test_cover_bound_never_exceeds_the_exhaustive_optimum():
     assert checked >= 20 and above >= 3
 
 
-def _layered(n: int, width: int, seed: int) -> DAG:
-    """A random layered DAG (as tests/test_bounds.py): costs 1-100, 1-20 KiB, skip edges."""
-    rng = np.random.default_rng(seed)
-    levels = [list(range(s, min(s + width, n))) for s in range(0, n, width)]
-    edges = []
-    for li in range(1, len(levels)):
-        for v in levels[li]:
-            for u in rng.choice(levels[li - 1], size=min(len(levels[li - 1]), int(rng.integers(1, 4))), replace=False):
-                edges.append((int(u), v))
-            if li >= 2 and rng.random() < 0.3:
-                edges.append((int(rng.choice(levels[int(rng.integers(0, li - 1))])), v))
-    cost = rng.integers(1, 101, n).astype(float)
-    mem = rng.integers(1, 21, n) * 1024
-    return DAG(tuple(f"v{i}" for i in range(n)), cost, mem, np.array(edges, dtype=np.int64).reshape(-1, 2))
-
-
 def _cases():
     """Random layered DAGs of 14-20 units (shuffled within levels), training graphs with skips and costs 100x apart,
     and random DAGs with workspace: (dag, ratio)."""
     rng = np.random.default_rng(5)
     for k in range(6):
-        yield _layered(int(rng.integers(14, 21)), int(rng.integers(3, 5)), 100 + k), 0.9
-        yield _layered(int(rng.integers(14, 21)), int(rng.integers(3, 5)), 200 + k), 0.8
+        yield layered_dag(int(rng.integers(14, 21)), int(rng.integers(3, 5)), 100 + k, skip=0.3), 0.9
+        yield layered_dag(int(rng.integers(14, 21)), int(rng.integers(3, 5)), 200 + k, skip=0.3), 0.8
     for k in range(4):
         dag = training_graph(int(rng.integers(5, 9)), rng, skips=((0, 3),), workspace=k % 2 == 0)
         yield dataclasses.replace(dag, cost=np.where(rng.random(dag.n) < 0.3, 100.0, 1.0) * rng.uniform(0.5, 1.5, dag.n)), 0.8
@@ -98,7 +82,7 @@ def test_cover_bound_is_infinite_when_a_stage_cannot_fit_and_the_sum_of_costs_wh
 
 
 def test_cover_model_is_not_built_above_its_column_limit():
-    dag = _layered(24, 4, 1)
+    dag = layered_dag(24, 4, 1, skip=0.3)
     budget = int(0.7 * checkpoint_all(dag).peak(dag))
     cm = build_cover(dag, budget, max_columns=None)
     assert cm is not None and cm.model.num_col > 10
