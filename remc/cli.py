@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .ir.errors import ModelError, RemcError
+from .ir.errors import InfeasibleError, ModelError, RemcError
 from .ir.sizes import format_size, parse_size
 from .plancheck import dag_for_graph, dag_for_plan  # noqa: F401  (dag_for_graph: tools/gpu_evidence.py)
 
@@ -196,7 +196,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     c = sub.add_parser("compile", help="schedule a training graph under a memory budget and emit ONNX")
     c.add_argument("model", help="training graph (.onnx)")
-    c.add_argument("--budget", required=True, type=_size, help="memory budget, e.g. 6GiB, 512MiB or bytes")
+    c.add_argument("--budget", required=True, type=_size_or_ratio,
+                   help="memory budget, e.g. 6GiB, 512MiB or bytes, or a ratio of what the unmodified graph needs "
+                        "on the device (e.g. 0.8x; with --no-fit: of checkpoint-all's peak in remc's live-bytes "
+                        "model)")
     c.add_argument("-o", "--output", required=True, help="output ONNX file")
     c.add_argument("--plan", help="also write the execution plan (plan IR text) here")
     c.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
@@ -501,19 +504,30 @@ def cmd_compile(args: argparse.Namespace) -> int:
                                       granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
+            ratio = args.budget if isinstance(args.budget, float) else None
             try:
-                state = run(stages(passes, last="units"), State(model=args.model, budget=args.budget, clock=clock),
+                state = run(stages(passes, last="units"),
+                            State(model=args.model, budget=None if ratio is not None else args.budget, clock=clock),
                             on_pass=lambda p, st: (_require_training_graph(p.name, st, args.model), shown(p.name)))
             except ModelError as e:  # a forward model may fail shape inference before the check above
                 raise ModelError(f"{e}{forward_only_hint(args.model)}") from None
+            unmodified = None
+            if ratio is not None:
+                unmodified = _unmodified_need(state, args.device, settings, live_only=args.no_fit)
+                state.budget = resolve_budget(ratio, unmodified)
             rest = stages(passes, first="schedule")
-            if args.no_fit:
-                run_round(rest, state, clock, share=ONLY_ROUND_SHARE)
-                fit = None
-            else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
-                from .progress import fit_round_note
-                fit = compile_fit(rest, state, device=args.device, verify=args.verify,
-                                  on_round=fit_round_note(progress), settings=settings)
+            try:
+                if args.no_fit:
+                    run_round(rest, state, clock, share=ONLY_ROUND_SHARE)
+                    fit = None
+                else:  # re-solve until the replayed arena fits the budget (and, with --verify, the device run)
+                    from .progress import fit_round_note
+                    fit = compile_fit(rest, state, device=args.device, verify=args.verify,
+                                      on_round=fit_round_note(progress), settings=settings)
+            except InfeasibleError as e:
+                if ratio is None or unmodified is None:
+                    raise
+                raise _ratio_said(e, ratio, unmodified, args.no_fit, args.device) from None
         t0 = clock.elapsed()
         lay = fit.prediction.layout if fit is not None and fit.prediction is not None else None
         if lay is not None:  # the run uses these offsets when its own events are the same (plan_layout)
@@ -529,7 +543,10 @@ def cmd_compile(args: argparse.Namespace) -> int:
         out.commit()
         clock.record("write", t0)
     solves = [p.seconds for p in clock.phases if p.name == "schedule"]
-    rep = _report(state.schedule, state.dag, state.sim, args.budget)
+    rep = _report(state.schedule, state.dag, state.sim, state.budget if fit is None else fit.budget)
+    if ratio is not None:
+        rep.update(budget_ratio=ratio, unmodified_need=unmodified,
+                   unmodified_measure="checkpoint-all, live bytes" if args.no_fit else f"the unmodified graph on {args.device}")
     # "seconds": the whole compile, every phase; "solve_seconds": the solves of every fit round
     summary = clock.summary()
     rep.update(seconds=summary["seconds"], solve_seconds=sum(solves), time=summary, time_text=clock.text(),
@@ -542,6 +559,27 @@ def cmd_compile(args: argparse.Namespace) -> int:
                    device_model="remc's layout" if p is not None and p.placement == "remc" else "replayed arena")
     _print_report(rep, args.json)
     return 0
+
+
+def _ratio_said(err: InfeasibleError, ratio: float, unmodified: int, live_only: bool, device: str) -> InfeasibleError:
+    """``err`` for ``--budget 0.8x``, with what the ratio was of and the least feasible budget as a ratio."""
+    of = "checkpoint-all's peak in remc's live-bytes model" if live_only else f"what the unmodified graph needs on {device}"
+    why = f"{err}; --budget {ratio:g}x is {ratio:g} x {unmodified} bytes, {of}"
+    if err.least_feasible is not None:
+        least = math.ceil(1000 * err.least_feasible / unmodified) / 1000
+        why += f"; every schedule needs at least {err.least_feasible} bytes in remc's live-bytes model ({least:g}x)"
+    return InfeasibleError(why, err.least_feasible)
+
+
+def _unmodified_need(state: Any, device: str, settings: Any, *, live_only: bool) -> int:
+    """What ``remc compile --budget 0.8x`` takes the ratio of: what the unmodified graph needs on ``device``
+    (``fit.unmodified_need``: the cap ``remc run`` of the input would need), or with ``live_only``
+    (``--no-fit``) checkpoint-all's peak in remc's live-bytes model."""
+    if live_only:
+        from .ir.schedule import checkpoint_all
+        return int(checkpoint_all(state.dag).peak(state.dag))
+    from .fit import unmodified_need
+    return unmodified_need(state, device, settings)
 
 
 def _require_training_graph(stage: str, state: Any, model: str) -> None:
@@ -565,7 +603,9 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
         return
     line = (f"{rep['strategy']}: {rep['status']}, cost {rep['cost']:.4g} ({rep['overhead']:.3f}x of ideal), "
             f"peak {format_size(rep['peak'])} of budget {format_size(rep['budget'])}")
-    if rep.get("budget_ratio") is not None:
+    if rep.get("budget_ratio") is not None and rep.get("unmodified_need") is not None:
+        line += f" ({rep['budget_ratio']:g}x of {format_size(rep['unmodified_need'])}, {rep['unmodified_measure']})"
+    elif rep.get("budget_ratio") is not None:
         where = {"graph.order": "the file's graph.order", "file": "the file's node order"}.get(rep.get("order"),
                                                                                               rep.get("order"))
         line += (f" ({rep['budget_ratio']:g}x of checkpoint-all's {format_size(rep['checkpoint_all_peak'])}"

@@ -509,6 +509,23 @@ def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline:
     return first
 
 
+def unmodified_need(state: State, device: str, settings: Any = None) -> int:
+    """The bytes the input graph as it is (every tensor kept, its own order) needs on ``device``: ``predict`` of
+    it, kernel memory measured as ``compile_fit`` measures it (until the clock's KERNEL_SHARE) and remc's layout
+    within the time left. What ``remc compile --budget 0.8x`` takes the ratio of."""
+    from .pipeline import shaped_model
+    clock = state.clock
+    assert state.graph is not None
+    kernel_deadline = _measure_kernels(state, device, clock, settings)
+    t0 = None if clock is None else clock.elapsed()
+    try:
+        return int(predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline,
+                           layout_time_left=None if clock is None else clock.left()).total)
+    finally:
+        if clock is not None and t0 is not None:
+            clock.record("unmodified graph's need", t0)
+
+
 def _measure_kernels(state: State, device: str, clock: CompileClock | None, settings: Any = None) -> float | None:
     """Measure kernel memory on the input graph until the clock's KERNEL_SHARE (cached, so ``predict`` on
     the lowered graph finds it); the ``time.perf_counter()`` deadline ``predict`` keeps to afterwards

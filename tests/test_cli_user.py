@@ -305,3 +305,45 @@ def test_the_parser_of_one_command_parses_as_the_whole_parser() -> None:
         all_.pop("_parser", None)
         assert mine == all_
     assert cli._command(["--version"]) is None and cli._command(["solv", "x"]) is None
+
+
+def test_compile_budget_as_a_ratio_of_the_unmodified_graphs_need(vgg: Path, tmp_path: Path) -> None:
+    """``remc compile --budget 0.97x``: ceil(0.97 x what the input graph needs on the device as it is, the cap
+    ``remc run`` of it needs), and the plan runs under that cap."""
+    import math
+
+    from remc.backends.runtime import import_model
+    from remc.fit import predict
+    from remc.pipeline import shaped_model
+    need = predict(shaped_model(import_model(str(vgg))), "cpu").total
+    out = tmp_path / "o.onnx"
+    res = remc("compile", str(vgg), "--budget", "0.97x", "-o", str(out), "--plan", str(tmp_path / "o.plan"),
+               "--strategy", "approx", "--time-limit", "60", "--json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    rep = json.loads(res.stdout)
+    assert rep["unmodified_need"] == need and rep["budget_ratio"] == 0.97
+    assert rep["budget"] == math.ceil(0.97 * need), rep
+    assert rep["arena_predicted"] <= rep["budget"]
+    run = remc("run", str(out), "--plan", str(tmp_path / "o.plan"), cwd=tmp_path)  # the plan's budget as the cap
+    assert run.returncode == 0, run.stderr
+    assert f"ran under a cap of " in run.stdout
+
+
+def test_compile_budget_ratio_without_fit_is_of_checkpoint_all(chain: Path, tmp_path: Path) -> None:
+    """With ``--no-fit`` (remc's live-bytes model only) the ratio is of checkpoint-all's peak (140 bytes for
+    the chain at fine granularity): 0.93x is 131 bytes, and the report and the line say what the ratio is of."""
+    rc, text = run_in_pty(["compile", "--cost", "flops", "--no-fit", str(chain / "chain.onnx"), "--budget", "0.93x",
+                           "-o", str(tmp_path / "o.onnx"), "--granularity", "fine"], cwd=tmp_path)
+    assert rc == 0, text
+    assert "of budget 131 B (0.93x of 140 B, checkpoint-all, live bytes)" in text, text
+
+
+def test_compile_ratio_below_the_least_feasible_says_it_as_a_ratio(vgg: Path, tmp_path: Path) -> None:
+    """An infeasible ``--budget 0.5x``: one line that says what the ratio is of and the least feasible as a
+    ratio; no output written."""
+    res = remc("compile", str(vgg), "--budget", "0.5x", "-o", str(tmp_path / "o.onnx"), "--strategy", "approx",
+               "--time-limit", "60", cwd=tmp_path)
+    assert res.returncode != 0 and "Traceback" not in res.stderr
+    assert re.search(r"--budget 0.5x is 0.5 x \d+ bytes, what the unmodified graph needs on cpu; every schedule "
+                     r"needs at least \d+ bytes in remc's live-bytes model \(0\.\d+x\)", res.stderr), res.stderr
+    assert not (tmp_path / "o.onnx").exists()
