@@ -87,6 +87,16 @@ class _Cache(JsonCache):
                                                    tuple(tuple(r) for r in e.get("requests", ())),
                                                    int(e.get("later_extra", 0)))
 
+    def slow(self, key: str) -> tuple[float, int] | None:
+        """(seconds, bytes) of a measurement of ``key`` that a deadline cut short after that many seconds
+        (a lower bound on its time), for a signature whose tensors are that many bytes; None if none was."""
+        e = self.entry(SLOW_PREFIX + key)
+        return None if e is None else (float(e["seconds"]), int(e["bytes"]))
+
+    def put_slow(self, key: str, seconds: float, nbytes: int) -> None:
+        old = self.slow(key)
+        self.new[SLOW_PREFIX + key] = {"seconds": max(seconds, old[0] if old else 0.0), "bytes": int(nbytes)}
+
     def put(self, key: str, km: KernelMemory, op: str) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
                          "raw": list(km.raw)}
@@ -94,6 +104,12 @@ class _Cache(JsonCache):
             self.new[key]["requests"] = [list(r) for r in km.requests]
             self.new[key]["later_extra"] = km.later_extra
 
+
+SLOW_PREFIX = "cut:"
+"""Cache entries of measurements a deadline cut short: ``cut:<key>`` -> {"seconds", "bytes"}."""
+VALUES_PREFIX = "feeds:"
+"""The key (after SLOW_PREFIX) of a group's feeds, cut short, by its first signature's key (bytes -1: not a
+measurement, so no other signature is judged by its size)."""
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 """Ops measured as 0 without a run (they allocate nothing beyond their output)."""
@@ -144,9 +160,16 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     # fixed cost plus its bytes times the largest rate seen) fits: one batch-256 convolution takes 15 s loaded
     order = sorted(probes.values(), key=lambda p: size[p.key] if deadline is not None else -size[p.key])
     left, pred = len(order), Predictor()
+    # measurements an earlier compile's deadline cut short: a signature at least as large takes at least as long
+    # (else each compile under the same limit would start the same one again, and lose it again: ResNet50 b256 at
+    # 30 s measured nothing in 9 s, every time)
+    cut = sorted((c[1], c[0]) for c in (cache.slow(p.key) for p in order) if c is not None and c[1] >= 0)
+
+    def at_least(nbytes: int) -> float:
+        return max((sec for b, sec in cut if b <= nbytes), default=0.0)
 
     def out_of_time(p: _Probe | None = None) -> bool:
-        ahead = 0.0 if p is None else pred(size[p.key])
+        ahead = 0.0 if p is None else max(pred(size[p.key]), at_least(size[p.key]))
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
@@ -162,18 +185,31 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
             if deadline is not None and all(out_of_time(p) for p in group):
                 continue  # none of the group fits the time left: no values for it (random feeds of a
                 # ResNet50 b32 graph took 12.8 s of a 60 s compile on the H200, for probes then skipped)
+            feeds_key = VALUES_PREFIX + group[0].key  # the group's feeds (and the run to its integer inputs)
+            was_cut = cache.slow(feeds_key)
+            if deadline is not None and was_cut is not None and time.perf_counter() + was_cut[0] >= deadline:
+                continue
+            emit(("start", feeds_key, -1))
             values = prof._original_values(model, group, types, consts)
+            emit(("ready",))
             for p in group:
                 if out_of_time(p):
                     continue
                 t0 = time.perf_counter()
+                emit(("start", p.key, size[p.key]))
                 km = (_measure_requests(prof, model, p, types, consts, values, device, buf) if buf is not None
                       else _measure(prof, model, p, types, consts, values, device))
                 emit((p.key, km, p.node.op_type))
                 pred.add(size[p.key], time.perf_counter() - t0)
 
+    running: list = []  # the measurement in progress: (key, bytes, its start)
+
     def put(item: tuple) -> None:
         nonlocal left
+        if item[0] in ("start", "ready"):
+            running[:] = [item[1], item[2], time.perf_counter()] if item[0] == "start" else []
+            return
+        running.clear()
         cache.put(*item)
         left -= 1
 
@@ -182,6 +218,8 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         # CUDA does not survive fork() once initialized: there the deadline is only checked between nodes.
         if order:
             run_bounded(work, put, None if runtime.parse_device(device)[0] == "cuda" else deadline)
+        if running:  # cut short by the deadline: remembered, so a later compile with as little time skips it
+            cache.put_slow(running[0], time.perf_counter() - running[2], running[1])
     finally:
         cache.save()
         if buf is not None:

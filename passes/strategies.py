@@ -58,7 +58,7 @@ def solve_baseline_strategy(name: str, dag: DAG, budget: int | None,
 
 
 def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None,
-                  hard: float | None = None) -> Schedule | None:
+                  hard: float | None = None, first: bool = False) -> Schedule | None:
     """The cheapest baseline schedule that fits ``budget``, or None. Baselines run quickest first; on graphs
     above LARGE_GRAPH units the greedy ones evaluate at most GREEDY_POINTS knob values, and after
     ``deadline`` (a ``time.perf_counter()`` value) at most LATE_POINTS (so a fitting one is found even when
@@ -72,7 +72,9 @@ def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None,
     before the limits were enforced). Every baseline still starts (each non-greedy one takes at most a few
     tenths of a second at 1000 units): a schedule in hand beats none. A family that fits nothing is not searched
     again for its least peak (``BaselineOptions.explain``): on RegNetY-400MF fine (2716 units) just above its
-    least feasible budget, where no baseline fits, that search took 41 of the baselines' 69 s."""
+    least feasible budget, where no baseline fits, that search took 41 of the baselines' 69 s. ``first``: the
+    first baseline that fits, quickest first, for a caller that needs a schedule within budget to start from
+    and improves on any baseline by far (approx where no LP is built)."""
     # the greedy knobs' walk ends (graphs up to LARGE_GRAPH units: milliseconds, walked whole)
     walk = None if hard is None or dag.n <= LARGE_GRAPH else (deadline if deadline is not None else hard)
     opts = BaselineOptions(max_points=GREEDY_POINTS if dag.n > LARGE_GRAPH else None, deadline=walk, explain=False)
@@ -88,6 +90,8 @@ def best_baseline(dag: DAG, budget: int, *, deadline: float | None = None,
             continue
         if best is None or s.cost(dag) < best.cost(dag):
             best = s
+        if first:
+            return best
     if best is None and late and (hard is None or dag.n <= LARGE_GRAPH):  # the few knob values fit nothing:
         # the whole search, late (above LARGE_GRAPH units, where the caller has a limit of its own, ``hard``,
         # not: it is the slowest part, unbounded)

@@ -544,8 +544,9 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None, sett
     if left:
         clock.notes.append(f"kernel memory: the time limit left {left} of {total} op signatures unmeasured (the "
                            "largest tensors; measured smallest first): the arena prediction has no kernel scratch "
-                           "for them, so the plan may need more than predicted; the measurement is cached, so a "
-                           "later compile measures more")
+                           "for them, so the plan may need more than predicted; the measurements are cached, and "
+                           "one that this limit cut short is not started again with as little time: a compile "
+                           "with a longer --time-limit measures the rest")
     return deadline
 
 

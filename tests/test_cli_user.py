@@ -326,7 +326,7 @@ def test_compile_budget_as_a_ratio_of_the_unmodified_graphs_need(vgg: Path, tmp_
     assert rep["arena_predicted"] <= rep["budget"]
     run = remc("run", str(out), "--plan", str(tmp_path / "o.plan"), cwd=tmp_path)  # the plan's budget as the cap
     assert run.returncode == 0, run.stderr
-    assert f"ran under a cap of " in run.stdout
+    assert "ran under a cap of " in run.stdout
 
 
 def test_compile_budget_ratio_without_fit_is_of_checkpoint_all(chain: Path, tmp_path: Path) -> None:

@@ -353,3 +353,22 @@ def test_memory_forms_give_the_same_lp():
             assert res.status == "optimal"
             objs.append(res.objective)
         assert objs == pytest.approx([objs[0]] * 2, rel=1e-6, abs=1e-9)
+
+
+def test_solve_r_is_the_least_correct_r():
+    """solve_r (a stack per stage since it was a scan of the whole row) against its definition: the least R
+    that makes S correct, by the row scan in reverse topological order (appendix B), on random DAGs and S."""
+    rng = np.random.default_rng(5)
+    for _ in range(60):
+        dag = random_dag(int(rng.integers(2, 30)), rng, workspace=False)
+        n = dag.n
+        S = np.tril(rng.random((n, n)) < rng.random(), -1)
+        want = np.eye(n, dtype=bool)
+        want[:-1] |= S[1:] & ~S[:-1]
+        for t in range(n):
+            for k in range(t, -1, -1):
+                if want[t, k]:
+                    p = dag.preds[k]
+                    want[t, p[~S[t, p]]] = True
+        R = solve_r(dag, S)
+        assert (R == want).all() and not check(dag, R, S)

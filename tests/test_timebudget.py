@@ -405,3 +405,103 @@ def test_time_left_after_a_cut_solve_is_spent_on_one_more(monkeypatch, status: s
         assert report.prediction is not None and report.prediction.total == 128
     assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
     assert st.budget == 128
+
+
+def test_a_kernel_measurement_cut_by_the_deadline_is_remembered_and_skipped(tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measurement the deadline cut short is cached as at least that long; a later compile with no more time
+    skips it, and every signature at least as large, instead of starting it again and losing it again (ResNet50
+    b256 at 30 s: 9 s of every compile measured nothing)."""
+    import json
+    import math
+    import time
+
+    from remc.backends import scratch
+    from remc.backends.runtime import import_model
+    from remc.pipeline import shaped_model
+
+    model = shaped_model(import_model(_chain(tmp_path)))
+
+    class Cut(Exception):
+        pass
+
+    def cut_at_first_start(work, on_item, deadline):  # the child killed while its first measurement runs
+        def emit(item):
+            on_item(item)
+            if item[0] == "start" and item[2] >= 0:  # (-1: the feeds, before the measurements)
+                raise Cut
+        with pytest.raises(Cut):
+            work(emit)
+        return False
+
+    monkeypatch.setattr(scratch, "run_bounded", cut_at_first_start)
+    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=math.inf)
+    assert left == total > 0
+    entries = json.loads((tmp_path / "scratch.json").read_text())["entries"]
+    cut = {k: e for k, e in entries.items() if k.startswith(scratch.SLOW_PREFIX)}
+    assert len(cut) == 1 and len(entries) == 1  # the one in progress, nothing measured
+    (key, entry), = cut.items()
+
+    started: list[int] = []
+
+    def record(work, on_item, deadline):
+        work(lambda item: (started.append(item[2]) if item[0] == "start" and item[2] >= 0 else None, on_item(item)))
+        return True
+
+    monkeypatch.setattr(scratch, "run_bounded", record)
+    scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path / "sizes", deadline=math.inf)  # every size
+    sizes = sorted(set(started))
+    assert len(sizes) >= 2 and entry["bytes"] == sizes[0]  # the smallest first
+    # as if an earlier compile had been cut after a very long time on a signature of the middle size
+    entry.update(seconds=1e9, bytes=sizes[len(sizes) // 2])
+    (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": {key: entry}}))
+    started.clear()
+    _, left2, _ = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=time.perf_counter() + 3600)
+    assert started and all(b < entry["bytes"] for b in started)  # nothing as large as the cut one was started
+    assert left2 == total - len(started)
+
+
+def test_kernel_measurement_feeds_cut_by_the_deadline_are_skipped_next_time(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feeds of a group (random inputs, or a run of the graph to its integer inputs: ResNet50 b256's forward
+    to its MaxPool takes 20 s loaded) cut short are remembered too; with no more time the group is skipped."""
+    import json
+    import math
+    import time
+
+    from remc.backends import scratch
+    from remc.backends.runtime import import_model
+    from remc.pipeline import shaped_model
+
+    model = shaped_model(import_model(_chain(tmp_path)))
+
+    class Cut(Exception):
+        pass
+
+    def cut_in_the_feeds(work, on_item, deadline):
+        def emit(item):
+            on_item(item)
+            if item[0] == "start":
+                raise Cut
+        with pytest.raises(Cut):
+            work(emit)
+        return False
+
+    monkeypatch.setattr(scratch, "run_bounded", cut_in_the_feeds)
+    scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=math.inf)
+    entries = json.loads((tmp_path / "scratch.json").read_text())["entries"]
+    (key, entry), = entries.items()
+    assert key.startswith(scratch.SLOW_PREFIX + scratch.VALUES_PREFIX) and entry["bytes"] == -1
+    started: list = []
+
+    def record(work, on_item, deadline):
+        work(lambda item: (started.append(item) if item[0] == "start" else None, on_item(item)))
+        return True
+
+    monkeypatch.setattr(scratch, "run_bounded", record)
+    entry["seconds"] = 1e9
+    (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": {key: entry}}))
+    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=time.perf_counter() + 3600)
+    assert not started and left == total > 0  # the group was skipped: its feeds take longer than the time left
+    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path)  # no deadline: all measured
+    assert started and left == 0
