@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import __version__
-from .ir.errors import InfeasibleError, ModelError, RemcError
+from .ir.errors import ModelError, RemcError
 from .ir.sizes import format_size, parse_size
 from .plancheck import dag_for_graph, dag_for_plan  # noqa: F401  (dag_for_graph: tools/gpu_evidence.py)
 
@@ -524,7 +524,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
                     from .progress import fit_round_note
                     fit = compile_fit(rest, state, device=args.device, verify=args.verify,
                                       on_round=fit_round_note(progress), settings=settings)
-            except InfeasibleError as e:
+            except RemcError as e:
                 if ratio is None or unmodified is None:
                     raise
                 raise _ratio_said(e, ratio, unmodified, args.no_fit, args.device) from None
@@ -561,14 +561,19 @@ def cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ratio_said(err: InfeasibleError, ratio: float, unmodified: int, live_only: bool, device: str) -> InfeasibleError:
-    """``err`` for ``--budget 0.8x``, with what the ratio was of and the least feasible budget as a ratio."""
+def _ratio_said(err: RemcError, ratio: float, unmodified: int, live_only: bool, device: str) -> RemcError:
+    """``err`` (of the same type, its attributes kept) for ``--budget 0.8x``, with what the ratio was of and,
+    where the error gives one, the least feasible budget as a ratio."""
+    import copy
     of = "checkpoint-all's peak in remc's live-bytes model" if live_only else f"what the unmodified graph needs on {device}"
     why = f"{err}; --budget {ratio:g}x is {ratio:g} x {unmodified} bytes, {of}"
-    if err.least_feasible is not None:
-        least = math.ceil(1000 * err.least_feasible / unmodified) / 1000
-        why += f"; every schedule needs at least {err.least_feasible} bytes in remc's live-bytes model ({least:g}x)"
-    return InfeasibleError(why, err.least_feasible)
+    least = getattr(err, "least_feasible", None)
+    if least is not None:
+        why += (f"; every schedule needs at least {least} bytes in remc's live-bytes model "
+                f"({math.ceil(1000 * least / unmodified) / 1000:g}x)")
+    said = copy.copy(err)
+    said.args = (why,)
+    return said
 
 
 def _unmodified_need(state: Any, device: str, settings: Any, *, live_only: bool) -> int:
