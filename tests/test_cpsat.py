@@ -447,3 +447,25 @@ def test_checkmate_reads_approx_shares_without_importing_approx() -> None:
             "print('remc.passes.approx' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
         == "False"
+
+
+def test_the_stall_is_counted_on_the_search_clock_per_worker(monkeypatch) -> None:
+    """The C=2 model's stall is measured on ``_search_clock`` (this process' CPU seconds per CP-SAT worker), not on
+    the wall clock: under load the wall-clock stall stopped MobileNet's C=2 model at its hint (results/pub14). Here a
+    clock that never advances: the stall (0) never ends the search, which ends proven, with the worker count
+    passed to the clock."""
+    import remc.backends.cpsat as cpsat
+
+    made: list[int] = []
+
+    def frozen(workers: int):
+        made.append(workers)
+        return lambda: 0.0
+
+    monkeypatch.setattr(cpsat, "_search_clock", frozen)
+    dag = training_graph(7, np.random.default_rng(8), skips=((0, 4), (2, 6)), workspace=True)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    hint = solve_approx(dag, budget)
+    s = solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, stall=0.0), hint=hint)
+    assert made == [1] and "OPTIMAL" in s.report["solver"]
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.cost(dag) <= hint.cost(dag) + 1e-9
