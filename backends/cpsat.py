@@ -149,7 +149,8 @@ def _solver(cp_model, options: CpSatOptions, t0: float, presolve: bool):
 
 
 def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
-                hint: Schedule | None = None, progress: Callable[[dict], None] | None = None) -> Schedule:
+                hint: Schedule | None = None, progress: Callable[[dict], None] | None = None,
+                stop: Callable[[float], bool] | None = None) -> Schedule:
     """The cheapest schedule of ``dag`` within ``budget`` bytes that the CP-SAT model finds in the time limit.
 
     ``hint`` (a schedule that fits, e.g. approx's) is given to CP-SAT as a whole starting solution; units
@@ -160,7 +161,9 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     search; on smaller graphs (presolve on) the budget is a hard capacity and no hint is given (measured:
     random layered n=100 at 0.8 was proven optimal in 34 s that way, and ended at +5.0% from
     checkpoint-all's excess). Raises InfeasibleError when CP-SAT proves that no schedule with at
-    most ``copies`` computations per unit fits, SolverError when it stops without a schedule.
+    most ``copies`` computations per unit fits, SolverError when it stops without a schedule. ``stop(cost)``
+    (the cost of the best solution so far, inf before one; with the budget a hard capacity) is asked every
+    WATCH_SECONDS and ends the search when true (e.g. a bound found beside it proves that solution).
     """
     try:
         cp_model = load_cp_model()
@@ -209,7 +212,8 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
 
     solver = _solver(cp_model, options, t0, presolve)
     solver.parameters.relative_gap_limit = options.gap
-    status = _solve_watched(cp_model, solver, m, options.stall)
+    status = _solve_watched(cp_model, solver, m, options.stall, stop if top == cap else None,
+                            lambda obj: (fixed + obj) / scale)
     name = solver.StatusName(status)
     if status == cp_model.INFEASIBLE:
         raise InfeasibleError(f"CP-SAT proved that no schedule with at most {options.copies} computations per "
@@ -249,25 +253,47 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     return sched
 
 
-def _solve_watched(cp_model, solver, m, stall: float | None) -> int:
-    """``solver.Solve(m)``; with ``stall``, a watchdog thread stops the search once no better solution has
-    come for ``stall`` x the time since the start (at least STALL_MIN seconds), after the first one."""
-    if stall is None:
-        return solver.Solve(m)
-    import threading
+WATCH_SECONDS = 0.25
+"""How often a watched CP-SAT search checks its stall and its ``stop`` condition."""
 
-    t0 = time.perf_counter()
-    last = [None]
+
+def _search_clock(workers: int) -> Callable[[], float]:
+    """The clock of a search's stall: this process' CPU seconds per CP-SAT worker, not the wall clock, so that a
+    loaded machine does not stop a search earlier in its work. Measured (MobileNet of Moccasin's set at 0.8, the
+    C=2 model from the stage search's +0.401%, 1 worker, load ~7): without a stall it reached the optimum +0.370% at
+    2.2 s of wall; checkmate's run with the wall-clock stall, the covering MILP's child process beside it, stopped it
+    at its hint (+0.401%) after 4 s of wall, and its bound rounds proved nothing in the 37 s left."""
+    return lambda: time.process_time() / workers
+
+
+def _solve_watched(cp_model, solver, m, stall: float | None, stop: Callable[[float], bool] | None = None,
+                   cost: Callable[[float], float] | None = None) -> int:
+    """``solver.Solve(m)``; with ``stall``, a watchdog thread stops the search once no better solution has
+    come for ``stall`` x the time since the start (at least STALL_MIN seconds), after the first one, both
+    counted in the search's CPU seconds per worker (``_search_clock``); with ``stop``, once
+    ``stop(cost(objective of the best solution so far))`` is true (inf before the first)."""
+    if stall is None and stop is None:
+        return solver.Solve(m)
+    clock = _search_clock(max(1, solver.parameters.num_workers))
+    t0 = clock()
+    last: list[float | None] = [None]
+    best = [math.inf]
     done = threading.Event()
 
     class _Seen(cp_model.CpSolverSolutionCallback):
         def on_solution_callback(self) -> None:
-            last[0] = time.perf_counter()
+            last[0] = clock()
+            if cost is not None:
+                best[0] = min(best[0], cost(self.ObjectiveValue()))
 
     def watch() -> None:
-        while not done.wait(0.25):
-            now = time.perf_counter()
-            if last[0] is not None and now - last[0] >= max(STALL_MIN, stall * (now - t0)):
+        while not done.wait(WATCH_SECONDS):
+            now = clock()
+            seen = last[0]
+            if stall is not None and seen is not None and now - seen >= max(STALL_MIN, stall * (now - t0)):
+                solver.stop_search()
+                return
+            if stop is not None and stop(best[0]):
                 solver.stop_search()
                 return
 
@@ -323,7 +349,7 @@ hint): rounds to the proof took 22 s adding 1, 13 s adding 2, 11 s adding 3, 14 
 
 def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
                 hint: Schedule | None = None, stop_at: float | None = None, rounds: int = 8,
-                first: bool = False, quick: int = 0) -> CpBound:
+                first: bool = False, quick: int = 0, stop: Callable[[], bool] | None = None) -> CpBound:
     """A lower bound on the cost of every schedule of ``dag`` within ``budget``, valid for any number of
     computations per unit: the CP-SAT model with ``options.copies`` instances per unit whose last one is
     merged (``_build``: it stands for every later computation, costs one, and holds memory from its
@@ -340,19 +366,20 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     stop at their first relaxation below the cutoff too, and the next round grows the units that relaxation uses
     a merged instance of more than once, without the relaxation's optimum (its bound) in between; a quick round
     whose relaxation is a schedule ends the rounds (it is returned: cheaper than the cutoff); the rounds after
-    them solve each relaxation to its optimum as without it (QUICK_ROUNDS' measurements). Raises
-    InfeasibleError when a relaxation without a cutoff is infeasible: then no schedule fits at all."""
+    them solve each relaxation to its optimum as without it (QUICK_ROUNDS' measurements). ``stop()``, asked
+    before each round and every WATCH_SECONDS during one, ends the rounds when true (the bound so far holds).
+    Raises InfeasibleError when a relaxation without a cutoff is infeasible: then no schedule fits at all."""
     t0 = time.perf_counter()
     n = dag.n
     copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
     best = CpBound(float(dag.total_cost), "not run", 0.0)
     for k in range(rounds):
         left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)
-        if left is not None and left <= 0.1:
+        if (left is not None and left <= 0.1) or (stop is not None and stop()):
             break
         fast = k < quick and stop_at is not None
         res, grow = _bound_round(dag, budget, copies, dataclasses.replace(options, time_limit=left), hint, stop_at,
-                                 first or fast)
+                                 first or fast, stop)
         if res.bound >= best.bound or res.schedule is not None:
             best = CpBound(max(res.bound, best.bound), res.status, 0.0, res.schedule or best.schedule)
         grows = res.status == "OPTIMAL" or (fast and res.status == "FEASIBLE")
@@ -365,7 +392,8 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
 
 
 def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions, hint: Schedule | None,
-                 stop_at: float | None, first: bool = False) -> tuple[CpBound, set[int]]:
+                 stop_at: float | None, first: bool = False, stop: Callable[[], bool] | None = None
+                 ) -> tuple[CpBound, set[int]]:
     """One relaxed model with ``copies`` instances per unit: its bound, and the units whose merged instance
     the solution uses at more than one event (where the relaxation may be below every schedule), in the last
     solution or, when the last has any, in any solution the search found on its way. Measured (Moccasin's
@@ -414,7 +442,24 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         def on_solution_callback(self) -> None:
             seen.update(_multi_use(merged, self.BooleanValue))
 
-    status = solver.Solve(m, _Grow())
+    if stop is None:
+        status = solver.Solve(m, _Grow())
+    else:
+        done = threading.Event()
+
+        def watch() -> None:
+            while not done.wait(WATCH_SECONDS):
+                if stop():
+                    solver.stop_search()
+                    return
+
+        th = threading.Thread(target=watch, daemon=True)
+        th.start()
+        try:
+            status = solver.Solve(m, _Grow())
+        finally:
+            done.set()
+            th.join()
     name = solver.StatusName(status)
     if status == cp_model.INFEASIBLE and cutoff is not None:  # every relaxation costs at least the target
         return CpBound(max(float(dag.total_cost), (fixed + cutoff) / scale), "CUTOFF", time.perf_counter() - t0), set()
@@ -646,8 +691,8 @@ def free_workers() -> int:
 
 
 def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float, threads: int | None,
-                seconds: float | None, progress: Callable[[dict], None] | None = None
-                ) -> tuple[Schedule | None, float, str]:
+                seconds: float | None, progress: Callable[[dict], None] | None = None,
+                external: Callable[[], float] | None = None) -> tuple[Schedule | None, float, str]:
     """checkmate's CP-SAT phase, within ``seconds`` (None: CP_NO_LIMIT for each step): the model with at
     most 2 computations per unit (Moccasin's C) from ``incumbent``, for at most MODEL_SHARE of the time and
     less when it is proven or stalls (STALL); then, unless the model was still improving when its time ran
@@ -656,7 +701,11 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     overhead. ``threads``: CP-SAT's workers (None: ``free_workers()``). Returns the best schedule
     (``incumbent`` when nothing is cheaper), a lower bound valid for all schedules (cost units; the sum of
     costs when none was proven) and a note for the report. SolverError
-    and time-outs are notes, never raised; InfeasibleError (a proven infeasibility) is raised."""
+    and time-outs are notes, never raised; InfeasibleError (a proven infeasibility) is raised.
+
+    ``external()``: the best lower bound found beside this phase so far (cost units, -inf for none; e.g. the
+    covering MILP's, run concurrently: backends/strategies.py). Once it proves the best schedule within
+    ``gap``, the phase ends, whichever step is running (checked every WATCH_SECONDS)."""
     t0 = time.perf_counter()
     base = float(dag.total_cost)
     threads = threads if threads is not None else free_workers()
@@ -673,13 +722,26 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
     def target(s: Schedule) -> float:
         return s.cost(dag) - gap * max(s.cost(dag) - base, 0.0)
 
+    def proven_beside(cost: float) -> bool:  # the external bound proves a schedule of this cost
+        if external is None or not math.isfinite(cost):
+            return False
+        return cost - external() <= gap * max(cost - base, 0.0) + 1e-9 * max(cost, 1.0)
+
+    def stop_rounds() -> bool:
+        return best is not None and proven_beside(best.cost(dag))
+
+    def stop_model(cost: float) -> bool:  # the C=2 model: its best solution so far or the hint
+        return proven_beside(min(cost, best.cost(dag) if best is not None else math.inf))
+
+    beside = "; stopped: the bound found beside CP-SAT proves it"
+
     if best is not None and dag.n <= PROBE_UNITS and left() >= 0.5:
         # the incumbent is often optimal already (the stage search's, on VGG16/19 and FCN8): one cutoff round
         # proves it in 0.1-0.7 s, where the C=2 model and the bound took 0.6-2 s; else it stops at its first
         # relaxation below it (0.4-2.2 s measured on the other published graphs up to 100 units; capped)
         res = cpsat_bound(dag, budget, CpSatOptions(time_limit=min(PROBE_SECONDS, left()), threads=threads,
                                                     copies=2, presolve=HINTED_PRESOLVE), hint=best,
-                          stop_at=target(best), rounds=1, first=True)
+                          stop_at=target(best), rounds=1, first=True, stop=None if external is None else stop_rounds)
         notes.append("probe: no proof")  # (no CP-SAT status: it depends on the machine's speed, and the note
         # goes into the plan text)
         if res.schedule is not None and res.schedule.cost(dag) < best.cost(dag):
@@ -687,13 +749,15 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
         elif res.status == "CUTOFF":
             return Schedule(best.R, best.S, strategy=best.strategy or "cpsat"), max(base, res.bound), \
                 f"incumbent proven by a cutoff round of the bound (cost {best.cost(dag):g})"
+    if stop_rounds():
+        return Schedule(best.R, best.S, strategy=best.strategy or "cpsat"), base, "; ".join(notes) + beside
     if left(MODEL_SHARE) >= 0.5:
         presolve = HINTED_PRESOLVE if best is not None else None
         try:
             given = left(MODEL_SHARE)
             sched = solve_cpsat(dag, budget, CpSatOptions(time_limit=given, threads=threads, copies=2,
                                                           stall=STALL, presolve=presolve), hint=best,
-                                progress=progress)
+                                progress=progress, stop=None if external is None else stop_model)
             notes.append(f"C=2 model {sched.report['solver']}, cost {sched.cost(dag):g}")
             # still improving when its time ran out: a proof is out of reach, the time left goes back
             cut = "FEASIBLE" in sched.report["solver"] and sched.report["seconds"] >= 0.95 * given
@@ -710,9 +774,13 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
         notes.append("bound not run (the C=2 model was still improving at its time limit)")
     else:
         while left() >= 0.5:
+            if stop_rounds():
+                notes.append(beside[2:])
+                break
             res = cpsat_bound(dag, budget, CpSatOptions(time_limit=left(), threads=threads, copies=2,
                                                         presolve=HINTED_PRESOLVE if best is not None else None),
-                              hint=best, stop_at=None if best is None else target(best), quick=QUICK_ROUNDS)
+                              hint=best, stop_at=None if best is None else target(best), quick=QUICK_ROUNDS,
+                              stop=None if external is None else stop_rounds)
             bound = max(bound, res.bound)
             notes.append(f"bound {res.bound:g} ({res.status})")  # no seconds: the note goes into the plan text
             if res.schedule is None or (best is not None and res.schedule.cost(dag) >= best.cost(dag)):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -156,6 +157,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
+    cpu0 = time.process_time()
     least = simple_lower_bound(dag)
     if budget < least:  # each unit runs once with its inputs resident: proven before any search
         raise InfeasibleError(f"no schedule of the {dag.n} units fits a budget of {budget} bytes: "
@@ -199,7 +201,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if incumbent is not None and not _proven(dag, incumbent, {"gap": gb}, o.gap):
             say("cover bound", incumbent, bounds)
             _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=COVER_SHARE / 2)
-    cp_done = False
+    cp_done = covered = False
     if cp_first:
         # the eviction pass and stage search first (they stop at a local optimum: within 0.4-1.7 s of
         # the published graphs, +0.40% on MobileNet 0.8 against the optimum +0.37%), then CP-SAT from
@@ -216,16 +218,36 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if not clock.expired():
             left = clock.left()
             say("cp-sat", incumbent, bounds)
-            incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
-                dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
-                seconds=None if left is None else o.cpsat_share * left)
+            # the covering MILP beside CP-SAT, in a child process (COVER_BESIDE_*): whichever proves first ends both
+            beside = _CoverBeside(dag, budget, clock, cpu0) if COVER_BESIDE else None
+            try:
+                incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
+                    dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
+                    seconds=None if left is None else o.cpsat_share * left,
+                    external=None if beside is None else beside.bound)
+            except BaseException:
+                if beside is not None:
+                    beside.stop()
+                raise
             cp_done = True
+            if beside is not None:
+                if incumbent is None or _proven(dag, incumbent, bounds, o.gap):
+                    beside.stop()  # (the child process killed, if it started)
+                elif not beside.done():  # CP-SAT did not prove it: the covering MILP's result, within its share
+                    say("cover bound", incumbent, bounds)
+                    left = clock.left()
+                    beside.wait(None if left is None else max(0.0, left))
+                    beside.stop()
+                if math.isfinite(beside.bound()):
+                    bounds[COVER_SOURCE] = beside.bound()
+                notes["cover_bound"] = beside.note
+                covered = beside.started
         if not _proven(dag, incumbent, bounds, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9, where CP-SAT proves)
             say("lower bound", incumbent, bounds)
             from ..passes.bounds import bound_deadline, gap_bound
             gb = gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000, deadline=bound_deadline(clock)).bound
             shown.append(gb)
-            if not _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap):
+            if not _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap) and not covered:
                 say("cover bound", incumbent, bounds)
                 _cover_phase(dag, budget, clock, o.threads, bounds, notes)
     # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
@@ -392,7 +414,10 @@ def _first_stage_share() -> float:
     """Share of the limit for the stage search from nothing (``FIRST_STAGE_SHARE``, ``FIRST_STAGE_APPROX``)."""
     if not FIRST_STAGE_APPROX:
         return FIRST_STAGE_SHARE
-    return max(FIRST_STAGE_SHARE, _approx_mod().STAGE_SEARCH_SHARE * (1.0 - _approx_mod().FEASIBLE_SHARE))
+    # (from passes/options.py, not approx's module: what that imports is 0.03-0.06 s of a VGG19 solve's process)
+    from ..passes.options import FEASIBLE_SHARE as APPROX_FEASIBLE
+    from ..passes.options import STAGE_SEARCH_SHARE as APPROX_STAGE
+    return max(FIRST_STAGE_SHARE, APPROX_STAGE * (1.0 - APPROX_FEASIBLE))
 
 
 def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
@@ -472,6 +497,103 @@ def _cover_phase(dag: DAG, budget: int, clock: Clock, threads: int | None, bound
         notes["cover_bound"] += f"; depth {COVER_DEEP}: {deep.status} ({deep.columns} columns)"
         if math.isfinite(deep.bound) and deep.bound > bounds.get(COVER_SOURCE, -math.inf):
             bounds[COVER_SOURCE] = deep.bound
+
+
+COVER_BESIDE = True
+"""checkmate runs the covering MILP's bound beside its CP-SAT phase (``_CoverBeside``), not only after it."""
+COVER_BESIDE_DELAY = 1.0
+"""CPU seconds of checkmate (this process, from its start) before the covering MILP beside CP-SAT (``_CoverBeside``)
+starts: cases that CP-SAT proves sooner (VGG16/19, FCN8 of Moccasin's set: 0.2-0.6 s of solve) never import it
+nor start its child process. CPU, not wall seconds: at load 9 on 2 cores VGG19 at 0.8 passed 1 s of wall, and the
+import of passes/coverbound.py (scipy.sparse: 0.95 s there) and the child took CPU from CP-SAT's proof."""
+COVER_BESIDE_SHARE = 0.8
+"""Share of the time left (when it starts) that the covering MILP beside CP-SAT may take: it runs in a child
+process beside CP-SAT, not after it, so it takes CPU, not the other phases' wall time."""
+COVER_BESIDE_COLUMNS = 30_000
+"""Largest covering MILP run beside CP-SAT (columns; passes/coverbound.py's MAX_COVER_COLUMNS is for the
+covering MILP run alone): ResNet50 of Moccasin's set at 0.8 has 23k and proves its optimum in 15-31 s, 1 thread."""
+
+
+class _Cancelled(Exception):
+    """The covering MILP beside CP-SAT was no longer needed."""
+
+
+class _CancellableMip:
+    """A MIP backend whose solve ends (``_Cancelled``) soon after ``cancel`` is set: its progress callback, which
+    HiGHS' child process wrapper calls every 0.5 s, raises then (and the child is killed)."""
+
+    def __init__(self, mip: SolverBackend, cancel: threading.Event) -> None:
+        self.mip, self.cancel, self.name = mip, cancel, mip.name
+
+    def _check(self, *_a) -> None:
+        if self.cancel.is_set():
+            raise _Cancelled()
+
+    def solve(self, model, **kw):
+        kw["progress"] = self._check
+        return self.mip.solve(model, **kw)
+
+    def lp_session(self, model, *, threads=None):  # pragma: no cover (the covering MILP needs none)
+        return self.mip.lp_session(model, threads=threads)
+
+
+class _CoverBeside:
+    """The covering MILP's bound (passes/coverbound.py, depth 1) in a thread beside checkmate's CP-SAT phase, from
+    COVER_BESIDE_DELAY CPU seconds after checkmate's start (not at all when ``stop`` comes first), within COVER_BESIDE_SHARE of
+    the time left then; its HiGHS solve runs in a child process, so CP-SAT keeps this process' CPU. ``bound()`` is
+    -inf until it is done. Measured alone (1 thread, loaded 2 cores): MobileNet 0.8 proves the optimum +0.370% in
+    3.0 s, segnet 0.8 +0.207% in 1.1 s, ResNet50 0.9 +0.108% in 14.5 s and 0.8 +0.279% in 31 s, where CP-SAT's
+    rounds took 4-40 s (MobileNet 0.8) or did not end in 60 s (ResNet50 0.8); on Moccasin's n=100 0.8 it gives
+    +1.55% (optimum +2.30%): CP-SAT proves that one."""
+
+    def __init__(self, dag: DAG, budget: int, clock: Clock, cpu0: float, delay: float = COVER_BESIDE_DELAY,
+                 share: float = COVER_BESIDE_SHARE, max_columns: int = COVER_BESIDE_COLUMNS) -> None:
+        self._cpu0 = cpu0  # time.process_time() at checkmate's start
+        self._cancel = threading.Event()
+        self._value = -math.inf
+        self.note = "beside CP-SAT: not started"
+        self.started = False
+        self._args = (dag, budget, clock, delay, share, max_columns)
+        self._thread = threading.Thread(target=self._run, daemon=True, name="remc-cover-beside")
+        self._thread.start()
+
+    def _run(self) -> None:
+        dag, budget, clock, delay, share, max_columns = self._args
+        while time.process_time() - self._cpu0 < delay:
+            if self._cancel.wait(0.05):
+                return
+        left = clock.left()
+        secs = COVER_NO_LIMIT if left is None else share * left
+        if secs < COVER_MIN_SECONDS:
+            self.note = "beside CP-SAT: not run (time limit)"
+            return
+        self.started = True
+        from ..passes.coverbound import cover_bound
+        try:
+            cb = cover_bound(dag, budget, _CancellableMip(_highs(), self._cancel), time_limit=secs, threads=1,
+                             depth=1, max_columns=max_columns)
+        except _Cancelled:
+            self.note = "beside CP-SAT: stopped (CP-SAT proved first)"
+            return
+        except (SolverError, OSError) as e:
+            self.note = f"beside CP-SAT: {e}"
+            return
+        self.note = f"beside CP-SAT, depth 1: {cb.status} ({cb.columns} columns)"
+        self._value = cb.bound
+
+    def bound(self) -> float:
+        return self._value
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def stop(self) -> None:
+        """End it (cancelled, its child process killed) and wait for its thread."""
+        self._cancel.set()
+        self._thread.join()
+
+    def wait(self, timeout: float | None) -> None:
+        self._thread.join(timeout)
 
 
 def _proven(dag: DAG, sched: Schedule, bounds: dict[str, float], gap: float) -> bool:

@@ -32,7 +32,14 @@ from .bounds import bound_deadline, gap_bound
 from .evict import evict_search
 from .feasible import MAX_FEASIBLE_COLUMNS, ExactSearch, find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
-from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
+from .options import (  # noqa: F401 (re-exported)
+    EPS_LIST,
+    FEASIBLE_SHARE,
+    REFINE_SECONDS,
+    ROUNDINGS,
+    STAGE_SEARCH_SHARE,
+    ApproxOptions,
+)
 from .refine import Refiner
 from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
 from .window import window_applies, window_search
@@ -46,16 +53,11 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
-FEASIBLE_SHARE = 0.4
-"""Share of the time left that approx keeps for its exact feasibility phase (passes/feasible.py) when no
-schedule fits at its start (no baseline, no warm start) and its stage search finds none either."""
 FEASIBLE_NO_LIMIT = 300.0
 """Seconds of the feasibility MILP (passes/feasible.py) when approx has no time limit."""
 STAGE_SEARCH_UNITS = 120
 """Graphs above this many units (or with no given schedule within budget) get a schedule from the stage
 search (passes/stagesearch.py) before the LP, so that one is in hand whatever the LP does."""
-STAGE_SEARCH_SHARE = 0.6
-"""Share of the time limit the stage search may use before the LP (all of it when no LP is built)."""
 NO_LP_STAGE_SHARE = 0.85
 """Share of the time limit the stage search may use when no LP is built and ``window`` is on: the window
 search (passes/window.py) gets the rest, from the stage search's schedule."""

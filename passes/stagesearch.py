@@ -394,7 +394,7 @@ def chain_savings(st: StageState, rec: np.ndarray) -> np.ndarray:
     dag = st.dag
     out = np.zeros(len(rec))
     succs, preds = dag.succs, dag.preds
-    for t in np.unique(rec[:, 0]).tolist():
+    for t in sorted(set(rec[:, 0].tolist())):  # (np.unique imports numpy.ma: 0.01-0.03 s of a short solve)
         rows = np.flatnonzero(rec[:, 0] == t)
         here = set(np.flatnonzero(st.R[t]).tolist())
         for k in rows.tolist():

@@ -382,3 +382,90 @@ def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch
     s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
     assert starts[:2] == [True, False]
+
+
+def test_cpsat_phase_ends_once_a_bound_found_beside_it_proves_the_incumbent() -> None:
+    """``cpsat_phase(external=)``: a bound from outside (the covering MILP beside CP-SAT) that proves the incumbent
+    ends the phase before any CP-SAT step runs (the probe's and the rounds' ``stop`` too); one that proves nothing
+    leaves the phase as it was."""
+    from remc.backends.cpsat import cpsat_phase
+    from remc.passes.strategies import best_baseline
+
+    dag = training_graph(8, np.random.default_rng(5), skips=((1, 5),))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    inc = best_baseline(dag, budget)
+    assert inc is not None
+    asked: list[int] = []
+
+    def proves() -> float:
+        asked.append(1)
+        return inc.cost(dag)
+
+    best, bound, note = cpsat_phase(dag, budget, incumbent=inc, gap=1e-4, threads=1, seconds=60, external=proves)
+    assert asked and "stopped: the bound found beside CP-SAT proves it" in note
+    assert "C=2 model" not in note and best.cost(dag) == inc.cost(dag)
+    best2, bound2, note2 = cpsat_phase(dag, budget, incumbent=inc, gap=1e-4, threads=1, seconds=60,
+                                       external=lambda: -math.inf)
+    assert "stopped" not in note2 and "C=2 model" in note2 and best2.cost(dag) <= inc.cost(dag)
+    assert not check(dag, best2.R, best2.S) and best2.peak(dag) <= budget
+
+
+def test_the_covering_milp_beside_cpsat_gives_the_bound_it_gives_alone_or_none_when_stopped() -> None:
+    """``_CoverBeside`` (backends/strategies.py): started at once (no delay) it ends with cover_bound's own bound;
+    stopped before its delay has passed it never starts (no bound, no child process)."""
+    from _milp_dags import layered_dag
+
+    from remc.backends.highs import HighsBackend
+    from remc.backends.strategies import _CoverBeside
+    from remc.passes.coverbound import cover_bound
+    from remc.passes.solver_api import Clock
+
+    dag = layered_dag(40, 5, 11)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    alone = cover_bound(dag, budget, HighsBackend(), time_limit=60, threads=1, depth=1)
+    beside = _CoverBeside(dag, budget, Clock(60), cpu0=-math.inf, delay=0.0)
+    beside.wait(None)
+    assert beside.started and beside.done()
+    assert beside.bound() == pytest.approx(alone.bound) and "depth 1" in beside.note
+    idle = _CoverBeside(dag, budget, Clock(60), cpu0=math.inf, delay=1.0)  # (its CPU delay never passes)
+    idle.stop()
+    assert not idle.started and idle.bound() == -math.inf and idle.done()
+
+
+def test_checkmate_reads_approx_shares_without_importing_approx() -> None:
+    """The stage search from nothing's share reads approx's shares from passes/options.py: a solve that CP-SAT proves
+    imports neither approx nor what it imports (0.03-0.06 s of a VGG19 process), nor numpy.ma."""
+    import subprocess
+    import sys
+
+    code = ("import sys; import remc.backends.strategies as s; s._first_stage_share(); "
+            "import remc.passes.approx as a, remc.passes.options as o; "
+            "print(a.STAGE_SEARCH_SHARE == o.STAGE_SEARCH_SHARE, a.FEASIBLE_SHARE == o.FEASIBLE_SHARE)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split() \
+        == ["True", "True"]
+    code = ("import sys; import remc.backends.strategies as s; s._first_stage_share(); "
+            "print('remc.passes.approx' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip() \
+        == "False"
+
+
+def test_the_stall_is_counted_on_the_search_clock_per_worker(monkeypatch) -> None:
+    """The C=2 model's stall is measured on ``_search_clock`` (this process' CPU seconds per CP-SAT worker), not on
+    the wall clock: under load the wall-clock stall stopped MobileNet's C=2 model at its hint (results/pub14). Here a
+    clock that never advances: the stall (0) never ends the search, which ends proven, with the worker count
+    passed to the clock."""
+    import remc.backends.cpsat as cpsat
+
+    made: list[int] = []
+
+    def frozen(workers: int):
+        made.append(workers)
+        return lambda: 0.0
+
+    monkeypatch.setattr(cpsat, "_search_clock", frozen)
+    dag = training_graph(7, np.random.default_rng(8), skips=((0, 4), (2, 6)), workspace=True)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    hint = solve_approx(dag, budget)
+    s = solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, stall=0.0), hint=hint)
+    assert made == [1] and "OPTIMAL" in s.report["solver"]
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.cost(dag) <= hint.cost(dag) + 1e-9
