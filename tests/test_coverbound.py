@@ -93,14 +93,15 @@ def test_cover_model_is_not_built_above_its_column_limit():
 def _windows(dag: DAG, budget: int, depth: int, columns: int, rounds: int = 1, lam=None) -> float:
     from remc.passes.coverbound import window_bound
     return window_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=depth, window_columns=columns,
-                        rounds=rounds, lam=lam).bound
+                        rounds=rounds, lam=None if isinstance(lam, str) else lam,
+                        split_by_multipliers=lam is not None).bound
 
 
 def test_window_bound_never_exceeds_the_exhaustive_or_the_milp_optimum():
     """The covering MILP cut into windows of a few columns (so that most gaps and parent chains cross a cut): the
     sum of the windows' optima is never above the exhaustive optimum (random DAGs of 4-5 units, every budget) nor
     remc's MILP optimum (layered DAGs of 14-20 units and the other ``_cases``), with the gap costs split by over
-    stages, by the Lagrangian's multipliers, and re-split over rounds; and it is above the sum of costs somewhere.
+    stages, by the Lagrangian's multipliers (``GapBound.lam``, or the covering's own), and re-split over rounds; and it is above the sum of costs somewhere.
     (It fails where each window pays a gap's whole cost: checked by hand.)"""
     from remc.backends.strategies import solve_milp
     rng = np.random.default_rng(60)
@@ -129,7 +130,7 @@ def test_window_bound_never_exceeds_the_exhaustive_or_the_milp_optimum():
             continue
         lam = gap_bound(dag, budget).lam
         cm = build_cover(dag, budget, depth=1, max_columns=None)
-        for depth, columns, rounds, split in ((1, 8, 3, None), (4, 20, 1, lam), (1, 5, 2, lam)):
+        for depth, columns, rounds, split in ((1, 8, 3, None), (4, 20, 1, lam), (1, 5, 2, "covering")):
             b = _windows(dag, budget, depth, columns, rounds, split)
             assert b <= opt.cost + 1e-9 * float(dag.cost.sum()), (dag.n, ratio, depth, columns, b, opt.cost)
             above += b > float(dag.cost.sum()) + 1e-9
@@ -158,3 +159,24 @@ def test_windows_cut_the_model_and_keep_only_the_rows_inside_one():
     total = np.bincount(cm.col_gap[pair], weights=cost[pair], minlength=len(cm.gap_cost))
     assert np.allclose(total, cm.gap_cost)
     assert np.allclose(cost[~pair], cm.model.col_cost[~pair])
+
+
+def test_checkmate_cover_phase_cuts_a_model_above_its_limit_into_windows(monkeypatch):
+    """Above the covering MILP's column limit, checkmate's cover phase proves a bound with the model cut into
+    windows (here the limit is lowered to 10 columns so that a 40-unit graph is above it)."""
+    import functools
+
+    import remc.passes.coverbound as cb
+    from remc.backends.strategies import COVER_SOURCE, _cover_phase
+    from remc.passes.solver_api import Clock
+    dag = layered_dag(40, 4, 7, skip=0.3)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert build_cover(dag, budget, depth=1, max_columns=None).model.num_col > 10
+    monkeypatch.setattr(cb, "cover_bound", functools.partial(cb.cover_bound, max_columns=10))
+    monkeypatch.setattr(cb, "window_bound", functools.partial(cb.window_bound, window_columns=30))
+    bounds: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    _cover_phase(dag, budget, Clock(None), 1, bounds, notes)
+    assert "windows" in notes["cover_bound"], notes
+    whole = _cover(dag, budget, 1)
+    assert float(dag.cost.sum()) < bounds[COVER_SOURCE] <= whole + 1e-9, (bounds, whole)
