@@ -309,6 +309,12 @@ WINDOW_COLUMNS = 12_000
 """Most columns of one window's model in ``window_bound`` (a window is one over stage at least). Measured on
 Moccasin's random layered n=500 at 0.8 (depth 1, 1 thread, loaded 2 cores): 4k columns, 22 windows, +0.916% in 54 s;
 12k, 6 windows, +0.985% in 79 s (the Lagrangian of the covering alone +0.857%, with parents +1.639%)."""
+MAX_WINDOWED_COLUMNS = 40_000
+"""Largest whole model (columns) that ``window_bound`` cuts into windows. Measured (depth 1, windows of 12k
+columns, 90 s, 1 thread, loaded 2 cores; BENCHMARKS.md, branch ``bound14``): above the Lagrangian (passes/bounds.py)
+only on own random layered n=500 at 0.9 (34k columns: +0.207% against +0.165%); below it on Moccasin's n=500 (24k
+and 57k columns) and own n=500 at 0.8 (82k); nothing proven in 90 s at 1000 units (149k-233k columns, 19-29
+windows), where its time is better left to the schedule."""
 WINDOW_MIN_SECONDS = 0.5
 """A window's MILP is not started with less time than this for it (it then adds nothing to the bound)."""
 
@@ -406,10 +412,11 @@ def window_model(win: Windows, w: int, cost: np.ndarray) -> tuple[CheckmateModel
 
 def window_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None, threads: int | None = None,
                  depth: int = COVER_DEPTH, window_columns: int = WINDOW_COLUMNS, rounds: int = 1,
-                 gap: float = 1e-6, lam: np.ndarray | None = None, split_by_multipliers: bool = True) -> CoverBound:
+                 gap: float = 1e-6, lam: np.ndarray | None = None, split_by_multipliers: bool = True,
+                 max_columns: int | None = MAX_WINDOWED_COLUMNS) -> CoverBound:
     """A lower bound from the covering MILP (``build_cover``) cut into windows of consecutive over stages, each
     window's MILP solved on its own (``mip``, within an equal share of the time left): the whole model at any size,
-    each solve small.
+    each solve small; not built above ``max_columns`` (-inf).
 
     Why it is a bound. Take any schedule within the budget and its point x of the covering model (module
     docstring: feasible, objective at most the schedule's overhead). Cut the over stages into disjoint windows of
@@ -438,8 +445,10 @@ def window_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float
     def left() -> float:
         return math.inf if time_limit is None else time_limit - (time.perf_counter() - t0)
 
-    cm = build_cover(dag, budget, depth=depth, max_columns=None)
+    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns)
     if cm is None:
+        if max_columns is not None and len(_pairs(dag, budget)[3]):
+            return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)
         return CoverBound(base, "no stage over the budget", time.perf_counter() - t0, 0)
     if cm.infeasible:
         return CoverBound(math.inf, "a stage's fixed part exceeds the budget", time.perf_counter() - t0, 0)

@@ -88,6 +88,8 @@ def test_cover_model_is_not_built_above_its_column_limit():
     assert cm is not None and cm.model.num_col > 10
     assert build_cover(dag, budget, max_columns=10) is None
     assert cover_bound(dag, budget, HighsBackend(), time_limit=5, max_columns=10).bound == -math.inf
+    from remc.passes.coverbound import window_bound
+    assert window_bound(dag, budget, HighsBackend(), time_limit=5, max_columns=10).bound == -math.inf
 
 
 def _windows(dag: DAG, budget: int, depth: int, columns: int, rounds: int = 1, lam=None) -> float:

@@ -54,7 +54,7 @@ def main() -> None:
         del cm, win
     t = time.perf_counter()
     wb = window_bound(dag, budget, HighsBackend(), time_limit=a.seconds, threads=1, depth=a.depth,
-                      window_columns=a.columns, lam=gb.lam)
+                      window_columns=a.columns, lam=gb.lam, max_columns=None)
     row.update(win=100 * (wb.bound / base - 1) if math.isfinite(wb.bound) else None, win_s=time.perf_counter() - t,
                win_status=wb.status, win_note=wb.note)
     row["rss_mib"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
