@@ -29,6 +29,14 @@ overhead, so the MIP's dual bound (any one HiGHS reports, at any time) plus the 
 a lower bound on every schedule's cost. Measured against proven optima in BENCHMARKS.md (branch ``gap13``): on
 Moccasin's random layered n=100 at 0.8 it proves +1.55% where the Lagrangian proves +1.03% (optimum +2.30%), and
 on its n=250 at 0.9 it proves remc's schedule optimal (+0.904%).
+
+Above MAX_COVER_COLUMNS, ``window_bound`` cuts the same model into windows of consecutive over stages (each gap's
+cost split over the windows it reaches; its docstring says why the sum of the windows' bounds is a bound) and
+solves each on its own: small solves at any size, but the split is only as good as an LP's (a gap dropped in one
+window may be kept in the next), so it is far weaker than the whole model. Measured (BENCHMARKS.md, branch
+``bound14``): above the Lagrangian of passes/bounds.py only on own random layered n=500 at 0.9; below it on
+Moccasin's n=500, GPT-2 fine at 0.8 (+0.029% against +0.086-0.525%), nothing in 90-150 s at 1000 units or on
+ResNet50 fine (149k-454k columns).
 """
 from __future__ import annotations
 
@@ -45,7 +53,10 @@ from .solver_api import SolverBackend
 
 COVER_DEPTH = 1
 """Levels of parents whose residency the model follows (0: the covering alone; 1: the parents of recomputed units;
-2: their parents too). Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
+2: their parents too). **Depths 2-4 are not safe**: on ResNet50 at ONNX-node granularity cut to one bottleneck block
+per stage (741 units) at 0.9, their optima (+0.03132%, +0.03116%, +0.03118% over computing each unit once) are above
+a checked schedule's cost (+0.03113%; depth 1: +0.02090%), BENCHMARKS.md, branch ``bound14``; the cause (the nesting
+rows, or HiGHS on rows scaled by small excesses) is not found. Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
 0 +1.456% (optimal for its model in 2 s), 1 +2.302%, 2 +2.208% (both at the time limit); at 0.9 0 +0.589%, 1
 +0.846% (optimal in 7 s), 2 +0.841% (time limit). Depth 0 is below the Lagrangian (it has no parents)."""
 MAX_COVER_COLUMNS = 20_000
@@ -462,7 +473,7 @@ def window_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float
         lam = gap_bound(dag, budget, iterations=500, strong=False, nested=False,
                         deadline=time.perf_counter() + max(min(left() / 10, 10.0), 0.0)).lam
     if lam is not None:
-        assert cm.over_at is not None and cm.pair_bytes is not None
+        assert cm.over_at is not None and cm.pair_bytes is not None and cm.col_stage is not None
         priced = np.asarray(lam, np.float64)[cm.over_at[cm.col_stage[:cm.pairs]]] * cm.pair_bytes
         if priced.sum() > 0:
             share[:cm.pairs] = priced

@@ -182,3 +182,17 @@ def test_checkmate_cover_phase_cuts_a_model_above_its_limit_into_windows(monkeyp
     assert "windows" in notes["cover_bound"], notes
     whole = _cover(dag, budget, 1)
     assert float(dag.cost.sum()) < bounds[COVER_SOURCE] <= whole + 1e-9, (bounds, whole)
+
+
+def test_checkmate_cover_phase_runs_no_deeper_model():
+    """The deep covering MILP (depth 2-4) is off in checkmate: its bound was above a checked schedule's cost on a
+    741-unit ResNet50 at ONNX-node granularity (passes/coverbound.py COVER_DEPTH)."""
+    from remc.backends.strategies import COVER_SOURCE, _cover_phase
+    from remc.passes.solver_api import Clock
+    dag = layered_dag(24, 4, 1, skip=0.3)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    bounds: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    _cover_phase(dag, budget, Clock(None), 1, bounds, notes)
+    assert notes["cover_bound"].startswith("depth 1: optimal") and "depth 4" not in notes["cover_bound"], notes
+    assert bounds[COVER_SOURCE] == _cover(dag, budget, 1)
