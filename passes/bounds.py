@@ -76,6 +76,9 @@ class GapBound:
     """The bound came from the relaxation with recomputation stages and parents (``_strong_ascent``)."""
     nested: bool = False
     """The bound came from the relaxation with nested drops (``_Nested``, ``_nested_ascent``)."""
+    lam: np.ndarray | None = None
+    """float[n]: the multipliers (per stage, per byte over the budget) at which the winning relaxation reached
+    ``bound`` (None where no stage is over); passes/coverbound.py splits gap costs over windows by them."""
 
 
 def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -153,7 +156,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
     best, lam, k1 = _ascent(excess, rows, c, loose, loose_freed, lam, iterations, target, base, deadline)
     tight_best, k2, k3 = -np.inf, 0, 0
-    lam_t = lam
+    lam_t = lam_s = lam_n = lam
     strong_best = -np.inf
     if len(G) <= MAX_PAIRS:
         tight_best, lam_t, k2 = _ascent(excess, rows, c, tight, tight_freed, lam, max(iterations // 4, 1), target,
@@ -161,19 +164,20 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         if strong and len(G) * 4 <= MAX_PAIRS:
             parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
             a_s = np.minimum(m[G], excess[T] + parents.added_max[T])  # tightened, allowing for added load
-            strong_best, k3 = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam_t, iterations, target, base,
+            strong_best, k3, lam_s = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam_t, iterations, target, base,
                                              deadline)
     nested_best, k4 = -np.inf, 0
     if nested and len(G) and len(G) <= MAX_PAIRS and n * len(over) <= MAX_NESTED_CELLS:
         nest = _Nested(dag, unit, G, over)
-        nested_best, k4 = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
+        nested_best, k4, lam_n = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
                                          base, deadline)
     strong_won = strong_best > max(tight_best, -1e300) and strong_best >= best
     nested_won = nested_best > max(best, tight_best, strong_best)
+    won = lam_n if nested_won else lam_s if strong_won else lam_t if tight_best > best else lam
     best, k = max(best, tight_best, strong_best, nested_best), k1 + k2 + k3 + k4
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()), strong=strong_won and not nested_won,
-                    nested=nested_won)
+                    nested=nested_won, lam=won)
 
 
 def bound_deadline(clock) -> float | None:
@@ -300,7 +304,7 @@ class _Parents:
 
 def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    par: _Parents, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None) -> tuple[float, int]:
+                   deadline: float | None) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the strong Lagrangian: each gap g of unit i may be dropped with its recomputation
     at stage s = T_j + 1 for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j only), at cost
     C_i plus, per parent p past its last read at s, min(C_p, lambda-price of keeping p from last_p + 1 to
@@ -329,7 +333,7 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
         if nxt is None:
             break
         lam = nxt
-    return steps.best, done
+    return steps.best, done, steps.best_lam
 
 
 def _choose(lam: np.ndarray, excess: np.ndarray, cost: np.ndarray, charge: np.ndarray, T: np.ndarray,
@@ -446,14 +450,14 @@ class _Nested:
 
 def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    nest: _Nested, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None) -> tuple[float, int]:
+                   deadline: float | None) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the nested Lagrangian: each gap g of unit i may be dropped with its recomputation
     after over stage T_j for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j), at cost C_i plus
     the most ``_Nested.table`` over i's parents at T_j. (the best value, iterations run); every value is a
     proven bound on every schedule's overhead (weak duality, as the other relaxations)."""
     n, npair = len(excess), len(G)
     if not npair:
-        return -np.inf, 0
+        return -np.inf, 0, lam
     seg = np.flatnonzero(np.r_[True, G[1:] != G[:-1]])
     lens = np.diff(np.r_[seg, npair])
     seg_of = np.repeat(np.arange(len(seg)), lens)
@@ -482,4 +486,4 @@ def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
         if nxt is None:
             break
         lam = nxt
-    return steps.best, done
+    return steps.best, done, steps.best_lam

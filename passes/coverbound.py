@@ -29,6 +29,14 @@ overhead, so the MIP's dual bound (any one HiGHS reports, at any time) plus the 
 a lower bound on every schedule's cost. Measured against proven optima in BENCHMARKS.md (branch ``gap13``): on
 Moccasin's random layered n=100 at 0.8 it proves +1.55% where the Lagrangian proves +1.03% (optimum +2.30%), and
 on its n=250 at 0.9 it proves remc's schedule optimal (+0.904%).
+
+Above MAX_COVER_COLUMNS, ``window_bound`` cuts the same model into windows of consecutive over stages (each gap's
+cost split over the windows it reaches; its docstring says why the sum of the windows' bounds is a bound) and
+solves each on its own: small solves at any size, but the split is only as good as an LP's (a gap dropped in one
+window may be kept in the next), so it is far weaker than the whole model. Measured (BENCHMARKS.md, branch
+``bound14``): above the Lagrangian of passes/bounds.py only on own random layered n=500 at 0.9; below it on
+Moccasin's n=500, GPT-2 fine at 0.8 (+0.029% against +0.086-0.525%), nothing in 90-150 s at 1000 units or on
+ResNet50 fine (149k-454k columns).
 """
 from __future__ import annotations
 
@@ -45,7 +53,10 @@ from .solver_api import SolverBackend
 
 COVER_DEPTH = 1
 """Levels of parents whose residency the model follows (0: the covering alone; 1: the parents of recomputed units;
-2: their parents too). Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
+2: their parents too). **Depths 2-4 are not safe**: on ResNet50 at ONNX-node granularity cut to one bottleneck block
+per stage (741 units) at 0.9, their optima (+0.03132%, +0.03116%, +0.03118% over computing each unit once) are above
+a checked schedule's cost (+0.03113%; depth 1: +0.02090%), BENCHMARKS.md, branch ``bound14``; the cause (the nesting
+rows, or HiGHS on rows scaled by small excesses) is not found. Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
 0 +1.456% (optimal for its model in 2 s), 1 +2.302%, 2 +2.208% (both at the time limit); at 0.9 0 +0.589%, 1
 +0.846% (optimal in 7 s), 2 +0.841% (time limit). Depth 0 is below the Lagrangian (it has no parents)."""
 MAX_COVER_COLUMNS = 20_000
@@ -65,6 +76,17 @@ class CoverModel:
     cost_unit: float
     infeasible: bool = False
     """A stage's fixed part alone exceeds the budget (no schedule fits)."""
+    col_stage: np.ndarray | None = None
+    """int64[num_col]: the over stage index k of each column (pairs: their stage; res[p, k]: k; comp[p, k]: k, the
+    interval (o_{k-1}, o_k], k = ``over`` for the computations after the last over stage)."""
+    col_gap: np.ndarray | None = None
+    """int64[num_col]: the retention gap of each pair column (-1 for res and comp columns)."""
+    gap_cost: np.ndarray | None = None
+    """float[gaps]: the cost (model units) of recomputing each gap's unit once, which the gap's first pair pays."""
+    over_at: np.ndarray | None = None
+    """int64[over]: the stage of each over stage o_k."""
+    pair_bytes: np.ndarray | None = None
+    """float[pairs]: the bytes each pair frees at its stage, at most the excess there (min(M_i, e_k))."""
 
 
 @dataclass
@@ -243,7 +265,17 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     model = CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=cost_unit, r=empty, s=empty,
                            free=empty, p=empty, col_cost=cost, col_lower=np.zeros(ncol), col_upper=upper,
                            integral=np.ones(ncol, dtype=bool), A=A, row_lower=row_lower, row_upper=row_upper)
-    return CoverModel(model, npair, nov, cost_unit)
+    col_stage = np.empty(ncol, dtype=np.int64)
+    col_stage[:npair] = K
+    col_gap = np.full(ncol, -1, dtype=np.int64)
+    col_gap[:npair] = G
+    col_stage[res_col(rp, rk)] = rk
+    ck_all = rk + 1  # comp[p, u_p+1..kmax_p+1], one per res[p, u_p..kmax_p]
+    col_stage[comp_col(rp, ck_all)] = ck_all
+    gap_cost = np.zeros(len(unit))
+    gap_cost[G[isfirst]] = dag.cost[unit[G[isfirst]]] / cost_unit
+    return CoverModel(model, npair, nov, cost_unit, col_stage=col_stage, col_gap=col_gap, gap_cost=gap_cost,
+                      over_at=over, pair_bytes=np.minimum(dag.mem[unit[G]].astype(np.float64), e[K]))
 
 
 def _empty(dag: DAG) -> CheckmateModel:
@@ -282,3 +314,223 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
         return CoverBound(-math.inf, res.status, time.perf_counter() - t0, cm.model.num_col)
     over_cost = max(b, 0.0) * cm.cost_unit * (1 - SAFETY)
     return CoverBound(base + over_cost, res.status, time.perf_counter() - t0, cm.model.num_col)
+
+
+WINDOW_COLUMNS = 12_000
+"""Most columns of one window's model in ``window_bound`` (a window is one over stage at least). Measured on
+Moccasin's random layered n=500 at 0.8 (depth 1, 1 thread, loaded 2 cores): 4k columns, 22 windows, +0.916% in 54 s;
+12k, 6 windows, +0.985% in 79 s (the Lagrangian of the covering alone +0.857%, with parents +1.639%)."""
+MAX_WINDOWED_COLUMNS = 40_000
+"""Largest whole model (columns) that ``window_bound`` cuts into windows. Measured (depth 1, windows of 12k
+columns, 90 s, 1 thread, loaded 2 cores; BENCHMARKS.md, branch ``bound14``): above the Lagrangian (passes/bounds.py)
+only on own random layered n=500 at 0.9 (34k columns: +0.207% against +0.165%); below it on Moccasin's n=500 (24k
+and 57k columns) and own n=500 at 0.8 (82k); nothing proven in 90 s at 1000 units (149k-233k columns, 19-29
+windows), where its time is better left to the schedule."""
+WINDOW_MIN_SECONDS = 0.5
+"""A window's MILP is not started with less time than this for it (it then adds nothing to the bound)."""
+
+
+@dataclass
+class Windows:
+    """The covering MILP (``build_cover``) cut into windows of consecutive over stages (``window_bound``)."""
+
+    cover: CoverModel
+    bounds: np.ndarray
+    """int64[windows + 1]: window w holds the over stages bounds[w] .. bounds[w+1] - 1."""
+    col_win: np.ndarray
+    """int64[num_col]: each column's window."""
+    row_win: np.ndarray
+    """int64[num_row]: each row's window, -1 for the rows that reach into two windows (left out: a relaxation)."""
+
+
+def cut_windows(cm: CoverModel, window_columns: int = WINDOW_COLUMNS) -> Windows:
+    """Consecutive over stages into windows of at most ``window_columns`` columns each (one stage at least), each cut
+    placed, among the stages that keep the window above half that size, where the fewest gaps cross it."""
+    assert cm.col_stage is not None and cm.col_gap is not None
+    nov = cm.over
+    stage = np.minimum(cm.col_stage, nov - 1)  # the computations after the last over stage go with it
+    per = np.bincount(stage, minlength=nov)
+    # gaps crossing from stage k to k + 1 (pairs of one gap sit at consecutive stages)
+    pair = np.flatnonzero(cm.col_gap >= 0)
+    g, k = cm.col_gap[pair], cm.col_stage[pair]
+    o = np.lexsort((k, g))
+    same = g[o][1:] == g[o][:-1]
+    cross = np.bincount(k[o][:-1][same], minlength=nov).astype(np.float64)
+    cuts = [0]
+    start = 0
+    while start < nov:
+        csum = np.cumsum(per[start:])
+        end = int(np.searchsorted(csum, window_columns, side="right"))  # stages start .. start+end-1 fit
+        if end >= nov - start:
+            break
+        end = max(end, 1)
+        lo = max(1, int(np.searchsorted(csum, window_columns / 2, side="right")))
+        lo = min(lo, end)
+        # cut after stage start + j - 1 for j in lo..end: the crossing between it and the next
+        j = lo + int(np.argmin(cross[start + lo - 1:start + end]))
+        start += j
+        cuts.append(start)
+    cuts.append(nov)
+    bounds = np.asarray(cuts, dtype=np.int64)
+    col_win = np.searchsorted(bounds, stage, side="right") - 1
+    A = cm.model.A.tocoo()
+    nrow = cm.model.num_row
+    wmin = np.full(nrow, np.iinfo(np.int64).max, dtype=np.int64)
+    wmax = np.full(nrow, -1, dtype=np.int64)
+    np.minimum.at(wmin, A.row, col_win[A.col])
+    np.maximum.at(wmax, A.row, col_win[A.col])
+    row_win = np.where(wmin == wmax, wmax, -1)
+    return Windows(cm, bounds, col_win, row_win)
+
+
+def window_costs(win: Windows, share: np.ndarray | None = None) -> np.ndarray:
+    """Column costs of the windows' models: each gap's cost split over the windows it reaches, in proportion to
+    ``share`` (one weight per pair column; None: 1 each, i.e. to its over stages in each window), each window's
+    part on the gap's first pair in that window; the res and comp columns keep their costs."""
+    cm = win.cover
+    assert cm.col_gap is not None and cm.gap_cost is not None
+    cost = cm.model.col_cost.copy()
+    pair = np.flatnonzero(cm.col_gap >= 0)
+    g, w = cm.col_gap[pair], win.col_win[pair]
+    wt = np.ones(len(pair)) if share is None else np.maximum(np.asarray(share, np.float64)[pair], 0.0)
+    tot = np.bincount(g, weights=wt, minlength=len(cm.gap_cost))
+    if (tot[g] <= 0).any():  # a gap with no weight anywhere: split by its over stages
+        wt = np.where(tot[g] > 0, wt, 1.0)
+        tot = np.bincount(g, weights=wt, minlength=len(cm.gap_cost))
+    # weight of each (gap, window), put on the gap's first pair in the window
+    key = g * (len(win.bounds)) + w
+    uk, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    part = np.bincount(inv, weights=wt)
+    gg = g[first]
+    frac = np.divide(part, tot[gg], out=np.zeros_like(part), where=tot[gg] > 0)
+    cost[pair] = 0.0
+    cost[pair[first]] = cm.gap_cost[gg] * frac
+    return cost
+
+
+def window_model(win: Windows, w: int, cost: np.ndarray) -> tuple[CheckmateModel, np.ndarray]:
+    """Window ``w``'s model (its columns, the rows within it, ``cost``) and its columns' indices in the whole."""
+    m = win.cover.model
+    cols = np.flatnonzero(win.col_win == w)
+    rows = np.flatnonzero(win.row_win == w)
+    A = m.A[:, cols].tocsr()[rows].tocsc()
+    empty = np.zeros((0, 0), dtype=np.int64)
+    sub = CheckmateModel(dag=m.dag, scale=m.scale, cost_unit=m.cost_unit, r=empty, s=empty, free=empty, p=empty,
+                         col_cost=cost[cols], col_lower=m.col_lower[cols], col_upper=m.col_upper[cols],
+                         integral=m.integral[cols], A=A, row_lower=m.row_lower[rows], row_upper=m.row_upper[rows])
+    return sub, cols
+
+
+def window_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None, threads: int | None = None,
+                 depth: int = COVER_DEPTH, window_columns: int = WINDOW_COLUMNS, rounds: int = 1,
+                 gap: float = 1e-6, lam: np.ndarray | None = None, split_by_multipliers: bool = True,
+                 max_columns: int | None = MAX_WINDOWED_COLUMNS) -> CoverBound:
+    """A lower bound from the covering MILP (``build_cover``) cut into windows of consecutive over stages, each
+    window's MILP solved on its own (``mip``, within an equal share of the time left): the whole model at any size,
+    each solve small; not built above ``max_columns`` (-inf).
+
+    Why it is a bound. Take any schedule within the budget and its point x of the covering model (module
+    docstring: feasible, objective at most the schedule's overhead). Cut the over stages into disjoint windows of
+    consecutive stages; each column belongs to the window of its stage (a pair and res[p, k]: o_k's; comp[p, k]:
+    the interval (o_{k-1}, o_k], with those after the last over stage in the last window). Window W's model keeps
+    its columns and only the rows whose columns all lie in W (every cover row does: one stage; a prefix, parent,
+    chain or nesting row that reaches into another window is left out, which only enlarges the feasible set).
+    Its objective: each comp column its cost C_p, each res column 0, and for each gap g the cost w[g, W] >= 0 on
+    g's first pair f(g, W) in W, with sum over W of w[g, W] <= C_g (``window_costs``: C_g split in proportion to
+    g's pairs in each window). x restricted to W satisfies every row W keeps, so costs at least W's optimum. And
+    x's whole objective sum_g C_g x[g, first] + sum C_p x[comp] is at least sum_W (sum_g w[g, W] x[f(g, W)] +
+    sum over W's comp columns C_p x[comp]), because the comp columns are split among the windows, the weights
+    w[g, .] sum to at most C_g, and x[f(g, W)] <= x[g, first] (the prefix rows: z decreases along a gap). So
+    the sum over the windows of their optima, and of any dual bounds the solver proves for them (0 for a window
+    with none: its costs are non-negative), is at most the model's optimum, hence at most every schedule's
+    overhead. ``lam`` (per stage, e.g. passes/bounds.py's ``GapBound.lam``): split each gap's cost in proportion
+    to the multiplier-priced bytes it frees in each window (then the windows' Lagrangian values at ``lam`` add up
+    to the covering's at ``lam``); None: the covering Lagrangian's (passes/bounds.py without parents, 500
+    iterations, under a second at 1000 units) where ``split_by_multipliers``, else in proportion to its over stages
+    in each window. ``rounds`` > 1 re-splits the gap costs (a subgradient step of this Lagrangian decomposition toward
+    the windows whose optimum pays for the gap) and solves again; each round's sum is a bound, the best is kept.
+    """
+    t0 = time.perf_counter()
+    base = float(dag.cost.sum())
+
+    def left() -> float:
+        return math.inf if time_limit is None else time_limit - (time.perf_counter() - t0)
+
+    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns)
+    if cm is None:
+        if max_columns is not None and len(_pairs(dag, budget)[3]):
+            return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)
+        return CoverBound(base, "no stage over the budget", time.perf_counter() - t0, 0)
+    if cm.infeasible:
+        return CoverBound(math.inf, "a stage's fixed part exceeds the budget", time.perf_counter() - t0, 0)
+    win = cut_windows(cm, window_columns)
+    nwin = len(win.bounds) - 1
+    assert cm.col_gap is not None
+    pair = cm.col_gap >= 0
+    share = np.where(pair, 1.0, 0.0)
+    if lam is None and split_by_multipliers:
+        from .bounds import gap_bound
+        lam = gap_bound(dag, budget, iterations=500, strong=False, nested=False,
+                        deadline=time.perf_counter() + max(min(left() / 10, 10.0), 0.0)).lam
+    if lam is not None:
+        assert cm.over_at is not None and cm.pair_bytes is not None and cm.col_stage is not None
+        priced = np.asarray(lam, np.float64)[cm.over_at[cm.col_stage[:cm.pairs]]] * cm.pair_bytes
+        if priced.sum() > 0:
+            share[:cm.pairs] = priced
+    best, status, note = -math.inf, "no time left", ""
+    solved_rounds = 0
+    for rnd in range(max(rounds, 1)):
+        cost = window_costs(win, share)
+        total, done, x_all = 0.0, 0, np.zeros(cm.model.num_col)
+        have_x = True
+        for w in range(nwin):
+            secs = left() / max(nwin - w, 1) if rnd == rounds - 1 else left() / max((rounds - rnd) * nwin - w, 1)
+            if secs < WINDOW_MIN_SECONDS:
+                have_x = False
+                continue
+            sub, cols = window_model(win, w, cost)
+            res = mip.solve(sub, integral=True, time_limit=None if math.isinf(secs) else secs, threads=threads,
+                            gap=gap)
+            if res.status == "infeasible":  # no schedule fits at all (every schedule maps into each window)
+                return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col,
+                                  note=f"window {w} of {nwin}")
+            if math.isfinite(res.bound):
+                total += max(res.bound, 0.0)
+            done += res.status == "optimal"
+            if res.x is None:
+                have_x = False
+            else:
+                x_all[cols] = res.x
+        if done or total > 0:
+            solved_rounds += 1
+        if total > best:
+            best = total
+            status = "optimal" if done == nwin else "time_limit"
+            note = f"{nwin} windows, {done} solved, round {rnd + 1}"
+        if rnd + 1 >= rounds or not have_x or left() < nwin * WINDOW_MIN_SECONDS:
+            break
+        share = _resplit(win, share, x_all, cost)
+    if not math.isfinite(best):
+        return CoverBound(-math.inf, status, time.perf_counter() - t0, cm.model.num_col, note=note)
+    return CoverBound(base + best * cm.cost_unit * (1 - SAFETY), status, time.perf_counter() - t0,
+                      cm.model.num_col, note=note)
+
+
+def _resplit(win: Windows, share: np.ndarray, x: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """The gap costs' split moved toward the windows whose solution pays for the gap (x = 1 on its first pair
+    there) and away from those that do not: a projected subgradient step (weights stay >= 0, any sum)."""
+    cm = win.cover
+    assert cm.col_gap is not None and cm.gap_cost is not None
+    pair = np.flatnonzero(cost > 0)
+    pair = pair[cm.col_gap[pair] >= 0]
+    g = cm.col_gap[pair]
+    y = np.round(x[pair])
+    # per gap: mean y over its windows; shift weight toward y = 1
+    cnt = np.bincount(g, minlength=len(cm.gap_cost))
+    mean = np.bincount(g, weights=y, minlength=len(cm.gap_cost)) / np.maximum(cnt, 1)
+    d = y - mean[g]
+    out = np.zeros_like(share)
+    # the weight of (gap, window) now: its cost share; step half of it
+    frac = cost[pair] / np.maximum(cm.gap_cost[g], 1e-300)
+    out[pair] = np.maximum(frac * (1 + d), 0.0)
+    return out

@@ -88,3 +88,111 @@ def test_cover_model_is_not_built_above_its_column_limit():
     assert cm is not None and cm.model.num_col > 10
     assert build_cover(dag, budget, max_columns=10) is None
     assert cover_bound(dag, budget, HighsBackend(), time_limit=5, max_columns=10).bound == -math.inf
+    from remc.passes.coverbound import window_bound
+    assert window_bound(dag, budget, HighsBackend(), time_limit=5, max_columns=10).bound == -math.inf
+
+
+def _windows(dag: DAG, budget: int, depth: int, columns: int, rounds: int = 1, lam=None) -> float:
+    from remc.passes.coverbound import window_bound
+    return window_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=depth, window_columns=columns,
+                        rounds=rounds, lam=None if isinstance(lam, str) else lam,
+                        split_by_multipliers=lam is not None).bound
+
+
+def test_window_bound_never_exceeds_the_exhaustive_or_the_milp_optimum():
+    """The covering MILP cut into windows of a few columns (so that most gaps and parent chains cross a cut): the
+    sum of the windows' optima is never above the exhaustive optimum (random DAGs of 4-5 units, every budget) nor
+    remc's MILP optimum (layered DAGs of 14-20 units and the other ``_cases``), with the gap costs split by over
+    stages, by the Lagrangian's multipliers (``GapBound.lam``, or the covering's own), and re-split over rounds; and it is above the sum of costs somewhere.
+    (It fails where each window pays a gap's whole cost: checked by hand.)"""
+    from remc.backends.strategies import solve_milp
+    rng = np.random.default_rng(60)
+    checked = above = 0
+    for k in range(12):
+        dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0, no_recompute=k % 5 == 0)
+        peak = checkpoint_all(dag).peak(dag)
+        for budget in range(peak, 0, -max(1, peak // 6)):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            for depth, columns in ((1, 3), (2, 8)):
+                b = _windows(dag, budget, depth, columns, rounds=2)
+                assert b <= best + 1e-9, (k, budget, depth, b, best)
+                above += b > float(dag.cost.sum()) + 1e-9
+            checked += 1
+    assert checked >= 12 and above >= 1
+    checked = windowed = above = 0
+    for dag, ratio in _cases():
+        budget = int(ratio * checkpoint_all(dag).peak(dag))
+        try:
+            opt = solve_milp(dag, budget, time_limit=20, gap=0.0, threads=1).report
+        except (InfeasibleError, NoScheduleInTime):
+            continue
+        if opt.status != "optimal":
+            continue
+        lam = gap_bound(dag, budget).lam
+        cm = build_cover(dag, budget, depth=1, max_columns=None)
+        for depth, columns, rounds, split in ((1, 8, 3, None), (4, 20, 1, lam), (1, 5, 2, "covering")):
+            b = _windows(dag, budget, depth, columns, rounds, split)
+            assert b <= opt.cost + 1e-9 * float(dag.cost.sum()), (dag.n, ratio, depth, columns, b, opt.cost)
+            above += b > float(dag.cost.sum()) + 1e-9
+        checked += 1
+        windowed += cm is not None and cm.model.num_col > 8
+    print(f"checked {checked}, cut into windows {windowed}, above the sum of costs {above}")
+    assert checked >= 10 and windowed >= 5 and above >= 10
+
+
+def test_windows_cut_the_model_and_keep_only_the_rows_inside_one():
+    from remc.passes.coverbound import cut_windows, window_costs
+    dag = layered_dag(40, 4, 7, skip=0.3)
+    budget = int(0.75 * checkpoint_all(dag).peak(dag))
+    cm = build_cover(dag, budget, depth=2, max_columns=None)
+    assert cm is not None and cm.model.num_col > 60
+    win = cut_windows(cm, 30)
+    assert len(win.bounds) - 1 >= 2 and win.bounds[0] == 0 and win.bounds[-1] == cm.over
+    per = np.bincount(win.col_win)
+    assert ((per <= 30) | (np.diff(win.bounds) == 1)).all()  # (a window of one stage may have more)
+    A = cm.model.A.tocoo()
+    kept = win.row_win[A.row] >= 0
+    assert (win.col_win[A.col[kept]] == win.row_win[A.row[kept]]).all()
+    # each gap's cost split over its windows adds up to the gap's cost
+    cost = window_costs(win)
+    pair = cm.col_gap >= 0
+    total = np.bincount(cm.col_gap[pair], weights=cost[pair], minlength=len(cm.gap_cost))
+    assert np.allclose(total, cm.gap_cost)
+    assert np.allclose(cost[~pair], cm.model.col_cost[~pair])
+
+
+def test_checkmate_cover_phase_cuts_a_model_above_its_limit_into_windows(monkeypatch):
+    """Above the covering MILP's column limit, checkmate's cover phase proves a bound with the model cut into
+    windows (here the limit is lowered to 10 columns so that a 40-unit graph is above it)."""
+    import functools
+
+    import remc.passes.coverbound as cb
+    from remc.backends.strategies import COVER_SOURCE, _cover_phase
+    from remc.passes.solver_api import Clock
+    dag = layered_dag(40, 4, 7, skip=0.3)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert build_cover(dag, budget, depth=1, max_columns=None).model.num_col > 10
+    monkeypatch.setattr(cb, "cover_bound", functools.partial(cb.cover_bound, max_columns=10))
+    monkeypatch.setattr(cb, "window_bound", functools.partial(cb.window_bound, window_columns=30))
+    bounds: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    _cover_phase(dag, budget, Clock(None), 1, bounds, notes)
+    assert "windows" in notes["cover_bound"], notes
+    whole = _cover(dag, budget, 1)
+    assert float(dag.cost.sum()) < bounds[COVER_SOURCE] <= whole + 1e-9, (bounds, whole)
+
+
+def test_checkmate_cover_phase_runs_no_deeper_model():
+    """The deep covering MILP (depth 2-4) is off in checkmate: its bound was above a checked schedule's cost on a
+    741-unit ResNet50 at ONNX-node granularity (passes/coverbound.py COVER_DEPTH)."""
+    from remc.backends.strategies import COVER_SOURCE, _cover_phase
+    from remc.passes.solver_api import Clock
+    dag = layered_dag(24, 4, 1, skip=0.3)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    bounds: dict[str, float] = {}
+    notes: dict[str, str] = {}
+    _cover_phase(dag, budget, Clock(None), 1, bounds, notes)
+    assert notes["cover_bound"].startswith("depth 1: optimal") and "depth 4" not in notes["cover_bound"], notes
+    assert bounds[COVER_SOURCE] == _cover(dag, budget, 1)
