@@ -196,6 +196,31 @@ def test_cpsat_without_time_to_build_gives_the_stage_search_the_time_left(monkey
     assert sched.report.status == "time_limit" and sched.report.extras["cp_sat"].startswith("not built")
 
 
+def test_cpsat_build_estimate_scales_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's build estimate grows with the load per core, and the model is built only with MODEL_MARGIN times
+    it left (before: 3 ms per unit whatever the load, and a model of 1000 units was built with 5.6 s left of 10 s at
+    a load of 7 on 2 cores: 15.6 s of build, the process 35 s, no schedule)."""
+    pytest.importorskip("ortools")
+    import os
+
+    import remc.backends.cpsat as cpsat
+    from remc.backends.strategies import make_options, solve
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    idle = cpsat.build_seconds(1000)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert cpsat.build_seconds(1000) == pytest.approx(4 * idle) and idle == pytest.approx(1000 * cpsat.BUILD_SECONDS_PER_UNIT)
+    dag = _layered(120, 10, 4)
+    budget = int(checkpoint_all(dag).peak(dag))
+    built: list = []
+    monkeypatch.setattr(cpsat, "_build", lambda *a, **k: built.append(1) or (_ for _ in ()).throw(AssertionError))
+    # a limit where the idle estimate leaves room for the build but not MODEL_MARGIN times the loaded one
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1.0 / dag.n)  # 1 s idle, 4 s at load 8
+    sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=6.0, threads=1))
+    assert not built and sched.report.extras["cp_sat"].startswith("not built")
+
+
 def test_checkmate_runs_approx_alones_own_search_after_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
     """Where CP-SAT does not prove its schedule, checkmate runs approx alone's own search (its options, from its
     incumbent, the best baseline; its local search in full), so that where that search ends by itself checkmate
