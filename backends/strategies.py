@@ -139,20 +139,25 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
        eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
        limit), then CP-SAT's C=2 model from that schedule and its bound valid for all schedules
        (``cpsat_phase``, ``cpsat_share`` of the time left);
-    3. with ``warm_start``, unless a bound proves the schedule (and, after step 2, only with ``approx_share``
-       of the limit still left): approx's schedule (stage search, LP relaxation, two-phase rounding; its
-       local search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the
-       limit, and its LP bound;
+    2b. after step 2, unless CP-SAT proved its schedule, with ``warm_start`` and room for approx's LP
+       (``_lp_room``): approx alone's own search (``_approx_own``, APPROX_OWN: approx's options, from approx
+       alone's incumbent, its local search in full) with the time left, then the retention-gap and covering
+       bounds where still unproven;
+    3. with ``warm_start``, where step 2b did not run, unless a bound proves the schedule (and, after step 2,
+       only with ``approx_share`` of the limit still left): approx's schedule (stage search, LP relaxation,
+       two-phase rounding; its local search only to repair when nothing fits: ``_approx_first``) within
+       ``approx_share`` of the limit, and its LP bound;
     3b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
        against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
     3c. CP-SAT as in step 2 when step 2 did not run (nothing fitted after step 1);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
     5. the MILP from the best schedule with the time left, skipped when a bound already proves it.
 
-    The cheapest schedule of all is returned. checkmate runs approx's stage search, rounding and local
-    search as approx alone does (the rounding after CP-SAT where a baseline fits) from the same schedules
-    and CP-SAT's (at least as cheap), so it is worse than approx alone only where approx needed more time
-    than checkmate had left for it and CP-SAT did not make up for it (tools/bench_portfolio.py measures how
+    The cheapest schedule of all is returned. Where step 2b runs, checkmate runs approx alone's own search
+    (the same steps from the same incumbent), so it is never worse than approx alone where that search ends by
+    itself in the time CP-SAT leaves and its steps do not depend on the clock (APPROX_OWN says where); it can be
+    worse where approx alone needs more of the limit than CP-SAT leaves it, or where step 2b does not run (no
+    schedule before CP-SAT: steps 3-3c; no room for approx's LP) (tools/bench_portfolio.py measures how
     often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
