@@ -39,7 +39,7 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs
-from ..passes.solver_api import Progress, ProgressEvent
+from ..passes.solver_api import Progress, ProgressEvent, load_per_core
 
 
 def load_cp_model():
@@ -799,13 +799,8 @@ build 15.6 s, ``solve_cpsat`` 22.7 s in all, with 5.6 s left of a 10 s limit; th
 
 def build_seconds(n: int) -> float:
     """About how long building the CP-SAT model of ``n`` units takes now: ``BUILD_SECONDS_PER_UNIT`` per unit,
-    times the 1-minute load per core where it is above 1."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-    try:
-        load = os.getloadavg()[0]
-    except OSError:
-        load = 0.0
-    return BUILD_SECONDS_PER_UNIT * n * max(1.0, load / max(cores, 1))
+    times the 1-minute load per core where it is above 1 (``load_per_core``)."""
+    return BUILD_SECONDS_PER_UNIT * n * load_per_core()
 
 
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:

@@ -34,7 +34,7 @@ from .feasible import MAX_FEASIBLE_COLUMNS, ExactSearch, find_feasible
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
 from .options import EPS_LIST, REFINE_SECONDS, ROUNDINGS, ApproxOptions  # noqa: F401 (re-exported)
 from .refine import Refiner
-from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, load_per_core
 from .window import window_applies, window_search
 
 MAX_LP_COLUMNS = 250_000
@@ -46,6 +46,15 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
+LP_LOAD_MARGIN = 1.5
+"""``lp_build_seconds``' factor over LP_BUILD_SECONDS_PER_COLUMN times the load per core: Moccasin's n=250 at 0.9
+(110k columns), `remc solve --strategy approx --time-limit 30` at a load of 8.5 on 2 cores: the build took 27.8 s
+(2.5e-4 s a column) with 12 s left, and the process ran 55 s."""
+
+
+def lp_build_seconds(cols: int) -> float:
+    """About how long building approx's LP of ``cols`` columns takes now (``load_per_core``)."""
+    return LP_BUILD_SECONDS_PER_COLUMN * cols * LP_LOAD_MARGIN * load_per_core()
 FEASIBLE_SHARE = 0.4
 """Share of the time left that approx keeps for its exact feasibility phase (passes/feasible.py) when no
 schedule fits at its start (no baseline, no warm start) and its stage search finds none either."""
@@ -188,7 +197,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
     elif clock.expired() or (heur_end is not None and time.perf_counter() >= heur_end):
         lp_status = "not started (time limit reached)"
-    elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
+    elif (left := clock.left()) is not None and left < lp_build_seconds(cols):
         lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
         relax: _Relaxation | None = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
@@ -547,7 +556,7 @@ def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | No
     seconds left; None: no limit) is enough to build and solve it, else the simple bound; at least
     ``at_least`` (a bound proven by the caller, e.g. budget + 1 when the MILP at the budget is infeasible)."""
     cols = model_columns(dag)
-    if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
+    if time_limit is not None and time_limit < 2 * lp_build_seconds(cols) + 1.0:
         lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
     else:
         lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)

@@ -13,6 +13,7 @@ from _milp_dags import training_graph
 from test_evict import _layered
 
 from remc.ir.dag import DAG
+from remc.ir.errors import RemcError
 from remc.ir.schedule import checkpoint_all
 
 
@@ -254,3 +255,35 @@ def test_checkmate_runs_approx_alones_own_search_after_cpsat(monkeypatch: pytest
     assert (kw["incumbent"] is None) == (alone[1]["incumbent"] is None)
     assert kw["incumbent"] is None or np.array_equal(kw["incumbent"].S, alone[1]["incumbent"].S)
     assert c.peak(dag) <= budget and c.cost(dag) <= a.cost(dag) * (1 + 1e-12)
+
+
+def test_approx_does_not_start_an_lp_it_has_no_time_to_build_at_this_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """approx's LP build estimate grows with the load per core (``lp_build_seconds``): at a load that makes it
+    longer than the time left, the LP is not started (before: 4e-5 s a column whatever the load; Moccasin's n=250
+    at 0.9 with 30 s at a load of 8.5 on 2 cores built its 110k-column LP for 27.8 s with 12 s left)."""
+    import os
+
+    from remc.backends.strategies import _highs
+    from remc.passes import approx as approx_mod
+    from remc.passes.milp_model import model_columns
+    from remc.passes.solver_api import Clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    rng = np.random.default_rng(3)
+    dag = training_graph(10, rng, skips=((1, 8),))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    cols = model_columns(dag)
+    assert approx_mod.lp_build_seconds(cols) == pytest.approx(4 * approx_mod.LP_LOAD_MARGIN *
+                                                              approx_mod.LP_BUILD_SECONDS_PER_COLUMN * cols)
+    # a clock with 2x the idle estimate left and no time passing: enough on idle cores, not at load 8
+    monkeypatch.setattr(approx_mod, "LP_BUILD_SECONDS_PER_COLUMN", 1.0 / cols)
+    clock = Clock(2.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start)
+    built: list = []
+    monkeypatch.setattr(approx_mod, "_Relaxation", lambda *a, **k: built.append(1) or (_ for _ in ()).throw(AssertionError))
+    try:
+        approx_mod.solve_approx(dag, budget, lp=_highs(), clock=clock, exact_phase=False)
+    except RemcError:  # (nothing may fit without the LP: approx says so)
+        pass
+    assert not built
