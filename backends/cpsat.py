@@ -749,7 +749,7 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     n = dag.n
     g = _gcd(dag)
     cap = (budget - dag.constant) // g
-    if cap < 0:
+    if cap < 0 or seconds < MODEL_MARGIN * build_seconds(n):  # (no time to build and search its model)
         return None
     hint = checkpoint_all(dag)
     top = max(cap, -(-(hint.peak(dag) - dag.constant) // g))

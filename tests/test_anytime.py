@@ -287,3 +287,28 @@ def test_approx_does_not_start_an_lp_it_has_no_time_to_build_at_this_load(monkey
     except RemcError:  # (nothing may fit without the LP: approx says so)
         pass
     assert not built
+
+
+def test_feasibility_milp_and_race_not_started_without_time_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact feasibility phase's MILP and CP-SAT's least-memory model (its race) are not built where their
+    build estimate at this load exceeds the time given (before: the MILP started with 1 s left whatever its size;
+    Moccasin's n=250 at 0.8 with 30 s at a load of 9 ran 71 s and found nothing)."""
+    pytest.importorskip("ortools")
+    import os
+    import threading
+
+    import remc.backends.cpsat as cpsat
+    from remc.backends.strategies import _highs
+    from remc.passes import feasible as feas_mod
+    from remc.passes.milp_model import model_columns
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    dag, budget = _over_budget(40, 2, 0.8)
+    monkeypatch.setattr(feas_mod, "BUILD_SECONDS_PER_COLUMN", 1.0 / model_columns(dag))  # 1 s idle, 4 s at load 8
+    monkeypatch.setattr(feas_mod, "feasibility_model", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    res = feas_mod.find_feasible(dag, budget, _highs(), time_limit=2.0)
+    assert res.schedule is None and res.status.startswith("not started")
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1.0 / dag.n)
+    monkeypatch.setattr(cpsat, "_build", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    assert cpsat.cpsat_first(dag, budget, 2.0, threading.Event()) is None
