@@ -86,13 +86,21 @@ def test_cpsat_does_not_build_a_model_it_has_no_time_for() -> None:
     assert sched.report.status == "time_limit" and sched.peak(dag) <= budget
 
 
-def test_remc_solve_takes_the_start_up_and_the_plan_off_the_limit() -> None:
-    """``remc solve``'s solve gets --time-limit less the process's age and the plan's estimate."""
-    from remc.backends.strategies import make_options
-    from remc.cli import PLAN_SECONDS_PER_UNIT2, _solve_clock
+def test_remc_solve_takes_the_start_up_and_the_plan_off_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``remc solve``'s solve gets --time-limit less the process's age and the plan's and the exit's estimate,
+    the latter times the load per core (at load 8 on 2 cores: 4 times)."""
+    import os
 
+    from remc.backends.strategies import make_options
+    from remc.cli import EXIT_SECONDS, PLAN_SECONDS_PER_UNIT2, _solve_clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
     o = _solve_clock(make_options("approx", time_limit=10.0), 1000, 2.0)
-    assert o.time_limit == pytest.approx(10.0 - 2.0 - PLAN_SECONDS_PER_UNIT2 * 1e6)
+    assert o.time_limit == pytest.approx(10.0 - 2.0 - PLAN_SECONDS_PER_UNIT2 * 1e6 - EXIT_SECONDS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    o = _solve_clock(make_options("approx", time_limit=30.0), 250, 2.0)
+    assert o.time_limit == pytest.approx(30.0 - 2.0 - 4 * (PLAN_SECONDS_PER_UNIT2 * 250 ** 2 + EXIT_SECONDS))
     assert _solve_clock(make_options("checkmate", time_limit=1.0), 1000, 5.0).time_limit > 0
     assert _solve_clock(None, 1000, 5.0) is None
 
