@@ -164,7 +164,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     left0 = clock.left()
     reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    if given is None or dag.n > STAGE_SEARCH_UNITS:
+    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired():
+        # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
+        # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
+        # more and found nothing)
         note("stage search", bound=gb)
         share = (NO_LP_STAGE_SHARE if o.window and given is not None and window_applies(dag) else 1.0) \
             if cols > MAX_LP_COLUMNS \
@@ -176,7 +179,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         staged = _stage_search(dag, budget, given, clock, share, found,
                                on_best=lambda cost: note("stage search", bound=gb, cost=cost))
         given = _cheaper(given, staged)
-    if late_bound:
+    if late_bound and not clock.expired():
         gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                        deadline=clock.deadline).bound
     windowed = None

@@ -320,3 +320,17 @@ def test_feasibility_milp_and_race_not_started_without_time_to_build(monkeypatch
     monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1.0 / dag.n)
     monkeypatch.setattr(cpsat, "_build", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
     assert cpsat.cpsat_first(dag, budget, 2.0, threading.Event()) is None
+
+
+def test_approx_starts_no_stage_search_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """approx does not start its stage search (nor its late bound) once its clock has run out (before: Moccasin's
+    n=1000 at 0.8 with 10 s at a load of 10, the baselines used all of the solve's time and the stage search then
+    ran 10 s more, the process 24 s in all)."""
+    from remc.backends.strategies import _highs
+    from remc.passes import approx as approx_mod
+    from remc.passes.solver_api import Clock
+
+    dag, budget = _over_budget(130, 2, 0.8)  # above STAGE_SEARCH_UNITS, nothing given
+    monkeypatch.setattr(approx_mod, "_stage_search", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    with pytest.raises(RemcError):
+        approx_mod.solve_approx(dag, budget, lp=_highs(), clock=Clock(-math.inf), exact_phase=False)
