@@ -334,3 +334,32 @@ def test_approx_starts_no_stage_search_past_the_limit(monkeypatch: pytest.Monkey
     monkeypatch.setattr(approx_mod, "_stage_search", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
     with pytest.raises(RemcError):
         approx_mod.solve_approx(dag, budget, lp=_highs(), clock=Clock(-math.inf), exact_phase=False)
+
+
+def test_checkmate_starts_no_milp_it_has_no_time_to_build_at_this_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MILP is not started where its build estimate at this load exceeds the time left (before: with 1 s left
+    whatever its size; Moccasin's n=500 at 0.8 with 120 s at a load of 10: it started with 4.6 s left and ran 20 s);
+    the best schedule so far is returned."""
+    import os
+
+    from remc.backends.strategies import _highs
+    from remc.passes import milp as milp_mod
+    from remc.passes.milp_model import model_columns
+    from remc.passes.options import CheckmateOptions
+    from remc.passes.solver_api import Clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    rng = np.random.default_rng(3)
+    dag = training_graph(10, rng, skips=((1, 8),))
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    monkeypatch.setattr(milp_mod, "BUILD_SECONDS_PER_COLUMN", 1.0 / model_columns(dag))  # 1 s idle, 4 s at load 8
+    monkeypatch.setattr(milp_mod, "_run_milp", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    clock = Clock(2.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start)  # 2 s left throughout
+    from remc.passes.strategies import best_baseline
+    seed = best_baseline(dag, budget)
+    assert seed is not None
+    s = milp_mod.solve_milp(dag, budget, CheckmateOptions(warm_start=False), mip=_highs(), lp=_highs(), incumbent=seed,
+                            clock=clock)
+    assert s.report.extras["milp"].startswith("not started") and s.peak(dag) <= budget
