@@ -101,6 +101,9 @@ def test_remc_solve_takes_the_start_up_and_the_plan_off_the_limit(monkeypatch: p
     monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
     o = _solve_clock(make_options("approx", time_limit=30.0), 250, 2.0)
     assert o.time_limit == pytest.approx(30.0 - 2.0 - 4 * (PLAN_SECONDS_PER_UNIT2 * 250 ** 2 + EXIT_SECONDS))
+    from remc.cli import RESERVE_SHARE
+    o = _solve_clock(make_options("cpsat", time_limit=20.0), 1000, 4.0)  # (1.5 s + 0.3 s) x 4 > a quarter of 20 s
+    assert o.time_limit == pytest.approx(20.0 - 4.0 - RESERVE_SHARE * 20.0)
     assert _solve_clock(make_options("checkmate", time_limit=1.0), 1000, 5.0).time_limit > 0
     assert _solve_clock(None, 1000, 5.0) is None
 
