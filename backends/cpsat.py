@@ -39,7 +39,7 @@ from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, solve_rs
-from ..passes.solver_api import Progress, ProgressEvent
+from ..passes.solver_api import Progress, ProgressEvent, load_per_core
 
 
 def load_cp_model():
@@ -817,7 +817,7 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
     n = dag.n
     g = _gcd(dag)
     cap = (budget - dag.constant) // g
-    if cap < 0:
+    if cap < 0 or seconds < MODEL_MARGIN * build_seconds(n):  # (no time to build and search its model)
         return None
     hint = checkpoint_all(dag)
     top = max(cap, -(-(hint.peak(dag) - dag.constant) // g))
@@ -856,8 +856,19 @@ def cpsat_first(dag: DAG, budget: int, seconds: float, stop: threading.Event,
 
 
 BUILD_SECONDS_PER_UNIT = 3e-3
-"""Seconds per unit that building the CP-SAT model (C=2 copies, its hint) takes, about: random layered n = 1000,
-3-4 s on 2 cores, more under load. The ``cpsat`` strategy does not start the build with less time left."""
+"""Seconds per unit that building the CP-SAT model (C=2 copies, its hint) takes, about, on idle cores: random
+layered n = 1000, 3-4 s on 2 cores; 15.6 s at a load of 7 on the 2 cores (``build_seconds`` scales it by the load
+per core)."""
+MODEL_MARGIN = 2.0
+"""The ``cpsat`` strategy builds its model only with at least this many times ``build_seconds`` left: the build,
+then the model's load into CP-SAT and the extraction (random layered n = 1000 at 0.8, load 7 on 2 cores: the
+build 15.6 s, ``solve_cpsat`` 22.7 s in all, with 5.6 s left of a 10 s limit; the process ran 35 s)."""
+
+
+def build_seconds(n: int) -> float:
+    """About how long building the CP-SAT model of ``n`` units takes now: ``BUILD_SECONDS_PER_UNIT`` per unit,
+    times the 1-minute load per core where it is above 1 (``load_per_core``)."""
+    return BUILD_SECONDS_PER_UNIT * n * load_per_core()
 
 
 def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress: Progress | None) -> Schedule:
@@ -875,17 +886,23 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     if hint is None and (quarter is None or time.perf_counter() < quarter):
         hint = _stage_search_hint(dag, budget, quarter)
     left = None if deadline is None else deadline - time.perf_counter()
-    if left is not None and left < BUILD_SECONDS_PER_UNIT * dag.n:
+    build = build_seconds(dag.n)
+    if left is not None and left < MODEL_MARGIN * build:
         # too little time left to build the model (not interruptible: random layered n = 1000, 10 s limit, the
-        # model's build ran 7 s past the limit): the hint, else no schedule in time
+        # model's build ran 7 s past the limit): the hint, else the stage search with all the time left (at
+        # n = 1000, 0.8, 10 s: its quarter found nothing, where approx's stage search found +26% in the limit)
+        if hint is None and left > 0:
+            hint = _stage_search_hint(dag, budget, deadline)
+            left = deadline - time.perf_counter()
         if hint is None:
             raise NoScheduleInTime(f"cpsat: {max(left, 0.0):.1f} s left of the {options.time_limit:g} s limit after "
                                    f"the baselines and the stage search, too little to build the CP-SAT model of "
-                                   f"{dag.n} units (about {BUILD_SECONDS_PER_UNIT * dag.n:.1f} s), and neither "
+                                   f"{dag.n} units (about {build:.1f} s at this load), and neither "
                                    f"found a schedule within {budget} bytes")
         hint.report = {"status": "time_limit", "cost": hint.cost(dag), "peak": int(hint.peak(dag)),
                        "seconds": time.perf_counter() - t0, "solver": "cp-sat", "hint": hint.strategy,
-                       "cp_sat": "not built (too little time left)"}
+                       "cp_sat": f"not built (too little time left: {dag.n} units take about {build:.1f} s to "
+                                 f"build at this load); the schedule is its hint, {hint.strategy}"}
         hint.strategy = "cpsat"
         return hint
     events = None if progress is None else (lambda d: progress(ProgressEvent(

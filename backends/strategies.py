@@ -140,20 +140,25 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
        eviction pass and stage search from it (``_stage_hint``, at most STAGE_HINT_SHARE of the
        limit), then CP-SAT's C=2 model from that schedule and its bound valid for all schedules
        (``cpsat_phase``, ``cpsat_share`` of the time left);
-    3. with ``warm_start``, unless a bound proves the schedule (and, after step 2, only with ``approx_share``
-       of the limit still left): approx's schedule (stage search, LP relaxation, two-phase rounding; its
-       local search only to repair when nothing fits: ``_approx_first``) within ``approx_share`` of the
-       limit, and its LP bound;
+    2b. after step 2, unless CP-SAT proved its schedule, with ``warm_start`` and room for approx's LP
+       (``_lp_room``): approx alone's own search (``_approx_own``, APPROX_OWN: approx's options, from approx
+       alone's incumbent, its local search in full) with the time left, then the retention-gap and covering
+       bounds where still unproven;
+    3. with ``warm_start``, where step 2b did not run, unless a bound proves the schedule (and, after step 2,
+       only with ``approx_share`` of the limit still left): approx's schedule (stage search, LP relaxation,
+       two-phase rounding; its local search only to repair when nothing fits: ``_approx_first``) within
+       ``approx_share`` of the limit, and its LP bound;
     3b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
        against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
     3c. CP-SAT as in step 2 when step 2 did not run (nothing fitted after step 1);
     4. with ``warm_start``, approx's local search (passes/refine.py) from the best schedule and from approx's;
     5. the MILP from the best schedule with the time left, skipped when a bound already proves it.
 
-    The cheapest schedule of all is returned. checkmate runs approx's stage search, rounding and local
-    search as approx alone does (the rounding after CP-SAT where a baseline fits) from the same schedules
-    and CP-SAT's (at least as cheap), so it is worse than approx alone only where approx needed more time
-    than checkmate had left for it and CP-SAT did not make up for it (tools/bench_portfolio.py measures how
+    The cheapest schedule of all is returned. Where step 2b runs, checkmate runs approx alone's own search
+    (the same steps from the same incumbent), so it is never worse than approx alone where that search ends by
+    itself in the time CP-SAT leaves and its steps do not depend on the clock (APPROX_OWN says where); it can be
+    worse where approx alone needs more of the limit than CP-SAT leaves it, or where step 2b does not run (no
+    schedule before CP-SAT: steps 3-3c; no room for approx's LP) (tools/bench_portfolio.py measures how
     often)."""
     assert budget is not None
     clock = Clock(o.time_limit)
@@ -185,6 +190,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             # stopped by its share, not at a local optimum: resumed from its schedule with the share the stage
             # search from a baseline gets (STAGE_HINT_SHARE), as before STAGE_FIRST
             staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock))
+    baselined = incumbent is None  # approx alone's incumbent (``baseline``) is known
     if incumbent is None:
         say("baselines", None, {})
         incumbent = baseline = _incumbent(dag, budget, clock, start)
@@ -202,6 +208,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             say("cover bound", incumbent, bounds)
             _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=COVER_SHARE / 2)
     cp_done = covered = False
+    beside: _CoverBeside | None = None
     if cp_first:
         # the eviction pass and stage search first (they stop at a local optimum: within 0.4-1.7 s of
         # the published graphs, +0.40% on MobileNet 0.8 against the optimum +0.37%), then CP-SAT from
@@ -230,22 +237,39 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                     beside.stop()
                 raise
             cp_done = True
-            if beside is not None:
-                if incumbent is None or _proven(dag, incumbent, bounds, o.gap):
-                    beside.stop()  # (the child process killed, if it started)
-                elif not beside.done():  # CP-SAT did not prove it: the covering MILP's result, within its share
-                    say("cover bound", incumbent, bounds)
-                    left = clock.left()
-                    beside.wait(None if left is None else max(0.0, left))
+        if APPROX_OWN and o.warm_start and not _proven(dag, incumbent, bounds, o.gap) and _lp_room(dag, o, clock):
+            # approx alone's own search next (APPROX_OWN; it computes its own retention-gap bound), while the
+            # covering MILP beside CP-SAT goes on in its child process
+            say("approx", incumbent, bounds)
+            try:
+                own = _approx_own(dag, budget, o, clock, start, baseline if baselined else _UNKNOWN, state, notes)
+            except BaseException:
+                if beside is not None:
                     beside.stop()
-                if math.isfinite(beside.bound()):
-                    bounds[COVER_SOURCE] = beside.bound()
-                notes["cover_bound"] = beside.note
-                covered = beside.started
-        if not _proven(dag, incumbent, bounds, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9, where CP-SAT proves)
+                raise
+            first, incumbent = own, _cheaper(dag, incumbent, own)
+            if own is not None and own.report is not None:
+                gb = max(gb, float(own.report.extras.get("gap_bound", -math.inf)))
+                if math.isfinite(lp := float(own.report.extras.get("lp_bound", -math.inf))):
+                    bounds["lp"] = lp
+        if beside is not None:
+            if incumbent is None or _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap):
+                beside.stop()  # (the child process killed, if it started)
+            elif not beside.done():  # not proven yet: the covering MILP's result, within its share
+                say("cover bound", incumbent, bounds)
+                left = clock.left()
+                beside.wait(None if left is None else max(0.0, left))
+                beside.stop()
+            if math.isfinite(beside.bound()):
+                bounds[COVER_SOURCE] = beside.bound()
+            notes["cover_bound"] = beside.note
+            covered = beside.started
+        if not _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9,
+            # where CP-SAT proves)
             say("lower bound", incumbent, bounds)
             from ..passes.bounds import bound_deadline, gap_bound
-            gb = gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000, deadline=bound_deadline(clock)).bound
+            gb = max(gb, gap_bound(dag, budget, upper=incumbent.cost(dag), iterations=2000,
+                                   deadline=bound_deadline(clock)).bound)
             shown.append(gb)
             if not _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap) and not covered:
                 say("cover bound", incumbent, bounds)
@@ -253,9 +277,9 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     # approx's LP rounding: before CP-SAT where nothing fitted; after it only when unproven and with at least
     # approx's full share left (its LP's build is not interruptible: ResNet50 at 0.9 squeezed into 17 s ran
     # 27 s, 10 s past the limit)
-    lp_room = not cp_done or o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit \
-        or _small_lp(dag, clock)
-    if o.warm_start and lp_room and not (incumbent is not None and _proven(dag, incumbent, bounds, o.gap)):
+    lp_room = not cp_done or _lp_room(dag, o, clock)
+    if o.warm_start and lp_room and notes["approx"] == "not run" \
+            and not (incumbent is not None and _proven(dag, incumbent, bounds, o.gap)):
         say("approx", incumbent, bounds)
         first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
         incumbent = _cheaper(dag, incumbent, first)
@@ -643,6 +667,52 @@ def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedul
         return None, -math.inf, str(e)
     rep = s.report
     return s, float(rep.extras.get("lp_bound", -math.inf)), f"{rep.status}, cost {rep.cost:g}"
+
+
+def _lp_room(dag: DAG, o: CheckmateOptions, clock: Clock) -> bool:
+    """Whether approx's LP may start after CP-SAT: with at least ``approx_share`` of the limit left, or where
+    it builds in a small share of the time left (``_small_lp``): its build is not interruptible (ResNet50 at 0.9
+    squeezed into 17 s ran 27 s, 10 s past the limit)."""
+    return o.time_limit is None or (clock.left() or 0.0) >= o.approx_share * o.time_limit or _small_lp(dag, clock)
+
+
+APPROX_OWN = True
+"""Where CP-SAT runs first and does not prove its schedule, checkmate runs approx alone's own search next
+(``_approx_own``: approx's steps from approx alone's incumbent, with approx alone's options), before the covering
+MILP's bound and its own local search from CP-SAT's schedule. So checkmate is never worse than approx
+alone wherever approx alone's search ends by itself in the time left after CP-SAT's model and its steps are
+deterministic (below ``STAGE_SEARCH_UNITS`` units with a baseline that fits: its stage search, whose 0.5 s slices
+depend on the load, does not run). Before, checkmate ran approx's LP rounding from CP-SAT's schedule, its local
+search only to repair, and resumed that search from CP-SAT's and other starts with the time left: random small
+DAGs at 20 s, case 7: approx alone's search ended by itself after 8-10 s at +40.1%, checkmate at +42-47%."""
+_UNKNOWN = object()
+"""``_approx_own``'s ``given`` where checkmate has not run the baselines (the stage search from nothing fitted)."""
+
+
+def _approx_own(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock, start: Schedule | None, given: Any,
+                state: dict, notes: dict[str, str]) -> Schedule | None:
+    """approx alone's own search inside checkmate (``_approx_fn``'s steps with approx alone's options, ``ApproxOptions``
+    as ``_approx_alone`` builds them): from approx alone's incumbent (``given``: the best baseline or ``start``
+    repaired, ``_incumbent``; computed here where it is ``_UNKNOWN``), on a clock of checkmate's time left. Its
+    schedule (None when it has none in time), its note in ``notes["approx"]``; ``state`` receives its cheapest
+    rounded schedule over the budget."""
+    left = clock.left()
+    sub = Clock(left)
+    if given is _UNKNOWN:
+        given = _incumbent(dag, budget, sub, start)
+    ao = ApproxOptions(time_limit=left, threads=o.threads, free_form=o.free_form, window=o.window)
+    try:
+        s = _approx_mod().solve_approx(dag, budget, ao, lp=_highs(), incumbent=given, clock=sub, state=state,
+                                       race=_race())
+    except _approx_mod().LpUnfinished as e:
+        notes["approx"] = f"approx alone's search: {e}"
+        return None
+    except (InfeasibleError, SolverError) as e:
+        notes["approx"] = f"approx alone's search: {e}"
+        return None
+    rep = s.report
+    notes["approx"] = f"approx alone's search: {rep.status}, cost {rep.cost:g}"
+    return s
 
 
 REFINE_SECONDS = 30.0

@@ -41,7 +41,7 @@ from .options import (  # noqa: F401 (re-exported)
     ApproxOptions,
 )
 from .refine import Refiner
-from .solver_api import Clock, Progress, ProgressEvent, SolverBackend
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, load_per_core
 from .window import window_applies, window_search
 
 MAX_LP_COLUMNS = 250_000
@@ -53,6 +53,17 @@ LP_BUILD_SECONDS_PER_COLUMN = 4e-5
 """Seconds per column that building the LP and handing it to the solver's process take, at least (layered
 n=250, 110k columns: 3.2 s on a loaded machine, not interruptible); with less time left the LP is not
 started (it would overrun the time limit by that much: 33.4 s for a 30 s limit)."""
+LP_LOAD_MARGIN = 1.5
+"""``lp_build_seconds``' factor over LP_BUILD_SECONDS_PER_COLUMN times the load per core: Moccasin's n=250 at 0.9
+(110k columns), `remc solve --strategy approx --time-limit 30` at a load of 8.5 on 2 cores: the build took 27.8 s
+(2.5e-4 s a column) with 12 s left, and the process ran 55 s."""
+
+
+def lp_build_seconds(cols: int) -> float:
+    """About how long building approx's LP of ``cols`` columns takes now (``load_per_core``)."""
+    return LP_BUILD_SECONDS_PER_COLUMN * cols * LP_LOAD_MARGIN * load_per_core()
+
+
 FEASIBLE_NO_LIMIT = 300.0
 """Seconds of the feasibility MILP (passes/feasible.py) when approx has no time limit."""
 STAGE_SEARCH_UNITS = 120
@@ -157,7 +168,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     left0 = clock.left()
     reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
         and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    if given is None or dag.n > STAGE_SEARCH_UNITS:
+    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired():
+        # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
+        # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
+        # more and found nothing)
         note("stage search", bound=gb)
         share = (NO_LP_STAGE_SHARE if o.window and given is not None and window_applies(dag) else 1.0) \
             if cols > MAX_LP_COLUMNS \
@@ -169,7 +183,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         staged = _stage_search(dag, budget, given, clock, share, found,
                                on_best=lambda cost: note("stage search", bound=gb, cost=cost))
         given = _cheaper(given, staged)
-    if late_bound:
+    if late_bound and not clock.expired():
         gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                        deadline=clock.deadline).bound
     windowed = None
@@ -190,7 +204,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         lp_status = f"not built ({cols} columns > {MAX_LP_COLUMNS})"
     elif clock.expired() or (heur_end is not None and time.perf_counter() >= heur_end):
         lp_status = "not started (time limit reached)"
-    elif (left := clock.left()) is not None and left < LP_BUILD_SECONDS_PER_COLUMN * cols:
+    elif (left := clock.left()) is not None and left < lp_build_seconds(cols):
         lp_status = f"not started ({left:.1f} s left, too little to build its {cols} columns)"
     else:
         relax: _Relaxation | None = _Relaxation(dag, budget, o.free_form, lp, o.threads, heur_end)
@@ -549,7 +563,7 @@ def _raise(dag: DAG, budget: int, why: str, lp: SolverBackend, threads: int | No
     seconds left; None: no limit) is enough to build and solve it, else the simple bound; at least
     ``at_least`` (a bound proven by the caller, e.g. budget + 1 when the MILP at the budget is infeasible)."""
     cols = model_columns(dag)
-    if time_limit is not None and time_limit < 2 * LP_BUILD_SECONDS_PER_COLUMN * cols + 1.0:
+    if time_limit is not None and time_limit < 2 * lp_build_seconds(cols) + 1.0:
         lb = simple_lower_bound(dag)  # no time for the LP: it would overrun the limit (4-5 s at 250 units)
     else:
         lb = least_budget_bound(dag, lp, threads=threads, time_limit=time_limit)

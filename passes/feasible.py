@@ -30,12 +30,17 @@ from ..ir.dag import DAG
 from ..ir.errors import SolverError
 from ..ir.schedule import Schedule, check, stage_peaks
 from .milp_model import build_model, clean, model_columns
-from .solver_api import SolverBackend
+from .solver_api import SolverBackend, load_per_core
 
 MAX_FEASIBLE_COLUMNS = 400_000
 """Largest model the feasibility MILP is built for (columns of eq. 9 after variable fixing)."""
 MIN_SECONDS = 1.0
 """The feasibility MILP is not started with less time than this left."""
+BUILD_SECONDS_PER_COLUMN = 6e-5
+"""Seconds per column that building the feasibility MILP and handing it to the solver take, about, on idle cores
+(approx's LP estimate with its margin: the same columns); times the load per core (``load_per_core``), the MILP
+is not started with less time left (Moccasin's n=250 at 0.8, 160k columns, `remc solve --strategy approx
+--time-limit 30` at a load of 9 on 2 cores: the process ran 71 s, 1 GiB, and found nothing)."""
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when a float memory unit lets a solution exceed the budget."""
 
@@ -120,8 +125,8 @@ def _milp_first(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
     cols = model_columns(dag)
     if cols > MAX_FEASIBLE_COLUMNS:
         return Feasible(None, f"not built ({cols} columns > {MAX_FEASIBLE_COLUMNS})", 0.0)
-    if time_limit is not None and time_limit < MIN_SECONDS:
-        return Feasible(None, f"not started ({time_limit:.1f} s left)", 0.0)
+    if time_limit is not None and time_limit < max(MIN_SECONDS, BUILD_SECONDS_PER_COLUMN * cols * load_per_core()):
+        return Feasible(None, f"not started ({time_limit:.1f} s left, too little to build its {cols} columns)", 0.0)
     model_budget = budget
     for retry in range(MAX_RETRIES + 1):
         model = feasibility_model(dag, model_budget)

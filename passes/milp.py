@@ -25,7 +25,7 @@ from .milp_model import (
     simple_lower_bound,
 )
 from .options import ApproxOptions, CheckmateOptions
-from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, SolveResult
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, SolveResult, load_per_core
 
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when tolerances let a solution exceed the budget in exact bytes."""
@@ -33,6 +33,11 @@ MAX_MILP_COLUMNS = 1_000_000
 """Largest MILP checkmate builds; above it the time goes to approx (its LP, or its local search) alone."""
 MIN_MILP_SECONDS = 1.0
 """The MILP is not started with less time than this left."""
+BUILD_SECONDS_PER_COLUMN = 6e-5
+"""Seconds per column that building the MILP and handing it to the solver take, about, on idle cores (as the
+feasibility MILP's, passes/feasible.py); times the load per core, the MILP is not started with less time left
+(Moccasin's n=500 at 0.8, `remc solve --strategy checkmate --time-limit 120` at a load of 10 on 2 cores: the MILP
+started with 4.6 s left and ran 20 s, the process 144-148 s)."""
 
 
 def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *, mip: SolverBackend,
@@ -97,8 +102,10 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
             extras["window_search"] = ws.note()
             if ws.cost < seed.cost(dag):
                 seed, seed_note = Schedule(ws.R, ws.S, strategy="windows"), f"{seed_note}, windows"
-    elif (left := clock.left()) is not None and left < MIN_MILP_SECONDS:
-        extras["milp"] = "not started (time limit reached)"
+    elif (left := clock.left()) is not None and left < max(MIN_MILP_SECONDS, BUILD_SECONDS_PER_COLUMN *
+                                                               model_columns(dag) * load_per_core()):
+        extras["milp"] = "not started (time limit reached)" if left < MIN_MILP_SECONDS else \
+            f"not started ({left:.1f} s left, too little to build its {model_columns(dag)} columns)"
     else:
         milp_sched, res, model, retries, solver_bound = _run_milp(dag, budget, o, mip, lp, seed, progress, clock)
         sources["solver"] = solver_bound

@@ -92,3 +92,15 @@ class Clock:
     def deadline(self) -> float | None:
         """The ``time.perf_counter()`` value at which time runs out (None: no limit)."""
         return None if self.time_limit is None else self.start + self.time_limit
+
+
+def load_per_core() -> float:
+    """The 1-minute load average per core this process may run on, at least 1: how many times slower than on idle
+    cores an uninterruptible build (an LP, a CP-SAT model) runs, about, for estimates made before starting one."""
+    import os
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return max(1.0, load / max(cores, 1))

@@ -689,6 +689,13 @@ def cmd_solve(args: argparse.Namespace) -> int:
 PLAN_SECONDS_PER_UNIT2 = 1.5e-6
 """Seconds per squared unit that ``remc solve`` keeps, after the solve, for the plan's generation and validation
 (random layered n = 1000: 0.75 s for checkpoint-all's plan, 2 cores under load)."""
+EXIT_SECONDS = 0.3
+"""Seconds ``remc solve`` keeps, after the plan, for the report and the process's exit; with the plan's, times the
+load per core (``load_per_core``): Moccasin's n=250 at 30 s, a load of 9 on 2 cores, the process ended 1.3-2.3 s
+after its report's ``seconds`` (0.09 s of plan estimate kept)."""
+RESERVE_SHARE = 0.25
+"""Most of ``--time-limit`` that reserve after the solve may take: at a load of 15 on 2 cores, Moccasin's n=1000 with
+20 s, (1.5 s + 0.3 s) x 7.5 left the solve 2.4 s, and cpsat ended at 10.5 s with no schedule."""
 MIN_SOLVE_SECONDS = 0.05
 """Least time limit the solve gets (a strategy with no time returns its incumbent at once)."""
 
@@ -696,12 +703,15 @@ MIN_SOLVE_SECONDS = 0.05
 def _solve_clock(options: Any, units: int, age: float) -> Any:
     """``options`` with the time limit the solve gets of ``--time-limit``: what the process has run so far
     (``age``: Python's start-up, the imports, the graph read) and the plan's generation and validation after
-    it (``PLAN_SECONDS_PER_UNIT2``) come off, so that the whole process ends within the limit."""
+    it (``PLAN_SECONDS_PER_UNIT2``, ``EXIT_SECONDS``, times the load per core, at most ``RESERVE_SHARE`` of the limit)
+    come off, so that the whole process ends within the limit."""
     import dataclasses
+
+    from .passes.solver_api import load_per_core
     limit = getattr(options, "time_limit", None)
     if limit is None:
         return options
-    after = PLAN_SECONDS_PER_UNIT2 * units * units
+    after = min((PLAN_SECONDS_PER_UNIT2 * units * units + EXIT_SECONDS) * load_per_core(), RESERVE_SHARE * limit)
     return dataclasses.replace(options, time_limit=max(limit - age - after, MIN_SOLVE_SECONDS))
 
 

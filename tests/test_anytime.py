@@ -13,6 +13,7 @@ from _milp_dags import training_graph
 from test_evict import _layered
 
 from remc.ir.dag import DAG
+from remc.ir.errors import RemcError
 from remc.ir.schedule import checkpoint_all
 
 
@@ -85,13 +86,24 @@ def test_cpsat_does_not_build_a_model_it_has_no_time_for() -> None:
     assert sched.report.status == "time_limit" and sched.peak(dag) <= budget
 
 
-def test_remc_solve_takes_the_start_up_and_the_plan_off_the_limit() -> None:
-    """``remc solve``'s solve gets --time-limit less the process's age and the plan's estimate."""
-    from remc.backends.strategies import make_options
-    from remc.cli import PLAN_SECONDS_PER_UNIT2, _solve_clock
+def test_remc_solve_takes_the_start_up_and_the_plan_off_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``remc solve``'s solve gets --time-limit less the process's age and the plan's and the exit's estimate,
+    the latter times the load per core (at load 8 on 2 cores: 4 times)."""
+    import os
 
+    from remc.backends.strategies import make_options
+    from remc.cli import EXIT_SECONDS, PLAN_SECONDS_PER_UNIT2, _solve_clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))
     o = _solve_clock(make_options("approx", time_limit=10.0), 1000, 2.0)
-    assert o.time_limit == pytest.approx(10.0 - 2.0 - PLAN_SECONDS_PER_UNIT2 * 1e6)
+    assert o.time_limit == pytest.approx(10.0 - 2.0 - PLAN_SECONDS_PER_UNIT2 * 1e6 - EXIT_SECONDS)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    o = _solve_clock(make_options("approx", time_limit=30.0), 250, 2.0)
+    assert o.time_limit == pytest.approx(30.0 - 2.0 - 4 * (PLAN_SECONDS_PER_UNIT2 * 250 ** 2 + EXIT_SECONDS))
+    from remc.cli import RESERVE_SHARE
+    o = _solve_clock(make_options("cpsat", time_limit=20.0), 1000, 4.0)  # (1.5 s + 0.3 s) x 4 > a quarter of 20 s
+    assert o.time_limit == pytest.approx(20.0 - 4.0 - RESERVE_SHARE * 20.0)
     assert _solve_clock(make_options("checkmate", time_limit=1.0), 1000, 5.0).time_limit > 0
     assert _solve_clock(None, 1000, 5.0) is None
 
@@ -152,7 +164,7 @@ def test_checkmate_rounds_approx_lp_after_cpsat_where_the_lp_is_small(monkeypatc
     monkeypatch.setattr(time, "perf_counter", clock.perf_counter)
     limit = 100.0
 
-    def cp_stub(dag, budget, *, incumbent, gap, threads, seconds):
+    def cp_stub(dag, budget, *, incumbent, gap, threads, seconds, **kw):
         clock.now += 0.75 * limit  # CP-SAT used three quarters of the limit, proving nothing
         return incumbent, -np.inf, "stub"
     monkeypatch.setattr(strat, "cpsat_phase", cp_stub)
@@ -203,3 +215,188 @@ def test_first_fitting_baseline_where_approx_builds_no_lp(monkeypatch: pytest.Mo
     bs.solve("approx", dag, budget, bs.make_options("approx", time_limit=5, threads=1))
     assert seen == [True]
     monkeypatch.undo()
+
+
+def test_cpsat_without_time_to_build_gives_the_stage_search_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no baseline fits, the hint search's quarter of the limit found nothing and the model cannot be built
+    in the time left, the cpsat strategy runs the stage search again with all the time left and returns its
+    schedule, labelled (before: "no schedule in time" at once; Moccasin's n = 1000 at 0.8 with 10 s, where approx
+    found +26%)."""
+    pytest.importorskip("ortools")
+    import remc.backends.cpsat as cpsat
+    import remc.passes.strategies as pstrat
+    from remc.backends.strategies import make_options, solve
+
+    dag, budget = _over_budget(40, 2, 0.9)
+    real = cpsat._stage_search_hint
+    calls: list = []
+
+    def hint(dag_, budget_, deadline):
+        calls.append(deadline)
+        return None if len(calls) == 1 else real(dag_, budget_, None)  # the quarter finds nothing
+    monkeypatch.setattr(cpsat, "_stage_search_hint", hint)
+    monkeypatch.setattr(pstrat, "best_baseline", lambda *a, **k: None)  # no baseline fits
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1e6)  # no time to build the model
+    sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=1000.0, threads=1))
+    assert len(calls) == 2 and sched.peak(dag) <= budget
+    assert sched.report.status == "time_limit" and sched.report.extras["cp_sat"].startswith("not built")
+
+
+def test_cpsat_build_estimate_scales_with_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The model's build estimate grows with the load per core, and the model is built only with MODEL_MARGIN times
+    it left (before: 3 ms per unit whatever the load, and a model of 1000 units was built with 5.6 s left of 10 s at
+    a load of 7 on 2 cores: 15.6 s of build, the process 35 s, no schedule)."""
+    pytest.importorskip("ortools")
+    import os
+
+    import remc.backends.cpsat as cpsat
+    from remc.backends.strategies import make_options, solve
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    idle = cpsat.build_seconds(1000)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    assert cpsat.build_seconds(1000) == pytest.approx(4 * idle) and idle == pytest.approx(1000 * cpsat.BUILD_SECONDS_PER_UNIT)
+    dag = _layered(120, 10, 4)
+    budget = int(checkpoint_all(dag).peak(dag))
+    built: list = []
+    monkeypatch.setattr(cpsat, "_build", lambda *a, **k: built.append(1) or (_ for _ in ()).throw(AssertionError))
+    # a limit where the idle estimate leaves room for the build but not MODEL_MARGIN times the loaded one
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1.0 / dag.n)  # 1 s idle, 4 s at load 8
+    sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=6.0, threads=1))
+    assert not built and sched.report.extras["cp_sat"].startswith("not built")
+
+
+def test_checkmate_runs_approx_alones_own_search_after_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where CP-SAT does not prove its schedule, checkmate runs approx alone's own search (its options, from its
+    incumbent, the best baseline; its local search in full), so that where that search ends by itself checkmate
+    is never worse than approx alone. Before: approx's rounding from CP-SAT's schedule, repair only, and a local
+    search resumed from other starts (random small DAGs at 20 s, case 7: +42-47% against approx alone's +40.1%)."""
+    pytest.importorskip("ortools")
+    import remc.backends.strategies as strat
+    from remc.backends.strategies import make_options, solve
+    from remc.passes import approx as approx_mod
+
+    rng = np.random.default_rng(12)
+    dag = training_graph(12, rng, skips=((1, 9), (2, 7)))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    monkeypatch.setattr(strat, "cpsat_phase", lambda dag, budget, *, incumbent, **k: (incumbent, -np.inf, "stub"))
+    monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)
+    monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)  # no bound proves: every phase runs
+    calls: list = []
+    real = approx_mod.solve_approx
+
+    def spy(dag_, budget_, options=None, **kw):
+        calls.append((options, kw))
+        return real(dag_, budget_, options, **kw)
+    monkeypatch.setattr(approx_mod, "solve_approx", spy)
+    a = solve("approx", dag, budget, make_options("approx", threads=1))
+    alone = calls.pop()
+    c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
+    own = [(opts, kw) for opts, kw in calls if not kw.get("repair_only") and kw.get("exact_phase", True)]
+    assert own, calls  # approx alone's search, not only its rounding
+    opts, kw = own[0]
+    assert opts.eps == alone[0].eps and opts.eps_list == alone[0].eps_list and opts.refine == alone[0].refine
+    assert (kw["incumbent"] is None) == (alone[1]["incumbent"] is None)
+    assert kw["incumbent"] is None or np.array_equal(kw["incumbent"].S, alone[1]["incumbent"].S)
+    assert c.peak(dag) <= budget and c.cost(dag) <= a.cost(dag) * (1 + 1e-12)
+
+
+def test_approx_does_not_start_an_lp_it_has_no_time_to_build_at_this_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """approx's LP build estimate grows with the load per core (``lp_build_seconds``): at a load that makes it
+    longer than the time left, the LP is not started (before: 4e-5 s a column whatever the load; Moccasin's n=250
+    at 0.9 with 30 s at a load of 8.5 on 2 cores built its 110k-column LP for 27.8 s with 12 s left)."""
+    import os
+
+    from remc.backends.strategies import _highs
+    from remc.passes import approx as approx_mod
+    from remc.passes.milp_model import model_columns
+    from remc.passes.solver_api import Clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    rng = np.random.default_rng(3)
+    dag = training_graph(10, rng, skips=((1, 8),))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    cols = model_columns(dag)
+    assert approx_mod.lp_build_seconds(cols) == pytest.approx(4 * approx_mod.LP_LOAD_MARGIN *
+                                                              approx_mod.LP_BUILD_SECONDS_PER_COLUMN * cols)
+    # a clock with 2x the idle estimate left and no time passing: enough on idle cores, not at load 8
+    monkeypatch.setattr(approx_mod, "LP_BUILD_SECONDS_PER_COLUMN", 1.0 / cols)
+    clock = Clock(2.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start)
+    built: list = []
+    monkeypatch.setattr(approx_mod, "_Relaxation", lambda *a, **k: built.append(1) or (_ for _ in ()).throw(AssertionError))
+    try:
+        approx_mod.solve_approx(dag, budget, lp=_highs(), clock=clock, exact_phase=False)
+    except RemcError:  # (nothing may fit without the LP: approx says so)
+        pass
+    assert not built
+
+
+def test_feasibility_milp_and_race_not_started_without_time_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact feasibility phase's MILP and CP-SAT's least-memory model (its race) are not built where their
+    build estimate at this load exceeds the time given (before: the MILP started with 1 s left whatever its size;
+    Moccasin's n=250 at 0.8 with 30 s at a load of 9 ran 71 s and found nothing)."""
+    pytest.importorskip("ortools")
+    import os
+    import threading
+
+    import remc.backends.cpsat as cpsat
+    from remc.backends.strategies import _highs
+    from remc.passes import feasible as feas_mod
+    from remc.passes.milp_model import model_columns
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    dag, budget = _over_budget(40, 2, 0.8)
+    monkeypatch.setattr(feas_mod, "BUILD_SECONDS_PER_COLUMN", 1.0 / model_columns(dag))  # 1 s idle, 4 s at load 8
+    monkeypatch.setattr(feas_mod, "feasibility_model", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    res = feas_mod.find_feasible(dag, budget, _highs(), time_limit=2.0)
+    assert res.schedule is None and res.status.startswith("not started")
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1.0 / dag.n)
+    monkeypatch.setattr(cpsat, "_build", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    assert cpsat.cpsat_first(dag, budget, 2.0, threading.Event()) is None
+
+
+def test_approx_starts_no_stage_search_past_the_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """approx does not start its stage search (nor its late bound) once its clock has run out (before: Moccasin's
+    n=1000 at 0.8 with 10 s at a load of 10, the baselines used all of the solve's time and the stage search then
+    ran 10 s more, the process 24 s in all)."""
+    from remc.backends.strategies import _highs
+    from remc.passes import approx as approx_mod
+    from remc.passes.solver_api import Clock
+
+    dag, budget = _over_budget(130, 2, 0.8)  # above STAGE_SEARCH_UNITS, nothing given
+    monkeypatch.setattr(approx_mod, "_stage_search", lambda *a, **k: (_ for _ in ()).throw(AssertionError("ran")))
+    with pytest.raises(RemcError):
+        approx_mod.solve_approx(dag, budget, lp=_highs(), clock=Clock(-math.inf), exact_phase=False)
+
+
+def test_checkmate_starts_no_milp_it_has_no_time_to_build_at_this_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MILP is not started where its build estimate at this load exceeds the time left (before: with 1 s left
+    whatever its size; Moccasin's n=500 at 0.8 with 120 s at a load of 10: it started with 4.6 s left and ran 20 s);
+    the best schedule so far is returned."""
+    import os
+
+    from remc.backends.strategies import _highs
+    from remc.passes import milp as milp_mod
+    from remc.passes.milp_model import model_columns
+    from remc.passes.options import CheckmateOptions
+    from remc.passes.solver_api import Clock
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (8.0, 8.0, 8.0))
+    rng = np.random.default_rng(3)
+    dag = training_graph(10, rng, skips=((1, 8),))
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    monkeypatch.setattr(milp_mod, "BUILD_SECONDS_PER_COLUMN", 1.0 / model_columns(dag))  # 1 s idle, 4 s at load 8
+    monkeypatch.setattr(milp_mod, "_run_milp", lambda *a, **k: (_ for _ in ()).throw(AssertionError("built")))
+    clock = Clock(2.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start)  # 2 s left throughout
+    from remc.passes.strategies import best_baseline
+    seed = best_baseline(dag, budget)
+    assert seed is not None
+    s = milp_mod.solve_milp(dag, budget, CheckmateOptions(warm_start=False), mip=_highs(), lp=_highs(), incumbent=seed,
+                            clock=clock)
+    assert s.report.extras["milp"].startswith("not started") and s.peak(dag) <= budget
