@@ -169,6 +169,7 @@ def test_checkmate_rounds_approx_lp_after_cpsat_where_the_lp_is_small(monkeypatc
         return incumbent, -np.inf, "stub"
     monkeypatch.setattr(strat, "cpsat_phase", cp_stub)
     monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)  # (its bound proves this case at once)
+    monkeypatch.setattr(strat, "COVER_BESIDE", False)  # (and so does the covering MILP beside CP-SAT)
     starts: list = []
     real = strat._refine
 
