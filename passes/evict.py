@@ -54,17 +54,25 @@ class EvictRun:
         self.result: StageState | None = None
         """The schedule, once ``done`` (None: the passes failed)."""
         self.done = False
-        self._steps = _passes(dag, budget, weight, closure, net)
+        self._st = StageState(dag, budget, np.zeros((dag.n, dag.n), dtype=bool), evaluate=False)
+        self._steps = _passes(dag, budget, weight, closure, net, self._st)
 
     @property
     def name(self) -> str:
         w, c, net = self.setting
         return f"eviction (weight {w:g}, closure {c}, net {net})"
 
-    def advance(self, until: float | None) -> bool:
-        """Run at least one step, then until ``until`` (a ``time.perf_counter()`` value; None: to the end) or
-        the end; True when done."""
+    @property
+    def rows(self) -> int:
+        """Rows evaluated so far (``StageState.rows``): the work done."""
+        return self._st.rows
+
+    def advance(self, until: float | None, rows: int | None = None) -> bool:
+        """Run at least one step, then until ``until`` (a ``time.perf_counter()`` value; None: to the end), until
+        ``rows`` more rows are evaluated (None: no count), or the end; True when done."""
+        work = 0  # rows evaluated, at least one a step
         while not self.done:
+            last = self._st.rows
             try:
                 next(self._steps)
             except StopIteration as stop:
@@ -72,10 +80,13 @@ class EvictRun:
                 break
             if until is not None and time.perf_counter() >= until:
                 break
+            work += max(self._st.rows - last, 1)
+            if rows is not None and work >= rows:
+                break
         return self.done
 
 
-def _passes(dag: DAG, budget: int, weight: float, closure: int, net: bool):
+def _passes(dag: DAG, budget: int, weight: float, closure: int, net: bool, st: StageState | None = None):
     """Generator of the passes of ``evict_schedule``: yields between steps, returns the schedule or None.
 
     A pass that fails protects the evicted values its failing stage recomputes, and the next pass resumes at
@@ -84,7 +95,8 @@ def _passes(dag: DAG, budget: int, weight: float, closure: int, net: bool):
     would give (random layered n = 1000 seed 3 at 0.8: up to 9 passes of ~1000 stages each)."""
     protected = np.zeros(dag.n, dtype=bool)
     data = _PassData(dag)
-    st = StageState(dag, budget, np.zeros((dag.n, dag.n), dtype=bool), evaluate=False)
+    if st is None:
+        st = StageState(dag, budget, np.zeros((dag.n, dag.n), dtype=bool), evaluate=False)
     log = _PassLog(dag)
     for _ in range(RETRIES + 1):
         st2, failed = yield from _pass(dag, budget, weight, closure, net, protected, data=data, st=st, log=log)
@@ -402,9 +414,27 @@ the repair from checkpoint-all gets at most a sixth of the time left: the rest i
 +29% from the eviction pass, +13.5% after 40 s of ``improve``)."""
 
 
-SLICE_SECONDS = 0.5
-"""Seconds each eviction setting (and the repair from checkpoint-all) runs in turn while none has fitted; the
-least-memory starts get as long as all of those together."""
+SLICE_ROWS = 600
+"""Rows (``StageState.rows``, stage evaluations) each eviction setting (and the repair from checkpoint-all) runs in
+turn while none has fitted; the least-memory starts get as many as all of those together. Counted, not timed
+(0.5 s each before): which producer fits first, and so the schedule, no longer depends on the machine's load. A
+slice ends between two steps (a stage or an eviction of the pass, a whole repair step); 600 rows are 0.3-0.5 s at
+1000 units."""
+
+
+FIRST_PASS_ROWS = 8
+"""Rows per unit each eviction setting gets in the first round while nothing fits, and in all once another
+producer's schedule fits: a whole pass is 3.1-3.6 rows a unit (three a stage, more where it evicts), and one
+retry after a failed stage about as much again. So the first setting that fits in a pass or two is found before
+the costlier producers (the repair from checkpoint-all, whose whole step evaluates hundreds of moves at 1000
+units, and the least-memory starts) take their slices. Moccasin's random layered n = 500 and 1000 at 0.8 and 0.9:
+every setting fits in one pass (3.1-3.6 rows a unit); own layered n = 1000 seed 21 at 0.8: one setting fits after
+7.9 rows a unit, the others fail after 15-24."""
+AFTER_FIT_REPAIR_ROWS = 10
+"""Rows per unit the repair from checkpoint-all may still evaluate once another producer's schedule fits (besides
+its time share): counted, so that where it stops does not depend on the load. At 500-1000 units it rarely ends
+in time (Moccasin's n = 500 at 0.9: not done after 94k rows, 65 s under load), and its time went from
+``improve``."""
 
 
 class _LeastMemoryRun:
@@ -422,10 +452,17 @@ class _LeastMemoryRun:
         """The least peak of any schedule seen (a budget at which one is known to exist)."""
         self.result: StageState | None = None
         self.done = False
+        self._rows = 0  # rows of the spans given up
 
-    def advance(self, until: float | None) -> bool:
-        """Repair until ``until`` (None: to the end) or a span fits; True when done."""
-        from .stagesearch import repair, span_start
+    @property
+    def rows(self) -> int:
+        return self._rows + (0 if self._st is None else self._st.rows)
+
+    def advance(self, until: float | None, rows: int | None = None) -> bool:
+        """Repair until ``until`` (None: to the end), until ``rows`` more rows are evaluated (whole repair steps;
+        None: no count) or a span fits; True when done."""
+        from .stagesearch import repair_steps, span_start
+        stop_at = None if rows is None else self.rows + rows
         while not self.done:
             if self._st is None:
                 span = next(self._spans, None)
@@ -434,12 +471,13 @@ class _LeastMemoryRun:
                     break
                 self._st = StageState(self.dag, self.budget, span_start(self.dag, span))
                 self.least = min(self.least, int(self._st.peak.max()))
-            ok = repair(self._st, until)
+            out = repair_steps(self._st, until, None if stop_at is None else stop_at - self._rows)
             self.least = min(self.least, int(self._st.peak.max()))
-            if ok:
+            if out == "fit":
                 self.result, self.done = self._st, True
-            elif until is None or time.perf_counter() < until:
-                self._st = None  # stuck: no move helps; the next span
+            elif out == "stuck":
+                self._rows += self._st.rows
+                self._st = None  # no move helps; the next span
             else:
                 break
         return self.done
@@ -455,12 +493,18 @@ class _RepairRun:
         self.result: StageState | None = None
         self.done = False
 
-    def advance(self, until: float | None) -> bool:
-        from .stagesearch import repair
-        if repair(self._st, until):
+    @property
+    def rows(self) -> int:
+        return self._st.rows
+
+    def advance(self, until: float | None, rows: int | None = None) -> bool:
+        """Repair until ``until``, until ``rows`` more rows are evaluated (whole repair steps) or the end."""
+        from .stagesearch import repair_steps
+        out = repair_steps(self._st, until, None if rows is None else self._st.rows + rows)
+        if out == "fit":
             self.result, self.done = self._st, True
-        elif until is None or time.perf_counter() < until:
-            self.done = True  # stuck: no move helps
+        elif out == "stuck":
+            self.done = True  # no move helps
         return self.done
 
 
@@ -472,7 +516,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
     time.
 
-    Feasibility first: while nothing fits, every setting and the repair run in turn, SLICE_SECONDS each, and
+    Feasibility first: while nothing fits, every setting and the repair run in turn, SLICE_ROWS each, and
     the least-memory starts (``stagesearch.least_memory``'s spans: values kept only shortly before their reads,
     repaired) as long as all of them together (each resumed where it stopped), until one fits or the
     deadline; so a setting that fails slowly (random layered n = 1000 seed 3 at 0.8: 42-78 s) does not hold
@@ -504,30 +548,45 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if on_best is not None:
                 on_best(float(best.total_cost()))
 
-    def slice_end(seconds: float) -> float | None:
-        return None if deadline is None else min(time.perf_counter() + seconds, deadline)
-
     if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
         least = _LeastMemoryRun(dag, budget)
         others: list[EvictRun | _RepairRun] = [*runs, rep]
+        credit: dict[int, int] = {}  # rows each producer may still use: a whole step past its slice is a debt
+
+        def turn(r, rows: int) -> None:
+            if deadline is None:
+                done = r.advance(None)
+            else:
+                credit[id(r)] = credit.get(id(r), 0) + rows
+                if credit[id(r)] <= 0:
+                    return
+                before = r.rows
+                done = r.advance(deadline, credit[id(r)])
+                credit[id(r)] -= r.rows - before
+            if done:
+                take(r)
+
+        first = True
         while best is None and not (least.done and all(r.done for r in others)):
             active = [r for r in others if not r.done]
             for r in active:
                 if deadline is not None and time.perf_counter() >= deadline:
                     break
-                if r.advance(slice_end(SLICE_SECONDS)):
-                    take(r)
+                # the first round: a whole pass of each setting (most fit in one; they stop at the first fit)
+                turn(r, FIRST_PASS_ROWS * dag.n if first and isinstance(r, EvictRun) else SLICE_ROWS)
                 if best is not None:
                     break
+            first = False
             if deadline is not None and time.perf_counter() >= deadline:
                 break
-            if best is None and not least.done and least.advance(slice_end(SLICE_SECONDS * max(len(active), 1))):
-                take(least)
+            if best is None and not least.done:
+                turn(least, SLICE_ROWS * max(len(active), 1))
         if info is not None:
             info["least_peak"] = least.least
-    # something fits: the settings left, one after the other, until STARTS_SHARE of the time
+    # something fits: the settings left, one after the other, until STARTS_SHARE of the time, each to at most
+    # FIRST_PASS_ROWS rows a unit in all (counted: a setting still failing there is given up)
     for r in runs:
-        if r.done:
+        if r.done or (deadline is not None and r.rows >= FIRST_PASS_ROWS * dag.n):
             continue
         now = time.perf_counter()
         if best is None or (deadline is not None and now >= deadline):
@@ -535,7 +594,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
         if starts_end is not None and now >= starts_end:
             break  # the rest is improve's (random layered n = 1000 at 0.8: the variants took all 70 s)
         until = None if deadline is None or starts_end is None else min(deadline, starts_end)
-        if r.advance(until):
+        if r.advance(until, None if deadline is None else FIRST_PASS_ROWS * dag.n - r.rows):
             take(r)
     # the repair from checkpoint-all too, within a third of the time left: the eviction pass is greedy and
     # sometimes far off (random layered n=500 at 0.9: +226%, where the repair gives +14%)
@@ -545,11 +604,14 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
         if until is not None and starts_end is not None and left is not None:
             until = min(until, max(starts_end, time.perf_counter() + left / 6))
         if left is None or left > 0:
-            if rep.advance(until):
+            if rep.advance(until, None if deadline is None else AFTER_FIT_REPAIR_ROWS * dag.n):
                 take(rep)
     if best is None:
         return None
     best = StageState(dag, budget, best.S)  # fresh rows for the search
+    # the moves that fit as they are first (a few rows each), then those that need a repair: from own layered
+    # n = 1000 seed 21 at 0.8 (+502%), 60 s of that sweep reached +320%, 60 s of improve with repairs +446%
+    improve(best, deadline, repairs=False)
     improve(best, deadline)
     if on_best is not None:
         on_best(float(best.total_cost()))

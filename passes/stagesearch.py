@@ -50,6 +50,13 @@ def _superlu_gstrs() -> Any:
 
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
+IMPROVE_CANDIDATES = 30
+"""Candidates a repair step inside ``improve`` evaluates after the TOP_K best-ranked ones when none of those helps
+(the next ones by the estimate; a repair from scratch evaluates all of them, hundreds at the highest stage at 1000
+units). With all of them, ``improve``, which repairs after each move it tries, gained nothing in 90 s from
+Moccasin's random layered n = 1000 at 0.8 (+26.1%); with this cap it reached +18.7%
+(results/sched14/scratch/imp.py). A repair from checkpoint-all with the cap ends far worse (Moccasin's n = 500 at
+0.9: stuck at +713%, where all candidates give +14%)."""
 DFS_STEPS = 24
 """Units ``StageState._row_r`` visits one by one before it finishes the row with one sparse solve
 (``EdgeSystem.ancestors``; at once when the row starts with more than a quarter of that): a row that
@@ -122,6 +129,9 @@ class StageState:
         self._e0, self._e1 = dag.edges[:, 0], dag.edges[:, 1]
         self._emem = dag.mem[self._e0] if len(dag.edges) else np.zeros(0, np.int64)
         self.evals = 0
+        self.rows = 0
+        """Rows evaluated (``_row_r`` and ``_row_peak`` calls): the search's work, counted, for slices that end at
+        the same point whatever the machine's load."""
         self._system: EdgeSystem | None = None
         if evaluate:
             for t in range(self.n):
@@ -132,6 +142,7 @@ class StageState:
         """Row t of the least R for S: unit t, the values kept for stage t+1 not resident in t, and every
         non-resident ancestor of those (one by one for DFS_STEPS units, then ``EdgeSystem.ancestors``)."""
         dag, S = self.dag, self.S
+        self.rows += 1
         row = np.zeros(self.n, dtype=bool)
         row[t] = True
         if t + 1 < self.n:
@@ -169,6 +180,7 @@ class StageState:
         between two of them the profile only frees (so it is at most its value at the one before), before the
         first it is the resident bytes, and after unit t (the last) it is constant."""
         dag, S, n = self.dag, self.S, self.n
+        self.rows += 1
         P = np.flatnonzero(row)  # sorted; ends with t
         s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
         gc = np.zeros(len(P), dtype=np.int64)
@@ -261,21 +273,34 @@ def _run(col: np.ndarray, t: int) -> tuple[int, int]:
     return (int(before[-1]) + 1 if len(before) else 0), (t + int(after[0]) if len(after) else len(col) - 1)
 
 
-def repair(st: StageState, deadline: float | None) -> bool:
+def repair(st: StageState, deadline: float | None, cap: int | None = None) -> bool:
     """Drop residencies until every stage fits the budget (True), or no move helps / time is up (False).
 
     When no single move at the highest stage lowers the bytes over budget, pairs are tried: each of the
-    TOP_K best-ranked moves, followed by the best move at the stage that is then highest."""
+    TOP_K best-ranked moves, followed by the best move at the stage that is then highest. ``cap``: see
+    ``repair_steps``."""
+    return repair_steps(st, deadline, cap=cap) == "fit"
+
+
+def repair_steps(st: StageState, deadline: float | None, rows: int | None = None, cap: int | None = None) -> str:
+    """``repair`` in whole steps: "fit" (every stage within the budget), "stuck" (no move or pair helps),
+    "paused" (``st.rows`` reached ``rows``, checked between steps: a caller resumes it later with a higher
+    count; the sequence of moves does not depend on where it paused) or "time" (``deadline`` passed, which may
+    cut a step short). When none of the TOP_K best-ranked moves helps, a step evaluates the next ``cap`` ones
+    (None: all), and TOP_K x (TOP_K + 1) in its pair phase."""
     floor = 1e-9 * max(float(st.dag.cost.sum()), 1.0)
     while st.peak.max() > st.budget:
         if deadline is not None and time.perf_counter() >= deadline:
-            return False
+            return "time"
+        if rows is not None and st.rows >= rows:
+            return "paused"
         cands = _repair_moves(st, floor)
-        if _best_repair(st, cands[:TOP_K], floor) or _best_repair(st, cands[TOP_K:], floor, deadline):
+        if _best_repair(st, cands[:TOP_K], floor) \
+                or _best_repair(st, cands[TOP_K:] if cap is None else cands[TOP_K:TOP_K + cap], floor, deadline):
             continue
         if not _pair_repair(st, cands[:TOP_K], floor, deadline):
-            return False
-    return True
+            return "time" if deadline is not None and time.perf_counter() >= deadline else "stuck"
+    return "fit"
 
 
 def _repair_moves(st: StageState, floor: float) -> list[tuple]:
@@ -349,11 +374,11 @@ def _best_repair(st: StageState, cands: list, floor: float, deadline: float | No
     return st.try_move(i, lo, hi, value, lambda *a: True)
 
 
-def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER) -> None:
+def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER, repairs: bool = True) -> None:
     """Replace recomputations by residency while that lowers the cost: a move that fits is taken when it is
-    cheaper; one that does not is followed by ``repair`` and kept when the repaired schedule is cheaper.
-    ``order``: "chain" tries first the recomputations whose residency would save the most
-    (``chain_savings``), "cost" the costliest units first."""
+    cheaper; one that does not is followed by ``repair`` and kept when the repaired schedule is cheaper
+    (``repairs`` False: dropped, so that a sweep costs a few rows a move). ``order``: "chain" tries first the
+    recomputations whose residency would save the most (``chain_savings``), "cost" the costliest units first."""
     dag = st.dag
     changed = True
     while changed:
@@ -379,9 +404,11 @@ def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER) 
                 continue
             if st.peak.max() > st.budget:  # a snapshot (two n x n copies) only where repair may fail
                 st.try_move(i, a, t, False, lambda *x: True)  # undo, exactly: the column was all False
+                if not repairs:
+                    continue
                 snap = st.snapshot()
                 st.try_move(i, a, t, True, lambda *x: True)
-                if not (repair(st, deadline) and st.total_cost() < before - 1e-12):
+                if not (repair(st, deadline, IMPROVE_CANDIDATES) and st.total_cost() < before - 1e-12):
                     st.restore(snap)
                     continue
             changed = True
