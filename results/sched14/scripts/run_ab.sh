@@ -1,6 +1,6 @@
 #!/bin/bash
 # main e819bd9 (/work/wt/sched14-base, its venv) and the branch side by side: each case by both at once, each in its
-# own process, 1 solver thread, nice -n 10, checkmate through where.py (the solve's wall; max RSS of the process or
+# own process, 1 solver thread, nice -n 10, checkmate through results/gap13/scripts/where.py (this run used a copy of it, byte for byte the same) (the solve's wall; max RSS of the process or
 # its HiGHS child). Stream "long": 120 s; stream "short": 10 s on every graph, then the published VGG19/segnet/
 # MobileNet at 0.8 with 60 s (remc solve --strategy checkmate --time-limit 60 --json).
 cd /tmp/sched14/run || exit 1
@@ -14,8 +14,8 @@ MOC="$M/random_layered_n250_w0.43_nlv0.75_ed0.2_scd0.14.json $M/random_layered_n
 OWN1="$G/layered_n250_s11.json $G/layered_n500_s21.json $G/layered_n1000_s21.json"
 OWN2="$G/layered_n250_s12.json $G/layered_n500_s22.json $G/layered_n1000_s22.json"
 pair() {  # graph ratio seconds tag
-  env -u PYTHONDONTWRITEBYTECODE nice -n 10 $BASE $W/results/sched14/scripts/where.py $1 $2 checkmate $3 --out $OUT/ab_$4_base.jsonl &
-  env -u PYTHONDONTWRITEBYTECODE nice -n 10 $NEW $W/results/sched14/scripts/where.py $1 $2 checkmate $3 --out $OUT/ab_$4_branch.jsonl &
+  env -u PYTHONDONTWRITEBYTECODE nice -n 10 $BASE $W/results/gap13/scripts/where.py $1 $2 checkmate $3 --out $OUT/ab_$4_base.jsonl &
+  env -u PYTHONDONTWRITEBYTECODE nice -n 10 $NEW $W/results/gap13/scripts/where.py $1 $2 checkmate $3 --out $OUT/ab_$4_branch.jsonl &
   wait
 }
 if [ "$1" = long ]; then
