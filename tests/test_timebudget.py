@@ -414,7 +414,7 @@ def test_a_kernel_measurement_cut_by_the_deadline_is_remembered_and_skipped(tmp_
     b256 at 30 s: 9 s of every compile measured nothing)."""
     import json
     import math
-    import time
+    import types
 
     from remc.backends import scratch
     from remc.backends.runtime import import_model
@@ -455,9 +455,10 @@ def test_a_kernel_measurement_cut_by_the_deadline_is_remembered_and_skipped(tmp_
     assert len(sizes) >= 2 and entry["bytes"] == sizes[0]  # the smallest first
     # as if an earlier compile had been cut after a very long time on a signature of the middle size
     entry.update(seconds=1e9, bytes=sizes[len(sizes) // 2])
+    monkeypatch.setattr(scratch, "time", types.SimpleNamespace(perf_counter=lambda: 0.0))  # a deadline of 3600 s
     (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": {key: entry}}))
     started.clear()
-    _, left2, _ = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=time.perf_counter() + 3600)
+    _, left2, _ = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=3600.0)
     assert started and all(b < entry["bytes"] for b in started)  # nothing as large as the cut one was started
     assert left2 == total - len(started)
 
@@ -468,7 +469,7 @@ def test_kernel_measurement_feeds_cut_by_the_deadline_are_skipped_next_time(tmp_
     to its MaxPool takes 20 s loaded) cut short are remembered too; with no more time the group is skipped."""
     import json
     import math
-    import time
+    import types
 
     from remc.backends import scratch
     from remc.backends.runtime import import_model
@@ -501,8 +502,9 @@ def test_kernel_measurement_feeds_cut_by_the_deadline_are_skipped_next_time(tmp_
 
     monkeypatch.setattr(scratch, "run_bounded", record)
     entry["seconds"] = 1e9
+    monkeypatch.setattr(scratch, "time", types.SimpleNamespace(perf_counter=lambda: 0.0))  # a deadline of 3600 s
     (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": {key: entry}}))
-    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=time.perf_counter() + 3600)
+    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=3600.0)
     assert not started and left == total > 0  # the group was skipped: its feeds take longer than the time left
     _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path)  # no deadline: all measured
     assert started and left == 0
