@@ -237,6 +237,17 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                     beside.stop()
                 raise
             cp_done = True
+        if beside is not None and incumbent is not None and not _proven(dag, incumbent, bounds, o.gap):
+            # the covering MILP beside CP-SAT first (its bound, where it stopped CP-SAT by proving the schedule), for
+            # at most BESIDE_GRACE of the time left: it proves the published cases CP-SAT leaves open within seconds
+            # (segnet and MobileNet at 0.8: 4-15 s in all; with approx's own search before it, 36-57 s: the
+            # session-14 merge)
+            if not beside.done():
+                say("cover bound", incumbent, bounds)
+                left = clock.left()
+                beside.wait(None if left is None else BESIDE_GRACE * left)
+            if beside.done() and math.isfinite(beside.bound()):
+                bounds[COVER_SOURCE] = beside.bound()
         if APPROX_OWN and o.warm_start and not _proven(dag, incumbent, bounds, o.gap) and _lp_room(dag, o, clock):
             # approx alone's own search next (APPROX_OWN; it computes its own retention-gap bound), while the
             # covering MILP beside CP-SAT goes on in its child process
@@ -537,6 +548,9 @@ COVER_BESIDE_DELAY = 1.0
 starts: cases that CP-SAT proves sooner (VGG16/19, FCN8 of Moccasin's set: 0.2-0.6 s of solve) never import it
 nor start its child process. CPU, not wall seconds: at load 9 on 2 cores VGG19 at 0.8 passed 1 s of wall, and the
 import of passes/coverbound.py (scipy.sparse: 0.95 s there) and the child took CPU from CP-SAT's proof."""
+BESIDE_GRACE = 0.4
+"""Share of the time left after CP-SAT that checkmate waits for the covering MILP beside it before approx alone's own
+search (APPROX_OWN), which then gets the rest while the MILP goes on in its child process."""
 COVER_BESIDE_SHARE = 0.8
 """Share of the time left (when it starts) that the covering MILP beside CP-SAT may take: it runs in a child
 process beside CP-SAT, not after it, so it takes CPU, not the other phases' wall time."""

@@ -401,3 +401,53 @@ def test_checkmate_starts_no_milp_it_has_no_time_to_build_at_this_load(monkeypat
     s = milp_mod.solve_milp(dag, budget, CheckmateOptions(warm_start=False), mip=_highs(), lp=_highs(), incumbent=seed,
                             clock=clock)
     assert s.report.extras["milp"].startswith("not started") and s.peak(dag) <= budget
+
+
+def test_checkmate_takes_the_bound_beside_cpsat_before_approx_alones_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the covering MILP beside CP-SAT proved the schedule (and so stopped CP-SAT), checkmate takes its bound at
+    once: approx alone's own search does not run (the session-14 merge ran it first, 32 s of segnet's 35 s at 0.8
+    where the proof was in hand at 2.8 s); where it has not finished, checkmate waits for it at most BESIDE_GRACE of
+    the time left before that search."""
+    pytest.importorskip("ortools")
+    import remc.backends.strategies as strat
+    from remc.backends.strategies import make_options, solve
+
+    rng = np.random.default_rng(12)
+    dag = training_graph(12, rng, skips=((1, 9), (2, 7)))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    waits: list = []
+
+    class Beside:  # a covering MILP that has proven the incumbent (its bound is its cost)
+        def __init__(self, *a, **k):
+            self.note, self.started, self.value, self.finished = "fake", True, -math.inf, False
+
+        def bound(self):
+            return self.value
+
+        def done(self):
+            return self.finished
+
+        def wait(self, timeout):
+            waits.append(timeout)
+
+        def stop(self):
+            pass
+
+    made: list = []
+    monkeypatch.setattr(strat, "_CoverBeside", lambda *a, **k: made.append(Beside()) or made[-1])
+
+    def cp_stub(dag_, budget_, *, incumbent, external=None, **k):
+        made[-1].value, made[-1].finished = incumbent.cost(dag_), True  # proven beside CP-SAT, which stops
+        return incumbent, -np.inf, "stopped: the bound found beside CP-SAT proves it"
+    monkeypatch.setattr(strat, "cpsat_phase", cp_stub)
+    own: list = []
+    monkeypatch.setattr(strat, "_approx_own", lambda *a, **k: own.append(1))
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
+    assert s.report.status == "optimal" and not own and not waits
+
+    def cp_unfinished(dag_, budget_, *, incumbent, external=None, **k):
+        return incumbent, -np.inf, "stub"  # the covering MILP still running
+    monkeypatch.setattr(strat, "cpsat_phase", cp_unfinished)
+    monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)
+    solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
+    assert waits and 0 < waits[0] <= strat.BESIDE_GRACE * 100.0 and own
