@@ -21,21 +21,28 @@ def _cover(dag: DAG, budget: int, depth: int = 2) -> float:
     return cover_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=depth, max_columns=None).bound
 
 
-def test_cover_bound_never_exceeds_the_exhaustive_optimum():
+def _exhaustive_cases(count: int, steps: int):
+    """(k, dag, budget, exhaustive optimum) on random DAGs of 4-5 units, budgets from the peak down in ``steps``
+    steps until none fits."""
     rng = np.random.default_rng(60)
-    checked = above = 0
-    for k in range(24):
+    for k in range(count):
         dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0, no_recompute=k % 5 == 0)
         peak = checkpoint_all(dag).peak(dag)
-        for budget in range(peak, 0, -max(1, peak // 10)):
+        for budget in range(peak, 0, -max(1, peak // steps)):
             best = exhaustive_optimum(dag, budget)
             if best is None:
                 break
-            for depth in (0, 1, 2, 4):
-                b = _cover(dag, budget, depth)
-                assert b <= best + 1e-9, (k, budget, depth, b, best)
-            checked += 1
-            above += b > float(dag.cost.sum()) + 1e-9
+            yield k, dag, budget, best
+
+
+def test_cover_bound_never_exceeds_the_exhaustive_optimum():
+    checked = above = 0
+    for k, dag, budget, best in _exhaustive_cases(24, 10):
+        for depth in (0, 1, 2, 4):
+            b = _cover(dag, budget, depth)
+            assert b <= best + 1e-9, (k, budget, depth, b, best)
+        checked += 1
+        above += b > float(dag.cost.sum()) + 1e-9
     assert checked >= 20 and above >= 3
 
 
@@ -106,20 +113,13 @@ def test_window_bound_never_exceeds_the_exhaustive_or_the_milp_optimum():
     stages, by the Lagrangian's multipliers (``GapBound.lam``, or the covering's own), and re-split over rounds; and it is above the sum of costs somewhere.
     (It fails where each window pays a gap's whole cost: checked by hand.)"""
     from remc.backends.strategies import solve_milp
-    rng = np.random.default_rng(60)
     checked = above = 0
-    for k in range(12):
-        dag = random_dag(int(rng.integers(4, 6)), rng, p=0.5, workspace=k % 2 == 0, no_recompute=k % 5 == 0)
-        peak = checkpoint_all(dag).peak(dag)
-        for budget in range(peak, 0, -max(1, peak // 6)):
-            best = exhaustive_optimum(dag, budget)
-            if best is None:
-                break
-            for depth, columns in ((1, 3), (2, 8)):
-                b = _windows(dag, budget, depth, columns, rounds=2)
-                assert b <= best + 1e-9, (k, budget, depth, b, best)
-                above += b > float(dag.cost.sum()) + 1e-9
-            checked += 1
+    for k, dag, budget, best in _exhaustive_cases(12, 6):
+        for depth, columns in ((1, 3), (2, 8)):
+            b = _windows(dag, budget, depth, columns, rounds=2)
+            assert b <= best + 1e-9, (k, budget, depth, b, best)
+            above += b > float(dag.cost.sum()) + 1e-9
+        checked += 1
     assert checked >= 12 and above >= 1
     checked = windowed = above = 0
     for dag, ratio in _cases():
