@@ -451,3 +451,49 @@ def test_checkmate_takes_the_bound_beside_cpsat_before_approx_alones_search(monk
     monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)
     solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
     assert waits and 0 < waits[0] <= strat.BESIDE_GRACE * 100.0 and own
+
+
+def test_checkmate_runs_approx_alones_steps_where_nothing_fits_before_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing fits before CP-SAT (no baseline, the stage search from nothing found nothing), checkmate runs
+    approx alone's own steps next (its options, no incumbent, its exact feasibility race, its local search in
+    full) without running the stage search from nothing again, and the retention-gap bound only after them, so
+    that it reaches approx alone's LP and feasibility race no later than approx alone does. Before: approx's
+    rounding (repair only, its stage search again) within 0.6 of the time left, the bound before it and the race
+    on 0.8 of the rest: random small DAGs at 10 s, 2 of 80 with no schedule from checkmate where approx alone had
+    one (tools/bench_portfolio.py, seed 12, case 45)."""
+    pytest.importorskip("ortools")
+    import remc.backends.strategies as strat
+    from remc.backends.strategies import make_options, solve
+    from remc.passes import approx as approx_mod
+    from remc.passes import bounds as bounds_mod
+
+    rng = np.random.default_rng(12)
+    dag = training_graph(8, rng, skips=((1, 6),))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    events: list = []
+    monkeypatch.setattr(strat, "_stage_hint", lambda *a, **k: events.append("stage search") or None)
+    monkeypatch.setattr(strat, "_incumbent", lambda *a, **k: None)  # no baseline fits
+    monkeypatch.setattr(strat, "cpsat_phase", lambda dag, budget, *, incumbent, **k: (incumbent, -np.inf, "stub"))
+    monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)
+    monkeypatch.setattr(approx_mod, "evict_search", lambda *a, **k: events.append("approx's stage search"))
+    for mod in (approx_mod, bounds_mod):  # (its value is not what is tested: none, at once)
+        monkeypatch.setattr(mod, "gap_bound", lambda *a, **k: events.append("bound") or types.SimpleNamespace(bound=-math.inf))
+    real = approx_mod.solve_approx
+
+    def spy(dag_, budget_, options=None, **kw):
+        events.append(("approx", options, kw))
+        return real(dag_, budget_, options, **kw)
+    monkeypatch.setattr(approx_mod, "solve_approx", spy)
+    c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
+    assert c.peak(dag) <= budget
+    calls = [e for e in events if isinstance(e, tuple)]
+    assert calls, events
+    _, opts, kw = calls[0]
+    alone = make_options("approx", threads=1)
+    assert (opts.eps, opts.eps_list, opts.refine, opts.rounding) == (alone.eps, alone.eps_list, alone.refine,
+                                                                      alone.rounding)
+    assert kw["incumbent"] is None and kw.get("searched") and not kw.get("repair_only")
+    assert kw.get("exact_phase", True) and kw.get("race") is not None
+    first = events.index(calls[0])
+    assert events[:first] == ["stage search"], events  # no bound and no second stage search before approx's steps
+    assert "approx's stage search" not in events
