@@ -497,3 +497,44 @@ def test_checkmate_runs_approx_alones_steps_where_nothing_fits_before_cpsat(monk
     first = events.index(calls[0])
     assert events[:first] == ["stage search"], events  # no bound and no second stage search before approx's steps
     assert "approx's stage search" not in events
+
+
+def test_no_baseline_but_checkpoint_all_starts_after_the_callers_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the caller's limit (``hard``) ``best_baseline`` starts no baseline after checkpoint-all: before, each
+    greedy baseline still evaluated one schedule (Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load
+    of 10 on 2 cores: 5.4 s past the solve's limit)."""
+    import remc.passes.strategies as ps
+
+    dag = _layered(150, 10, 3)
+    budget = int(0.5 * checkpoint_all(dag).peak(dag))  # nothing fits
+    started: list = []
+    real = ps.solve_baseline_strategy
+    monkeypatch.setattr(ps, "solve_baseline_strategy", lambda name, *a, **k: started.append(name) or real(name, *a, **k))
+    assert ps.best_baseline(dag, budget, deadline=-math.inf, hard=-math.inf) is None
+    assert started == ["checkpoint-all"]
+    started.clear()
+    assert ps.best_baseline(dag, budget, deadline=-math.inf) is None  # (no caller's limit: every one still runs)
+    assert set(started) == set(ps.BASELINE_NAMES)
+
+
+def test_evict_search_builds_no_stage_state_past_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evict_search`` past its deadline evaluates no whole schedule (a ``StageState`` build: n rows, not
+    interruptible, 1.5-4 s at 1000 units under load): the repair from checkpoint-all builds its state at its first
+    turn, not at the search's start, and a schedule that fits is not rebuilt for a search that has no time."""
+    from remc.passes import evict
+
+    dag, budget = _over_budget(60)
+    built: list = []
+    real = evict.StageState
+
+    def counting(dag_, budget_, S, *, evaluate: bool = True):
+        if evaluate:
+            built.append(1)
+        return real(dag_, budget_, S, evaluate=evaluate)
+    monkeypatch.setattr(evict, "StageState", counting)
+    assert evict.evict_search(dag, budget, deadline=-math.inf) is None
+    assert built == []
+    fits = checkpoint_all(dag)
+    out = evict.evict_search(dag, int(fits.peak(dag)), deadline=-math.inf, start=fits.S)
+    assert out is not None and np.array_equal(out[1], fits.S)
+    assert built == [1]  # (the given schedule's own evaluation only)
