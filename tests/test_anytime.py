@@ -238,6 +238,7 @@ def test_cpsat_without_time_to_build_gives_the_stage_search_the_time_left(monkey
     monkeypatch.setattr(cpsat, "_stage_search_hint", hint)
     monkeypatch.setattr(pstrat, "best_baseline", lambda *a, **k: None)  # no baseline fits
     monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1e6)  # no time to build the model
+    monkeypatch.setattr(cpsat, "NO_MODEL_STAGE_SEARCH", False)  # (the path where the model may still be built)
     sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=1000.0, threads=1))
     assert len(calls) == 2 and sched.peak(dag) <= budget
     assert sched.report.status == "time_limit" and sched.report.extras["cp_sat"].startswith("not built")
@@ -538,3 +539,32 @@ def test_evict_search_builds_no_stage_state_past_its_deadline(monkeypatch: pytes
     out = evict.evict_search(dag, int(fits.peak(dag)), deadline=-math.inf, start=fits.S)
     assert out is not None and np.array_equal(out[1], fits.S)
     assert built == [1]  # (the given schedule's own evaluation only)
+
+
+def test_cpsat_that_cannot_build_its_model_in_the_limit_searches_from_the_first_fitting_baseline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the cpsat strategy's model cannot be built within its whole limit at this load, it takes the first
+    baseline that fits and runs the stage search from it with all the time (NO_MODEL_STAGE_SEARCH). Before, all
+    eight baselines ran and a fitting one was returned as it was, or, where none fitted, the stage search had what
+    was left of a quarter of the limit (Moccasin's n = 1000 at 0.8 with 10 s under load: no schedule)."""
+    pytest.importorskip("ortools")
+    import remc.backends.cpsat as cpsat
+    import remc.passes.strategies as pstrat
+    from remc.backends.strategies import make_options, solve
+    from remc.passes import evict
+
+    dag = training_graph(12, np.random.default_rng(12), skips=((1, 9), (2, 7)))
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    firsts: list = []
+    real_bb = pstrat.best_baseline
+    monkeypatch.setattr(pstrat, "best_baseline", lambda *a, **k: firsts.append(k.get("first")) or real_bb(*a, **k))
+    starts: list = []
+    real_es = evict.evict_search
+    monkeypatch.setattr(evict, "evict_search", lambda *a, **k: starts.append(k.get("start")) or real_es(*a, **k))
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1e9)  # no time to build the model within the limit
+    base = real_bb(dag, budget, first=True)
+    assert base is not None
+    sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=1e9, threads=1))
+    assert firsts == [True] and len(starts) == 1 and np.array_equal(starts[0], base.S)
+    assert sched.peak(dag) <= budget and sched.cost(dag) <= base.cost(dag)
+    assert sched.report.extras["cp_sat"].startswith("not built")
