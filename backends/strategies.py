@@ -729,10 +729,13 @@ NOTHING_FITS_OWN = True
 """Where nothing fits before CP-SAT (no baseline, no warm start, and the stage search from nothing, which ran with
 approx alone's share of the limit, found nothing), checkmate runs approx alone's own steps next (``_approx_own``
 with ``searched``: its LP rounding, repair, exact feasibility race against CP-SAT's first schedule and local
-search, with all the time left; its stage search from nothing is not run again, nor its retention-gap bound),
+search, with all the time left, FEASIBLE_SHARE of the whole limit kept for the race; its stage search from
+nothing is not run again, nor its retention-gap bound before it),
 then CP-SAT, its own local search and the MILP with whatever is left. Approx alone runs the same steps after its
-baselines, bound and the same stage search, so checkmate reaches each of them no later (it skips the second
-stage search) and has a schedule wherever approx alone has one. Before, checkmate ran approx's LP rounding
+baselines, its bound and the same stage search (0.36 of what the first two leave, where checkmate's had 0.36 of the
+limit), and keeps FEASIBLE_SHARE of what they leave for its race; so with a steady load checkmate's stage search
+runs at least as long, its LP starts earlier and its race no later, with at least as much time, and it has a
+schedule wherever approx alone has one (a varying load can still reverse that: both are timed). Before, checkmate ran approx's LP rounding
 within 0.6 of the time left, with its stage search from nothing again, then the race on 0.8 of what was left:
 random small DAGs at 10 s, 2 of 80 with no schedule from checkmate where approx alone had one at +237% to +369%
 (tools/bench_portfolio.py, seed 12, case 45: the race had 1.8 s, approx alone's found its schedule in 1.9 s)."""
@@ -753,9 +756,11 @@ def _approx_own(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock, start:
     if given is _UNKNOWN:
         given = _incumbent(dag, budget, sub, start)
     ao = ApproxOptions(time_limit=left, threads=o.threads, free_form=o.free_form, window=o.window)
+    # where nothing fits: the exact feasibility phase keeps approx's share of the whole limit (NOTHING_FITS_OWN)
+    reserve = None if not nothing_fits or o.time_limit is None else _approx_mod().FEASIBLE_SHARE * o.time_limit
     try:
         s = _approx_mod().solve_approx(dag, budget, ao, lp=_highs(), incumbent=given, clock=sub, state=state,
-                                       race=_race(), searched=searched)
+                                       race=_race(), searched=searched, exact_reserve=reserve)
     except _approx_mod().LpUnfinished as e:
         notes["approx"] = f"approx alone's search: {e}"
         return None

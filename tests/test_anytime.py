@@ -498,6 +498,20 @@ def test_checkmate_runs_approx_alones_steps_where_nothing_fits_before_cpsat(monk
     first = events.index(calls[0])
     assert events[:first] == ["stage search"], events  # no bound and no second stage search before approx's steps
     assert "approx's stage search" not in events
+    # with a limit: the exact phase keeps FEASIBLE_SHARE of the whole limit (a clock standing still, 30 of 100 s used)
+    from remc.passes.solver_api import Clock
+    clock = Clock(100.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start + 30.0)
+    events.clear()
+
+    def record(dag_, budget_, options=None, **kw):  # (recorded, not run)
+        events.append(("approx", options, kw))
+        raise approx_mod.LpUnfinished("stub", -math.inf)
+    monkeypatch.setattr(approx_mod, "solve_approx", record)
+    strat._approx_own(dag, budget, make_options("checkmate", threads=1, time_limit=100.0), clock, None, None, {}, {},
+                      searched=True, nothing_fits=True)
+    _, opts, kw = [e for e in events if isinstance(e, tuple)][0]
+    assert opts.time_limit == pytest.approx(70.0) and kw["exact_reserve"] == pytest.approx(approx_mod.FEASIBLE_SHARE * 100)
 
 
 def test_no_baseline_but_checkpoint_all_starts_after_the_callers_limit(monkeypatch: pytest.MonkeyPatch) -> None:
