@@ -580,10 +580,10 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if done:
                 take(r)
 
-        for r in runs:  # the first turns: one pass of each setting (FIRST_ROUND_ROWS), the first to fit ends them
+        for run in runs:  # the first turns: one pass of each setting (FIRST_ROUND_ROWS), the first to fit ends them
             if best is not None or (deadline is not None and time.perf_counter() >= deadline):
                 break
-            turn(r, FIRST_ROUND_ROWS * dag.n)
+            turn(run, FIRST_ROUND_ROWS * dag.n)
         first = True
         while best is None and not (least.done and all(r.done for r in others)):
             active = [r for r in others if not r.done]
