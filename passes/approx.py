@@ -169,8 +169,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     # the retention-gap bound (passes/bounds.py) first, within BOUND_SHARE of the time left; where nothing fits
     # yet and no LP is built, after the stage search instead (feasibility first: random layered n = 1000 seed
     # 3 at 0.8 spent 24 s in the baselines and the bound, and its stage search found nothing in the 96 s left)
-    late_bound = given is None and cols > MAX_LP_COLUMNS
     deferred = searched and given is None  # (the bound after the search: ``searched``)
+    late_bound = given is None and cols > MAX_LP_COLUMNS and not deferred
     gb = -math.inf if late_bound or deferred else gap_bound(dag, budget, upper=None if given is None else given.cost,
                                                             iterations=2000, deadline=bound_deadline(clock)).bound
     staged = None
@@ -301,7 +301,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
-    if deferred and not late_bound and not clock.expired():
+    if deferred and not clock.expired():
         gb = gap_bound(dag, budget, upper=best.cost, iterations=2000, deadline=bound_deadline(clock)).bound
     return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
 
