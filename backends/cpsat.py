@@ -882,8 +882,17 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     t0 = time.perf_counter()
     deadline = None if options.time_limit is None else t0 + options.time_limit
     quarter = None if deadline is None else t0 + options.time_limit / 4
-    hint = best_baseline(dag, budget, deadline=quarter, hard=deadline)
-    if hint is None and (quarter is None or time.perf_counter() < quarter):
+    # the model cannot be built within the whole limit at this load (NO_MODEL_STAGE_SEARCH): the first baseline
+    # that fits (quickest first) and the stage search from it, or from nothing, with all the time
+    hopeless = NO_MODEL_STAGE_SEARCH and options.time_limit is not None \
+        and options.time_limit < MODEL_MARGIN * build_seconds(dag.n)
+    hint = best_baseline(dag, budget, deadline=quarter, hard=deadline, first=hopeless)
+    if hopeless:
+        if time.perf_counter() < deadline:
+            staged = _stage_search_hint(dag, budget, deadline, start=hint)
+            if staged is not None and (hint is None or staged.cost(dag) < hint.cost(dag)):
+                hint = staged
+    elif hint is None and (quarter is None or time.perf_counter() < quarter):
         hint = _stage_search_hint(dag, budget, quarter)
     left = None if deadline is None else deadline - time.perf_counter()
     build = build_seconds(dag.n)
@@ -891,7 +900,7 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
         # too little time left to build the model (not interruptible: random layered n = 1000, 10 s limit, the
         # model's build ran 7 s past the limit): the hint, else the stage search with all the time left (at
         # n = 1000, 0.8, 10 s: its quarter found nothing, where approx's stage search found +26% in the limit)
-        if hint is None and left > 0:
+        if hint is None and left > 0 and not hopeless:
             hint = _stage_search_hint(dag, budget, deadline)
             left = deadline - time.perf_counter()
         if hint is None:
@@ -915,18 +924,28 @@ def cpsat_strategy(dag: DAG, budget: int | None, options: CpSatOptions, progress
     return sched
 
 
-def _stage_search_hint(dag: DAG, budget: int, deadline: float | None) -> Schedule | None:
+NO_MODEL_STAGE_SEARCH = True
+"""Where the ``cpsat`` strategy's model cannot be built within its whole time limit at this load (``build_seconds``
+times MODEL_MARGIN above the limit: 1000 units at 10 s from a load of 1.7 per core), it takes the first baseline
+that fits (quickest first; approx's BASELINE_FIRST_FIT) and gives the stage search from it, or from nothing, all
+the time. Before, all eight baselines ran (their first evaluations 5.4 s at 1000 units under load), the stage
+search had only what was left of a quarter of the limit where none fitted, and a fitting baseline was returned as
+it was: Moccasin's n = 1000 at 0.8, `remc solve --strategy cpsat --time-limit 10` under load, no schedule."""
+
+
+def _stage_search_hint(dag: DAG, budget: int, deadline: float | None,
+                       start: Schedule | None = None) -> Schedule | None:
     """Where no baseline fits: the eviction pass and stage search (passes/evict.py) until ``deadline``, a schedule
     within budget for CP-SAT's hint, or None. Without a hint that fits, CP-SAT starts from checkpoint-all over
     the budget: MobileNetV2 b4 (test size) at 6.5 MiB found no schedule in 30 s, where approx's stage search
     found one at once."""
     from ..passes.evict import evict_search
     from ..passes.milp_model import clean
-    found = evict_search(dag, budget, deadline=deadline)
+    found = evict_search(dag, budget, deadline=deadline, start=None if start is None else start.S)
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
-    sched = Schedule(R, S, strategy=f"stage search ({found[3]})")
+    sched = Schedule(R, S, strategy=f"stage search ({found[3] if start is None else 'from ' + str(start.strategy)})")
     return sched if not check(dag, R, S) and sched.peak(dag) <= budget else None
 
 

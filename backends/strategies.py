@@ -148,6 +148,10 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
        only with ``approx_share`` of the limit still left): approx's schedule (stage search, LP relaxation,
        two-phase rounding; its local search only to repair when nothing fits: ``_approx_first``) within
        ``approx_share`` of the limit, and its LP bound;
+    3'. where nothing fits after step 1 (no baseline, no warm start, the stage search from nothing found nothing),
+       instead of step 3: approx alone's own steps (``_approx_own``, NOTHING_FITS_OWN: its LP rounding, repair,
+       exact feasibility race and local search in full, on all the time left; the stage search from nothing not
+       run again), then the retention-gap bound;
     3b. when nothing fits still, the exact feasibility race (passes/feasible.py: the zero-objective MILP
        against CP-SAT's least-memory model) until a first schedule, within FEASIBLE_SHARE of the time left;
     3c. CP-SAT as in step 2 when step 2 did not run (nothing fitted after step 1);
@@ -158,8 +162,9 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     (the same steps from the same incumbent), so it is never worse than approx alone where that search ends by
     itself in the time CP-SAT leaves and its steps do not depend on the clock (APPROX_OWN says where); it can be
     worse where approx alone needs more of the limit than CP-SAT leaves it, or where step 2b does not run (no
-    schedule before CP-SAT: steps 3-3c; no room for approx's LP) (tools/bench_portfolio.py measures how
-    often)."""
+    room for approx's LP) (tools/bench_portfolio.py measures how often). Where nothing fits before CP-SAT, step 3'
+    reaches approx alone's steps no later than approx alone does, so checkmate has a schedule wherever approx alone
+    finds one (up to the load's noise: its steps are the same, its first schedule comes from a race)."""
     assert budget is not None
     clock = Clock(o.time_limit)
     cpu0 = time.process_time()
@@ -197,9 +202,12 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     if o.warm_start and cp and incumbent is None and not tried:  # no baseline fits: the stage search from
         say("stage search", incumbent, {})  # nothing, briefly
         staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share())
+        tried = True
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
-    if not cp_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
+    # where nothing fits, approx alone's steps come first (NOTHING_FITS_OWN) and the bound after them
+    own_first = o.warm_start and incumbent is None and NOTHING_FITS_OWN
+    if not cp_first and not own_first:  # (the CP-SAT-first path below needs it only where CP-SAT's bound does not prove)
         say("lower bound", incumbent, {})
         from ..passes.bounds import bound_deadline, gap_bound
         gb = gap_bound(dag, budget, iterations=2000, deadline=bound_deadline(clock)).bound  # passes/bounds.py
@@ -292,7 +300,21 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     if o.warm_start and lp_room and notes["approx"] == "not run" \
             and not (incumbent is not None and _proven(dag, incumbent, bounds, o.gap)):
         say("approx", incumbent, bounds)
-        first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
+        if own_first:
+            # nothing fits (no baseline, no warm start, the stage search from nothing found nothing): approx
+            # alone's own steps from there, on all the time left (NOTHING_FITS_OWN)
+            first = _approx_own(dag, budget, o, clock, start, None, state, notes, searched=tried, nothing_fits=True)
+            lp_bound = -math.inf if first is None or first.report is None \
+                else float(first.report.extras.get("lp_bound", -math.inf))
+            if first is not None and first.report is not None:
+                gb = float(first.report.extras.get("gap_bound", -math.inf))
+            if first is not None and not math.isfinite(gb) and not clock.expired():
+                from ..passes.bounds import bound_deadline, gap_bound
+                gb = gap_bound(dag, budget, upper=first.cost(dag), iterations=2000,
+                               deadline=bound_deadline(clock)).bound
+                shown.append(gb)
+        else:
+            first, lp_bound, notes["approx"] = _approx_first(dag, budget, o, incumbent, clock, state)
         incumbent = _cheaper(dag, incumbent, first)
         if math.isfinite(lp_bound):
             bounds["lp"] = lp_bound
@@ -703,25 +725,48 @@ _UNKNOWN = object()
 """``_approx_own``'s ``given`` where checkmate has not run the baselines (the stage search from nothing fitted)."""
 
 
+NOTHING_FITS_OWN = True
+"""Where nothing fits before CP-SAT (no baseline, no warm start, and the stage search from nothing, which ran with
+approx alone's share of the limit, found nothing), checkmate runs approx alone's own steps next (``_approx_own``
+with ``searched``: its LP rounding, repair, exact feasibility race against CP-SAT's first schedule and local
+search, with all the time left, FEASIBLE_SHARE of the whole limit kept for the race; its stage search from
+nothing is not run again, nor its retention-gap bound before it),
+then CP-SAT, its own local search and the MILP with whatever is left. Approx alone runs the same steps after its
+baselines, its bound and the same stage search (0.36 of what the first two leave, where checkmate's had 0.36 of the
+limit), and keeps FEASIBLE_SHARE of what they leave for its race; so with a steady load checkmate's stage search
+runs at least as long, its LP starts earlier and its race no later, with at least as much time, and it has a
+schedule wherever approx alone has one (a varying load can still reverse that: both are timed). Before, checkmate ran approx's LP rounding
+within 0.6 of the time left, with its stage search from nothing again, then the race on 0.8 of what was left:
+random small DAGs at 10 s, 2 of 80 with no schedule from checkmate where approx alone had one at +237% to +369%
+(tools/bench_portfolio.py, seed 12, case 45: the race had 1.8 s, approx alone's found its schedule in 1.9 s)."""
+
+
 def _approx_own(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock, start: Schedule | None, given: Any,
-                state: dict, notes: dict[str, str]) -> Schedule | None:
+                state: dict, notes: dict[str, str], searched: bool = False,
+                nothing_fits: bool = False) -> Schedule | None:
     """approx alone's own search inside checkmate (``_approx_fn``'s steps with approx alone's options, ``ApproxOptions``
     as ``_approx_alone`` builds them): from approx alone's incumbent (``given``: the best baseline or ``start``
     repaired, ``_incumbent``; computed here where it is ``_UNKNOWN``), on a clock of checkmate's time left. Its
     schedule (None when it has none in time), its note in ``notes["approx"]``; ``state`` receives its cheapest
-    rounded schedule over the budget."""
+    rounded schedule over the budget. ``searched``: as ``solve_approx`` takes it (the stage search from nothing
+    already ran and found nothing). ``nothing_fits``: an InfeasibleError
+    that proves a bound above the budget is raised, not noted."""
     left = clock.left()
     sub = Clock(left)
     if given is _UNKNOWN:
         given = _incumbent(dag, budget, sub, start)
     ao = ApproxOptions(time_limit=left, threads=o.threads, free_form=o.free_form, window=o.window)
+    # where nothing fits: the exact feasibility phase keeps approx's share of the whole limit (NOTHING_FITS_OWN)
+    reserve = None if not nothing_fits or o.time_limit is None else _approx_mod().FEASIBLE_SHARE * o.time_limit
     try:
         s = _approx_mod().solve_approx(dag, budget, ao, lp=_highs(), incumbent=given, clock=sub, state=state,
-                                       race=_race())
+                                       race=_race(), searched=searched, exact_reserve=reserve)
     except _approx_mod().LpUnfinished as e:
         notes["approx"] = f"approx alone's search: {e}"
         return None
     except (InfeasibleError, SolverError) as e:
+        if nothing_fits and isinstance(e, InfeasibleError) and (e.least_feasible or 0) > budget:
+            raise  # proven: the LP or the feasibility MILP at the budget is infeasible
         notes["approx"] = f"approx alone's search: {e}"
         return None
     rep = s.report

@@ -110,7 +110,8 @@ class _Candidate:
 def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *, lp: SolverBackend,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
                  clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
-                 race: ExactSearch | None = None, exact_phase: bool = True) -> Schedule:
+                 race: ExactSearch | None = None, exact_phase: bool = True,
+                 searched: bool = False, exact_reserve: float | None = None) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -141,6 +142,16 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     search starts from that schedule. ``exact_phase`` False leaves that phase out (a caller that runs it
     itself: checkmate).
 
+    ``searched``: the caller already ran the stage search from nothing (``evict_search`` with no start) for at
+    least the share this function would give it, and it found nothing: where no schedule fits at the start, it is
+    not run again (it is deterministic in rows evaluated, so it would find nothing again), and the retention-gap
+    bound waits until a schedule is in hand (it does not help find one: 1.1-1.5 s of a 10 s limit on 28-48-unit
+    random DAGs under load). For checkmate, which runs approx alone's steps after its own stage search
+    (``NOTHING_FITS_OWN`` in backends/strategies.py), so that it reaches each of them no later than approx alone.
+    ``exact_reserve``: the seconds kept for the exact feasibility phase where nothing fits (default FEASIBLE_SHARE
+    of the time left at the start; checkmate keeps FEASIBLE_SHARE of its whole limit, as approx alone keeps of
+    what its baselines and bound leave, so that its exact phase starts no later than approx alone's).
+
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
     nothing fits; LpUnfinished when time ran out before any schedule.
@@ -158,17 +169,18 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     # the retention-gap bound (passes/bounds.py) first, within BOUND_SHARE of the time left; where nothing fits
     # yet and no LP is built, after the stage search instead (feasibility first: random layered n = 1000 seed
     # 3 at 0.8 spent 24 s in the baselines and the bound, and its stage search found nothing in the 96 s left)
-    late_bound = given is None and cols > MAX_LP_COLUMNS
-    gb = -math.inf if late_bound else gap_bound(dag, budget, upper=None if given is None else given.cost,
-                                                iterations=2000, deadline=bound_deadline(clock)).bound
+    deferred = searched and given is None  # (the bound after the search: ``searched``)
+    late_bound = given is None and cols > MAX_LP_COLUMNS and not deferred
+    gb = -math.inf if late_bound or deferred else gap_bound(dag, budget, upper=None if given is None else given.cost,
+                                                            iterations=2000, deadline=bound_deadline(clock)).bound
     staged = None
     found: dict[str, float] = {}
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
     # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
     left0 = clock.left()
-    reserve = FEASIBLE_SHARE * left0 if exact_phase and given is None and left0 is not None \
-        and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired():
+    reserve = (FEASIBLE_SHARE * left0 if exact_reserve is None else min(left0, exact_reserve)) \
+        if exact_phase and given is None and left0 is not None and cols <= MAX_FEASIBLE_COLUMNS else 0.0
+    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred:
         # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
         # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
         # more and found nothing)
@@ -289,6 +301,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
+    if deferred and not clock.expired():
+        gb = gap_bound(dag, budget, upper=best.cost, iterations=2000, deadline=bound_deadline(clock)).bound
     return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
 
 

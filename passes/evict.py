@@ -430,6 +430,14 @@ the costlier producers (the repair from checkpoint-all, whose whole step evaluat
 units, and the least-memory starts) take their slices. Moccasin's random layered n = 500 and 1000 at 0.8 and 0.9:
 every setting fits in one pass (3.1-3.6 rows a unit); own layered n = 1000 seed 21 at 0.8: one setting fits after
 7.9 rows a unit, the others fail after 15-24."""
+FIRST_ROUND_ROWS = 4
+"""Rows per unit each eviction setting gets first, in turn, before any gets the rest of its FIRST_PASS_ROWS: one
+pass of a setting that fits in one (3.1-3.6 rows a unit on Moccasin's random layered n = 500 and 1000 at 0.8 and 0.9,
+so there the first setting still fits in its first turn), so that a setting that fails slowly does not hold back
+the next one for two passes. Own layered n = 250 seed 12 at 0.8: the first setting fails after 7.4 rows a unit
+(0.56-0.71 s of CPU: its evictions cost more than its rows), the second fits after 3.2 (0.04-0.05 s); with a whole
+FIRST_PASS_ROWS first, checkmate's stage search under a load of 15 found nothing in its share at 10 s, where
+main's 0.5 s wall slices found the second setting's schedule (+20.1%)."""
 AFTER_FIT_REPAIR_ROWS = 10
 """Rows per unit the repair from checkpoint-all may still evaluate once another producer's schedule fits (besides
 its time share): counted, so that where it stops does not depend on the load. At 500-1000 units it rarely ends
@@ -489,17 +497,23 @@ class _RepairRun:
     name = "stage search repair"
 
     def __init__(self, dag: DAG, budget: int) -> None:
-        self._st = StageState(dag, budget, checkpoint_all(dag).S)
+        self.dag, self.budget = dag, budget
+        self._st: StageState | None = None
+        self._built = 0  # built at its first turn (n rows, not interruptible: 1.5-4 s at 1000
+        # units under load, before: at the search's start, even where a setting fitted in the first round)
         self.result: StageState | None = None
         self.done = False
 
     @property
     def rows(self) -> int:
-        return self._st.rows
+        return 0 if self._st is None else self._st.rows - self._built  # (the build not counted, as before)
 
     def advance(self, until: float | None, rows: int | None = None) -> bool:
         """Repair until ``until``, until ``rows`` more rows are evaluated (whole repair steps) or the end."""
         from .stagesearch import repair_steps
+        if self._st is None:
+            self._st = StageState(self.dag, self.budget, checkpoint_all(self.dag).S)
+            self._built = self._st.rows
         out = repair_steps(self._st, until, None if rows is None else self._st.rows + rows)
         if out == "fit":
             self.result, self.done = self._st, True
@@ -566,14 +580,19 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if done:
                 take(r)
 
+        for run in runs:  # the first turns: one pass of each setting (FIRST_ROUND_ROWS), the first to fit ends them
+            if best is not None or (deadline is not None and time.perf_counter() >= deadline):
+                break
+            turn(run, FIRST_ROUND_ROWS * dag.n)
         first = True
         while best is None and not (least.done and all(r.done for r in others)):
             active = [r for r in others if not r.done]
             for r in active:
                 if deadline is not None and time.perf_counter() >= deadline:
                     break
-                # the first round: a whole pass of each setting (most fit in one; they stop at the first fit)
-                turn(r, FIRST_PASS_ROWS * dag.n if first and isinstance(r, EvictRun) else SLICE_ROWS)
+                # the first round: the rest of a whole pass and a retry of each setting (FIRST_PASS_ROWS in all)
+                turn(r, (FIRST_PASS_ROWS - FIRST_ROUND_ROWS) * dag.n if first and isinstance(r, EvictRun)
+                     else SLICE_ROWS)
                 if best is not None:
                     break
             first = False
@@ -608,6 +627,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
                 take(rep)
     if best is None:
         return None
+    if deadline is not None and time.perf_counter() >= deadline:  # (no search left: no rebuild, n rows, 1.5-4 s at
+        return best.R.copy(), best.S.copy(), best.evals, how   # 1000 units under load, past the deadline)
     best = StageState(dag, budget, best.S)  # fresh rows for the search
     # the moves that fit as they are first (a few rows each), then those that need a repair: from own layered
     # n = 1000 seed 21 at 0.8 (+502%), 60 s of that sweep reached +320%, 60 s of improve with repairs +446%

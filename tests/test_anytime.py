@@ -238,6 +238,7 @@ def test_cpsat_without_time_to_build_gives_the_stage_search_the_time_left(monkey
     monkeypatch.setattr(cpsat, "_stage_search_hint", hint)
     monkeypatch.setattr(pstrat, "best_baseline", lambda *a, **k: None)  # no baseline fits
     monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1e6)  # no time to build the model
+    monkeypatch.setattr(cpsat, "NO_MODEL_STAGE_SEARCH", False)  # (the path where the model may still be built)
     sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=1000.0, threads=1))
     assert len(calls) == 2 and sched.peak(dag) <= budget
     assert sched.report.status == "time_limit" and sched.report.extras["cp_sat"].startswith("not built")
@@ -451,3 +452,133 @@ def test_checkmate_takes_the_bound_beside_cpsat_before_approx_alones_search(monk
     monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)
     solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
     assert waits and 0 < waits[0] <= strat.BESIDE_GRACE * 100.0 and own
+
+
+def test_checkmate_runs_approx_alones_steps_where_nothing_fits_before_cpsat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing fits before CP-SAT (no baseline, the stage search from nothing found nothing), checkmate runs
+    approx alone's own steps next (its options, no incumbent, its exact feasibility race, its local search in
+    full) without running the stage search from nothing again, and the retention-gap bound only after them, so
+    that it reaches approx alone's LP and feasibility race no later than approx alone does. Before: approx's
+    rounding (repair only, its stage search again) within 0.6 of the time left, the bound before it and the race
+    on 0.8 of the rest: random small DAGs at 10 s, 2 of 80 with no schedule from checkmate where approx alone had
+    one (tools/bench_portfolio.py, seed 12, case 45)."""
+    pytest.importorskip("ortools")
+    import remc.backends.strategies as strat
+    from remc.backends.strategies import make_options, solve
+    from remc.passes import approx as approx_mod
+    from remc.passes import bounds as bounds_mod
+
+    rng = np.random.default_rng(12)
+    dag = training_graph(8, rng, skips=((1, 6),))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    events: list = []
+    monkeypatch.setattr(strat, "_stage_hint", lambda *a, **k: events.append("stage search") or None)
+    monkeypatch.setattr(strat, "_incumbent", lambda *a, **k: None)  # no baseline fits
+    monkeypatch.setattr(strat, "cpsat_phase", lambda dag, budget, *, incumbent, **k: (incumbent, -np.inf, "stub"))
+    monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)
+    monkeypatch.setattr(approx_mod, "evict_search", lambda *a, **k: events.append("approx's stage search"))
+    for mod in (approx_mod, bounds_mod):  # (its value is not what is tested: none, at once)
+        monkeypatch.setattr(mod, "gap_bound", lambda *a, **k: events.append("bound") or types.SimpleNamespace(bound=-math.inf))
+    real = approx_mod.solve_approx
+
+    def spy(dag_, budget_, options=None, **kw):
+        events.append(("approx", options, kw))
+        return real(dag_, budget_, options, **kw)
+    monkeypatch.setattr(approx_mod, "solve_approx", spy)
+    c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
+    assert c.peak(dag) <= budget
+    calls = [e for e in events if isinstance(e, tuple)]
+    assert calls, events
+    _, opts, kw = calls[0]
+    alone = make_options("approx", threads=1)
+    assert (opts.eps, opts.eps_list, opts.refine, opts.rounding) == (alone.eps, alone.eps_list, alone.refine,
+                                                                      alone.rounding)
+    assert kw["incumbent"] is None and kw.get("searched") and not kw.get("repair_only")
+    assert kw.get("exact_phase", True) and kw.get("race") is not None
+    first = events.index(calls[0])
+    assert events[:first] == ["stage search"], events  # no bound and no second stage search before approx's steps
+    assert "approx's stage search" not in events
+    # with a limit: the exact phase keeps FEASIBLE_SHARE of the whole limit (a clock standing still, 30 of 100 s used)
+    from remc.passes.solver_api import Clock
+    clock = Clock(100.0)
+    monkeypatch.setattr(clock, "_now", lambda: clock.start + 30.0)
+    events.clear()
+
+    def record(dag_, budget_, options=None, **kw):  # (recorded, not run)
+        events.append(("approx", options, kw))
+        raise approx_mod.LpUnfinished("stub", -math.inf)
+    monkeypatch.setattr(approx_mod, "solve_approx", record)
+    strat._approx_own(dag, budget, make_options("checkmate", threads=1, time_limit=100.0), clock, None, None, {}, {},
+                      searched=True, nothing_fits=True)
+    _, opts, kw = [e for e in events if isinstance(e, tuple)][0]
+    assert opts.time_limit == pytest.approx(70.0) and kw["exact_reserve"] == pytest.approx(approx_mod.FEASIBLE_SHARE * 100)
+
+
+def test_no_baseline_but_checkpoint_all_starts_after_the_callers_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the caller's limit (``hard``) ``best_baseline`` starts no baseline after checkpoint-all: before, each
+    greedy baseline still evaluated one schedule (Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load
+    of 10 on 2 cores: 5.4 s past the solve's limit)."""
+    import remc.passes.strategies as ps
+
+    dag = _layered(150, 10, 3)
+    budget = int(0.5 * checkpoint_all(dag).peak(dag))  # nothing fits
+    started: list = []
+    real = ps.solve_baseline_strategy
+    monkeypatch.setattr(ps, "solve_baseline_strategy", lambda name, *a, **k: started.append(name) or real(name, *a, **k))
+    assert ps.best_baseline(dag, budget, deadline=-math.inf, hard=-math.inf) is None
+    assert started == ["checkpoint-all"]
+    started.clear()
+    assert ps.best_baseline(dag, budget, deadline=-math.inf) is None  # (no caller's limit: every one still runs)
+    assert set(started) == set(ps.BASELINE_NAMES)
+
+
+def test_evict_search_builds_no_stage_state_past_its_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``evict_search`` past its deadline evaluates no whole schedule (a ``StageState`` build: n rows, not
+    interruptible, 1.5-4 s at 1000 units under load): the repair from checkpoint-all builds its state at its first
+    turn, not at the search's start, and a schedule that fits is not rebuilt for a search that has no time."""
+    from remc.passes import evict
+
+    dag, budget = _over_budget(60)
+    built: list = []
+    real = evict.StageState
+
+    def counting(dag_, budget_, S, *, evaluate: bool = True):
+        if evaluate:
+            built.append(1)
+        return real(dag_, budget_, S, evaluate=evaluate)
+    monkeypatch.setattr(evict, "StageState", counting)
+    assert evict.evict_search(dag, budget, deadline=-math.inf) is None
+    assert built == []
+    fits = checkpoint_all(dag)
+    out = evict.evict_search(dag, int(fits.peak(dag)), deadline=-math.inf, start=fits.S)
+    assert out is not None and np.array_equal(out[1], fits.S)
+    assert built == [1]  # (the given schedule's own evaluation only)
+
+
+def test_cpsat_that_cannot_build_its_model_in_the_limit_searches_from_the_first_fitting_baseline(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the cpsat strategy's model cannot be built within its whole limit at this load, it takes the first
+    baseline that fits and runs the stage search from it with all the time (NO_MODEL_STAGE_SEARCH). Before, all
+    eight baselines ran and a fitting one was returned as it was, or, where none fitted, the stage search had what
+    was left of a quarter of the limit (Moccasin's n = 1000 at 0.8 with 10 s under load: no schedule)."""
+    pytest.importorskip("ortools")
+    import remc.backends.cpsat as cpsat
+    import remc.passes.strategies as pstrat
+    from remc.backends.strategies import make_options, solve
+    from remc.passes import evict
+
+    dag = training_graph(12, np.random.default_rng(12), skips=((1, 9), (2, 7)))
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    firsts: list = []
+    real_bb = pstrat.best_baseline
+    monkeypatch.setattr(pstrat, "best_baseline", lambda *a, **k: firsts.append(k.get("first")) or real_bb(*a, **k))
+    starts: list = []
+    real_es = evict.evict_search
+    monkeypatch.setattr(evict, "evict_search", lambda *a, **k: starts.append(k.get("start")) or real_es(*a, **k))
+    monkeypatch.setattr(cpsat, "BUILD_SECONDS_PER_UNIT", 1e9)  # no time to build the model within the limit
+    base = real_bb(dag, budget, first=True)
+    assert base is not None
+    sched = solve("cpsat", dag, budget, make_options("cpsat", time_limit=1e9, threads=1))
+    assert firsts == [True] and len(starts) == 1 and np.array_equal(starts[0], base.S)
+    assert sched.peak(dag) <= budget and sched.cost(dag) <= base.cost(dag)
+    assert sched.report.extras["cp_sat"].startswith("not built")
