@@ -558,6 +558,11 @@ COVER_BESIDE_COLUMNS = 30_000
 """Largest covering MILP run beside CP-SAT (columns; passes/coverbound.py's MAX_COVER_COLUMNS is for the
 covering MILP run alone): ResNet50 of Moccasin's set at 0.8 has 23k and proves its optimum in 15-31 s, 1 thread."""
 
+COVER_HERE_COLUMNS = 2_000
+"""The covering MILP beside CP-SAT is solved in this process (HiGHS in a thread of its own, not in a child process)
+up to this many columns: Moccasin's n=100 has 158-343 and segnet 620, solved in a fraction of a second, where the
+child's start (a Python process importing numpy and highspy) took 0.3-0.4 s of CPU from CP-SAT."""
+
 
 class _Cancelled(Exception):
     """The covering MILP beside CP-SAT was no longer needed."""
@@ -576,6 +581,9 @@ class _CancellableMip:
 
     def solve(self, model, **kw):
         kw["progress"] = self._check
+        if self.mip.name == "highs" and model.num_col <= COVER_HERE_COLUMNS:
+            from .highs import solve_highs
+            return solve_highs(model, isolated=False, **kw)
         return self.mip.solve(model, **kw)
 
     def lp_session(self, model, *, threads=None):  # pragma: no cover (the covering MILP needs none)

@@ -432,6 +432,31 @@ def test_the_covering_milp_beside_cpsat_gives_the_bound_it_gives_alone_or_none_w
     assert not idle.started and idle.bound() == -math.inf and idle.done()
 
 
+def test_a_small_covering_milp_beside_cpsat_is_solved_in_this_process(monkeypatch) -> None:
+    """Up to COVER_HERE_COLUMNS columns the covering MILP beside CP-SAT runs in this process (no child process: its
+    start took 0.3-0.4 s of CPU from CP-SAT), with the bound it has in the child; above them in the child as before."""
+    from _milp_dags import layered_dag
+
+    import remc.backends.highs as highs
+    import remc.backends.strategies as strategies
+    from remc.passes.coverbound import cover_bound
+    from remc.passes.solver_api import Clock
+
+    dag = layered_dag(40, 5, 11)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    alone = cover_bound(dag, budget, highs.HighsBackend(), time_limit=60, threads=1, depth=1)  # (in the child)
+    children: list[int] = []
+    isolated = highs._solve_isolated
+    monkeypatch.setattr(highs, "_solve_isolated", lambda *a, **k: children.append(1) or isolated(*a, **k))
+    beside = strategies._CoverBeside(dag, budget, Clock(60), cpu0=-math.inf, delay=0.0)
+    beside.wait(None)
+    assert beside.started and beside.bound() == pytest.approx(alone.bound) and children == []
+    monkeypatch.setattr(strategies, "COVER_HERE_COLUMNS", 0)
+    beside = strategies._CoverBeside(dag, budget, Clock(60), cpu0=-math.inf, delay=0.0)
+    beside.wait(None)
+    assert beside.bound() == pytest.approx(alone.bound) and children == [1]
+
+
 def test_checkmate_reads_approx_shares_without_importing_approx() -> None:
     """The stage search from nothing's share reads approx's shares from passes/options.py: a solve that CP-SAT proves
     imports neither approx nor what it imports (0.03-0.06 s of a VGG19 process), nor numpy.ma."""
