@@ -692,7 +692,7 @@ def free_workers() -> int:
 
 def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float, threads: int | None,
                 seconds: float | None, progress: Callable[[dict], None] | None = None,
-                external: Callable[[], float] | None = None) -> tuple[Schedule | None, float, str]:
+                external: Callable[[], float] | None = None, probe: bool = True) -> tuple[Schedule | None, float, str]:
     """checkmate's CP-SAT phase, within ``seconds`` (None: CP_NO_LIMIT for each step): the model with at
     most 2 computations per unit (Moccasin's C) from ``incumbent``, for at most MODEL_SHARE of the time and
     less when it is proven or stalls (STALL); then, unless the model was still improving when its time ran
@@ -705,7 +705,9 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
 
     ``external()``: the best lower bound found beside this phase so far (cost units, -inf for none; e.g. the
     covering MILP's, run concurrently: backends/strategies.py). Once it proves the best schedule within
-    ``gap``, the phase ends, whichever step is running (checked every WATCH_SECONDS)."""
+    ``gap``, the phase ends, whichever step is running (checked every WATCH_SECONDS). ``probe``: the cutoff round
+    that first asks whether ``incumbent`` is optimal (PROBE_UNITS); off where a bound found before (checkmate's
+    covering MILP) already says it may not be."""
     t0 = time.perf_counter()
     base = float(dag.total_cost)
     threads = threads if threads is not None else free_workers()
@@ -735,7 +737,7 @@ def cpsat_phase(dag: DAG, budget: int, *, incumbent: Schedule | None, gap: float
 
     beside = "; stopped: the bound found beside CP-SAT proves it"
 
-    if best is not None and dag.n <= PROBE_UNITS and left() >= 0.5:
+    if probe and best is not None and dag.n <= PROBE_UNITS and left() >= 0.5:
         # the incumbent is often optimal already (the stage search's, on VGG16/19 and FCN8): one cutoff round
         # proves it in 0.1-0.7 s, where the C=2 model and the bound took 0.6-2 s; else it stops at its first
         # relaxation below it (0.4-2.2 s measured on the other published graphs up to 100 units; capped)

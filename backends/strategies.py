@@ -230,16 +230,28 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if staged is not None:
             notes["stage_search"] = f"cost {staged.cost(dag):g}"
         incumbent = _cheaper(dag, incumbent, staged)
-        if not clock.expired():
+        first_cover = -math.inf
+        if COVER_FIRST and incumbent is not None and dag.n <= COVER_FIRST_UNITS and not clock.expired():
+            # the covering MILP first, in this process, where it is small (COVER_FIRST): where it proves the
+            # schedule, OR-Tools is never imported; else its bound ends CP-SAT's search once that reaches it
+            say("cover bound", incumbent, bounds)
+            first_cover, covered = _cover_first(dag, budget, clock, notes)
+            if math.isfinite(first_cover):
+                bounds[COVER_SOURCE] = first_cover
+        if incumbent is not None and _proven(dag, incumbent, bounds, o.gap):
+            notes["cp_sat"] = "not run (the covering MILP's bound proves the schedule)"
+            cp_done = True
+        elif not clock.expired():
             left = clock.left()
             say("cp-sat", incumbent, bounds)
             # the covering MILP beside CP-SAT, in a child process (COVER_BESIDE_*): whichever proves first ends both
-            beside = _CoverBeside(dag, budget, clock, cpu0) if COVER_BESIDE else None
+            beside = _CoverBeside(dag, budget, clock, cpu0) if COVER_BESIDE and not covered else None
+            external = (lambda: first_cover) if covered else None if beside is None else beside.bound
             try:
                 incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
                     dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
-                    seconds=None if left is None else o.cpsat_share * left,
-                    external=None if beside is None else beside.bound)
+                    seconds=None if left is None else o.cpsat_share * left, external=external,
+                    probe=not math.isfinite(first_cover))  # (a covering bound below the schedule: no probe)
             except BaseException:
                 if beside is not None:
                     beside.stop()
@@ -580,6 +592,45 @@ COVER_BESIDE_COLUMNS = 30_000
 """Largest covering MILP run beside CP-SAT (columns; passes/coverbound.py's MAX_COVER_COLUMNS is for the
 covering MILP run alone): ResNet50 of Moccasin's set at 0.8 has 23k and proves its optimum in 15-31 s, 1 thread."""
 
+COVER_HERE_COLUMNS = 2_000
+"""The covering MILP beside CP-SAT is solved in this process (HiGHS in a thread of its own, not in a child process)
+up to this many columns: Moccasin's n=100 has 158-343 and segnet 620, solved in a fraction of a second, where the
+child's start (a Python process importing numpy and highspy) took 0.3-0.4 s of CPU from CP-SAT."""
+
+
+COVER_FIRST = True
+"""checkmate runs the covering MILP (depth 1, in this process) after the stage search and before CP-SAT on graphs of
+at most COVER_FIRST_UNITS units, where its model has at most COVER_HERE_COLUMNS columns (``_cover_first``). Measured
+on Moccasin's graphs up to 100 units (results/pub15/scratch/coverfirst.txt, 0.01-0.16 s of CPU each): it proves the
+stage search's schedule on VGG16 0.9, VGG19 0.9 and FCN8 0.8/0.9 (CP-SAT's import and probe took 0.2-0.3 s of CPU
+there), and gives the optimum's cost as its bound on segnet and vgg_unet at 0.8 and 0.9 (so CP-SAT's search ends as
+soon as it finds that schedule, without its bound rounds); below the optimum on VGG19 0.8 (+2.702% against +2.756%)
+and Moccasin's n=100 (+1.55% against +2.30% at 0.8)."""
+COVER_FIRST_UNITS = 100
+"""Largest graph (units) on which checkmate's covering MILP runs before CP-SAT (COVER_FIRST)."""
+COVER_FIRST_SECONDS = 5.0
+"""Most seconds of that covering MILP (with at most COVER_SHARE of the time left)."""
+
+
+def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str]) -> tuple[float, bool]:
+    """The covering MILP's bound (COVER_FIRST), -inf where it proves nothing, and whether it was solved (then the
+    covering MILP is not run again beside CP-SAT or after it)."""
+    left = clock.left()
+    secs = COVER_FIRST_SECONDS if left is None else min(COVER_FIRST_SECONDS, COVER_SHARE * left)
+    if secs < COVER_MIN_SECONDS:
+        return -math.inf, False
+    from ..passes.coverbound import cover_bound
+    try:
+        cb = cover_bound(dag, budget, _CancellableMip(_highs(), threading.Event()), time_limit=secs, threads=1,
+                         depth=1, max_columns=COVER_HERE_COLUMNS)
+    except SolverError as e:
+        notes["cover_bound"] = f"before CP-SAT: {e}"
+        return -math.inf, False
+    if cb.columns == 0:  # not built (above COVER_HERE_COLUMNS) or nothing to solve: beside CP-SAT as before
+        return -math.inf, False
+    notes["cover_bound"] = f"before CP-SAT, depth 1: {cb.status} ({cb.columns} columns)"
+    return (cb.bound if math.isfinite(cb.bound) else -math.inf), True
+
 
 class _Cancelled(Exception):
     """The covering MILP beside CP-SAT was no longer needed."""
@@ -598,6 +649,9 @@ class _CancellableMip:
 
     def solve(self, model, **kw):
         kw["progress"] = self._check
+        if self.mip.name == "highs" and model.num_col <= COVER_HERE_COLUMNS:
+            from .highs import solve_highs
+            return solve_highs(model, isolated=False, **kw)
         return self.mip.solve(model, **kw)
 
     def lp_session(self, model, *, threads=None):  # pragma: no cover (the covering MILP needs none)

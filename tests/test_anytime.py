@@ -168,6 +168,7 @@ def test_checkmate_rounds_approx_lp_after_cpsat_where_the_lp_is_small(monkeypatc
         clock.now += 0.75 * limit  # CP-SAT used three quarters of the limit, proving nothing
         return incumbent, -np.inf, "stub"
     monkeypatch.setattr(strat, "cpsat_phase", cp_stub)
+    monkeypatch.setattr(strat, "COVER_FIRST", False)  # (the covering MILP before CP-SAT would prove it)
     monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)  # (its bound proves this case at once)
     monkeypatch.setattr(strat, "COVER_BESIDE", False)  # (and so does the covering MILP beside CP-SAT)
     starts: list = []
@@ -283,6 +284,7 @@ def test_checkmate_runs_approx_alones_own_search_after_cpsat(monkeypatch: pytest
     dag = training_graph(12, rng, skips=((1, 9), (2, 7)))
     budget = int(0.8 * checkpoint_all(dag).peak(dag))
     monkeypatch.setattr(strat, "cpsat_phase", lambda dag, budget, *, incumbent, **k: (incumbent, -np.inf, "stub"))
+    monkeypatch.setattr(strat, "COVER_FIRST", False)  # (the covering MILP before CP-SAT would prove it)
     monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)
     monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)  # no bound proves: every phase runs
     calls: list = []
@@ -441,6 +443,7 @@ def test_checkmate_takes_the_bound_beside_cpsat_before_approx_alones_search(monk
         made[-1].value, made[-1].finished = incumbent.cost(dag_), True  # proven beside CP-SAT, which stops
         return incumbent, -np.inf, "stopped: the bound found beside CP-SAT proves it"
     monkeypatch.setattr(strat, "cpsat_phase", cp_stub)
+    monkeypatch.setattr(strat, "COVER_FIRST", False)  # (the covering MILP before CP-SAT would prove it)
     own: list = []
     monkeypatch.setattr(strat, "_approx_own", lambda *a, **k: own.append(1))
     s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
@@ -449,6 +452,7 @@ def test_checkmate_takes_the_bound_beside_cpsat_before_approx_alones_search(monk
     def cp_unfinished(dag_, budget_, *, incumbent, external=None, **k):
         return incumbent, -np.inf, "stub"  # the covering MILP still running
     monkeypatch.setattr(strat, "cpsat_phase", cp_unfinished)
+    monkeypatch.setattr(strat, "COVER_FIRST", False)  # (the covering MILP before CP-SAT would prove it)
     monkeypatch.setattr(strat, "_proven", lambda *a, **k: False)
     solve("checkmate", dag, budget, make_options("checkmate", time_limit=100.0, threads=1))
     assert waits and 0 < waits[0] <= strat.BESIDE_GRACE * 100.0 and own

@@ -143,10 +143,14 @@ def test_bound_with_a_cutoff_proves_the_target_and_never_exceeds_the_optimum(see
     assert cut > 0
 
 
-def test_checkmate_proves_optimal_with_the_cpsat_bound() -> None:
+def test_checkmate_proves_optimal_with_the_cpsat_bound(monkeypatch) -> None:
     """checkmate's CP-SAT phase: the schedule is exhaustive search's optimum and the report's bound comes from
-    CP-SAT when the MILP was not needed, some of them by the probe (one cutoff round) alone."""
+    CP-SAT when the MILP was not needed, some of them by the probe (one cutoff round) alone. (Without the covering
+    MILP before CP-SAT, COVER_FIRST, which proves most of these small cases before CP-SAT starts.)"""
+    import remc.backends.strategies as strategies
     from remc.backends.strategies import make_options, solve
+
+    monkeypatch.setattr(strategies, "COVER_FIRST", False)
 
     proved = probed = 0
     for dag in tiny_cases(6, 5):
@@ -430,6 +434,60 @@ def test_the_covering_milp_beside_cpsat_gives_the_bound_it_gives_alone_or_none_w
     idle = _CoverBeside(dag, budget, Clock(60), cpu0=math.inf, delay=1.0)  # (its CPU delay never passes)
     idle.stop()
     assert not idle.started and idle.bound() == -math.inf and idle.done()
+
+
+def test_a_small_covering_milp_beside_cpsat_is_solved_in_this_process(monkeypatch) -> None:
+    """Up to COVER_HERE_COLUMNS columns the covering MILP beside CP-SAT runs in this process (no child process: its
+    start took 0.3-0.4 s of CPU from CP-SAT), with the bound it has in the child; above them in the child as before."""
+    from _milp_dags import layered_dag
+
+    import remc.backends.highs as highs
+    import remc.backends.strategies as strategies
+    from remc.passes.coverbound import cover_bound
+    from remc.passes.solver_api import Clock
+
+    dag = layered_dag(40, 5, 11)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    alone = cover_bound(dag, budget, highs.HighsBackend(), time_limit=60, threads=1, depth=1)  # (in the child)
+    children: list[int] = []
+    isolated = highs._solve_isolated
+    monkeypatch.setattr(highs, "_solve_isolated", lambda *a, **k: children.append(1) or isolated(*a, **k))
+    beside = strategies._CoverBeside(dag, budget, Clock(60), cpu0=-math.inf, delay=0.0)
+    beside.wait(None)
+    assert beside.started and beside.bound() == pytest.approx(alone.bound) and children == []
+    monkeypatch.setattr(strategies, "COVER_HERE_COLUMNS", 0)
+    beside = strategies._CoverBeside(dag, budget, Clock(60), cpu0=-math.inf, delay=0.0)
+    beside.wait(None)
+    assert beside.bound() == pytest.approx(alone.bound) and children == [1]
+
+
+def test_checkmate_proves_with_the_covering_milp_first_without_importing_ortools(monkeypatch) -> None:
+    """COVER_FIRST (backends/strategies.py): on a small graph whose stage search schedule the covering MILP proves,
+    checkmate returns it as optimal without CP-SAT (OR-Tools never imported: 0.15 s of CPU on VGG16/19); the same
+    cost as with CP-SAT."""
+    import subprocess
+    import sys
+
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    code = ("import sys, math, numpy as np; sys.path.insert(0, 'tests'); from _milp_dags import training_graph; "
+            "from remc.ir.schedule import checkpoint_all; from remc.backends.strategies import make_options, solve; "
+            "d = training_graph(8, np.random.default_rng(0)); b = math.ceil(checkpoint_all(d).peak(d) * 0.9); "
+            "s = solve('checkmate', d, b, make_options('checkmate', time_limit=20)); "
+            "print(s.report.status, s.cost(d), any(m.startswith('ortools') for m in sys.modules)); "
+            "print(s.report.extras['cp_sat'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=str(__import__("pathlib").Path(__file__).resolve().parents[1])).stdout.splitlines()
+    status, cost, imported = out[0].split()
+    assert status == "optimal" and imported == "False" and "covering MILP" in out[1]
+    from _milp_dags import training_graph
+    dag = training_graph(8, np.random.default_rng(0))
+    monkeypatch.setattr(strategies, "COVER_FIRST", False)
+    alone = solve("checkmate", dag, math.ceil(checkpoint_all(dag).peak(dag) * 0.9),
+                  make_options("checkmate", time_limit=20))
+    assert alone.report.status == "optimal" and alone.cost(dag) == pytest.approx(float(cost))
+    assert "covering MILP" not in alone.report.extras["cp_sat"]
 
 
 def test_checkmate_reads_approx_shares_without_importing_approx() -> None:
