@@ -48,6 +48,7 @@ NESTED_DEPTH levels (class docstring), charging each drop the most of its parent
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ class GapBound:
     lam: np.ndarray | None = None
     """float[n]: the multipliers (per stage, per byte over the budget) at which the winning relaxation reached
     ``bound`` (None where no stage is over); passes/coverbound.py splits gap costs over windows by them."""
+    kind: str = ""
+    """The relaxation that won: "loose", "tight", "strong" or "nested" ("" where no stage is over or none fits);
+    ``gap_bound(resume=...)`` goes on with that one from ``lam``."""
 
 
 def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,12 +99,20 @@ def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: int = 500,
-              deadline: float | None = None, strong: bool = True, nested: bool = True) -> GapBound:
+              deadline: float | None = None, strong: bool = True, nested: bool = True,
+              resume: GapBound | None = None) -> GapBound:
     """The retention-gap lower bound (module docstring) on the cost of every schedule of ``dag`` within
     ``budget`` bytes. ``upper``: the cost of a known schedule (guides the step size; not needed for
     validity). Stops after ``iterations`` or at ``deadline`` (a ``time.perf_counter()`` value).
     ``strong``: also the relaxation with recomputation stages and parents (``_strong_ascent``); ``nested``: also
-    the relaxation with nested drops (``_Nested``)."""
+    the relaxation with nested drops (``_Nested``).
+
+    ``resume``: an earlier result of this function for the same ``dag`` and ``budget``: only the relaxation that
+    won there (``resume.kind``) is run, its ascent started from ``resume.lam`` with a fresh step (``_Steps``), and
+    the better of both is returned. Still a bound: every multiplier vector lambda >= 0 gives one (weak duality;
+    the ascent's projection keeps lambda >= 0), whatever it starts from; the start only decides how high the
+    ascent gets in the time it has (a tighter ``upper``, e.g. the final schedule's cost, gives Polyak's step a
+    nearer target: checkmate's last phase)."""
     n = dag.n
     base = float(dag.cost.sum())
     fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem  # unit t running in stage t
@@ -151,6 +163,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     def tight_freed(drop: np.ndarray) -> np.ndarray:
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
+    if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, m, a, base, target, iterations,
+                       deadline)
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
@@ -174,10 +189,51 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     strong_won = strong_best > max(tight_best, -1e300) and strong_best >= best
     nested_won = nested_best > max(best, tight_best, strong_best)
     won = lam_n if nested_won else lam_s if strong_won else lam_t if tight_best > best else lam
+    kind = "nested" if nested_won else "strong" if strong_won else "tight" if tight_best > best else "loose"
     best, k = max(best, tight_best, strong_best, nested_best), k1 + k2 + k3 + k4
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()), strong=strong_won and not nested_won,
-                    nested=nested_won, lam=won)
+                    nested=nested_won, lam=won, kind=kind)
+
+
+def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
+            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, m: np.ndarray,
+            a: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None) -> GapBound:
+    """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
+    better of its best value and ``prev.bound``."""
+    n = len(excess)
+    assert prev.lam is not None
+    lam0 = np.where(rows, np.maximum(prev.lam, 0.0), 0.0)
+    if prev.kind == "loose":
+        cum_m = m
+
+        def price(lam: np.ndarray) -> np.ndarray:
+            cum = np.concatenate(([0.0], np.cumsum(lam)))
+            return cum_m * (cum[hi + 1] - cum[lo])
+
+        def freed(drop: np.ndarray) -> np.ndarray:
+            f = np.zeros(n + 1)
+            np.add.at(f, lo[drop], m[drop])
+            np.add.at(f, hi[drop] + 1, -m[drop])
+            return np.cumsum(f)[:n]
+
+        best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline)
+    elif prev.kind == "tight":
+        best, lam, k = _ascent(excess, rows, c, lambda x: np.bincount(G, weights=x[T] * a, minlength=len(unit)),
+                               lambda d: np.bincount(T, weights=a * d[G], minlength=n), lam0, iterations, target,
+                               base, deadline)
+    elif prev.kind == "strong":
+        parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
+        a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
+        best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline)
+    else:
+        nest = _Nested(dag, unit, G, over)
+        best, k, lam = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam0, iterations, target, base, deadline)
+    bound = (base + max(best, 0.0)) * (1 - 1e-12)
+    if not bound > prev.bound:
+        return dataclasses.replace(prev, iterations=prev.iterations + k)
+    return GapBound(bound, prev.iterations + k, len(unit), int(rows.sum()), strong=prev.kind == "strong",
+                    nested=prev.kind == "nested", lam=lam, kind=prev.kind)
 
 
 def bound_deadline(clock) -> float | None:
