@@ -90,3 +90,20 @@ def test_checkmate_is_approx_alone_where_no_exact_phase_is_built(k: int, monkeyp
     monkeypatch.undo()  # with the limits as they are, the portfolio runs its phases
     full = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
     assert "portfolio" not in full.report.extras
+
+
+def test_checkmate_where_approx_runs_alone_goes_on_with_the_bounds_ascent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where checkmate is approx alone (no exact phase built), the time approx leaves goes to the retention-gap
+    bound's ascent from approx's multipliers with the schedule's cost as its target (``_last_bound``): the report
+    says so, and its bound is at least approx's (184.5, the nested relaxation's) and at most the optimum (the
+    attention chain at 22 bytes: 210, the MILP's optimum in tests/test_bounds.py)."""
+    from test_bounds import _attention_chain
+
+    from remc.backends import strategies
+    from remc.passes import milp
+    dag = _attention_chain()
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    c = solve("checkmate", dag, 22, make_options("checkmate", threads=1)).report
+    assert "nested relaxation, 2000 more iterations" in c.extras["last_bound"]
+    assert 184.5 - 1e-6 <= c.bound <= 210.0 + 1e-9
