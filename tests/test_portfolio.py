@@ -105,5 +105,5 @@ def test_checkmate_where_approx_runs_alone_goes_on_with_the_bounds_ascent(monkey
     monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
     monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
     c = solve("checkmate", dag, 22, make_options("checkmate", threads=1)).report
-    assert "nested relaxation, 2000 more iterations" in c.extras["last_bound"]
+    assert c.extras["last_bound"].startswith("nested relaxation, ") and "more iterations" in c.extras["last_bound"]
     assert 184.5 - 1e-6 <= c.bound <= 210.0 + 1e-9
