@@ -200,6 +200,11 @@ RESUME_MIN_STEP = 2.0 ** -8
 """A resumed ascent (``gap_bound(resume=...)``) stops once its step (``_Steps``: 2, halved after each 20 iterations
 without a better value) is below this: at least 160 iterations without progress. GPT-2 fine at 0.9, resumed for the
 183 s checkmate had left, raised its bound by 1e-12 of it (BENCHMARKS.md, branch lag15); checkmate then returns."""
+RESUME_WINDOW = 50
+RESUME_MIN_GAIN = 0.005
+"""A resumed ascent with a target (``upper``) also stops where its best value rose by less than this share of the
+distance to the target over the last RESUME_WINDOW iterations (at that pace it would need 10,000 more to reach it):
+GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point gap."""
 
 
 def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
@@ -223,20 +228,20 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
             np.add.at(f, hi[drop] + 1, -m[drop])
             return np.cumsum(f)[:n]
 
-        best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, RESUME_MIN_STEP)
+        best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, True)
     elif prev.kind == "tight":
         best, lam, k = _ascent(excess, rows, c, lambda x: np.bincount(G, weights=x[T] * a, minlength=len(unit)),
                                lambda d: np.bincount(T, weights=a * d[G], minlength=n), lam0, iterations, target,
-                               base, deadline, RESUME_MIN_STEP)
+                               base, deadline, True)
     elif prev.kind == "strong":
         parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
         a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
         best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline,
-                                      RESUME_MIN_STEP)
+                                      True)
     else:
         nest = _Nested(dag, unit, G, over)
         best, k, lam = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam0, iterations, target, base, deadline,
-                                      RESUME_MIN_STEP)
+                                      True)
     bound = (base + max(best, 0.0)) * (1 - 1e-12)
     if not bound > prev.bound:
         return dataclasses.replace(prev, iterations=prev.iterations + k)
@@ -283,11 +288,25 @@ class _Steps:
     the step after 20 iterations without improvement, and take Polyak's step toward ``target`` (else 5% above
     the best value) along the subgradient ``g`` restricted to ``rows``."""
 
-    def __init__(self, lam: np.ndarray, target: float | None, base: float, min_step: float = 0.0) -> None:
+    def __init__(self, lam: np.ndarray, target: float | None, base: float, resumed: bool = False) -> None:
         self.best, self.best_lam, self.step, self.since = -np.inf, lam.copy(), 2.0, 0
-        self.target, self.base, self.min_step = target, base, min_step
+        self.target, self.base, self.resumed = target, base, resumed
+        self.bests: list[float] = []  # the best value after each iteration (a resumed ascent's stall rule)
+
+    def stalled(self) -> bool:
+        """A resumed ascent is done (RESUME_MIN_STEP, RESUME_WINDOW, RESUME_MIN_GAIN)."""
+        if not self.resumed:
+            return False
+        if self.step < RESUME_MIN_STEP:
+            return True
+        if self.target is None or len(self.bests) <= RESUME_WINDOW:
+            return False
+        gain = self.best - self.bests[-RESUME_WINDOW - 1]
+        return gain < RESUME_MIN_GAIN * max(self.target - self.best, 0.0)
 
     def record(self, val: float, lam: np.ndarray) -> None:
+        if self.resumed:
+            self.bests.append(max(val, self.best))
         if val > self.best:
             self.best, self.best_lam, self.since = val, lam.copy(), 0
         else:
@@ -296,11 +315,11 @@ class _Steps:
                 self.step, self.since = self.step / 2, 0
 
     def move(self, lam: np.ndarray, g: np.ndarray, rows: np.ndarray, val: float) -> np.ndarray | None:
-        """The next multipliers (None: the subgradient is zero, or the step was halved below ``min_step``: the
-        ascent is done); ``g`` is overwritten."""
+        """The next multipliers (None: the subgradient is zero, or a resumed ascent stalled: the ascent is done);
+        ``g`` is overwritten."""
         g[~rows] = 0.0
         gg = float(g @ g)
-        if gg == 0.0 or self.step < self.min_step:
+        if gg == 0.0 or self.stalled():
             return None
         goal = self.target if self.target is not None and self.target > self.best else abs(self.best) * 1.05 + 1.0
         return np.maximum(lam + self.step * max(goal - val, 1e-12 * self.base) / gg * g, 0.0)
@@ -308,10 +327,10 @@ class _Steps:
 
 def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, lam: np.ndarray,
             iterations: int, target: float | None, base: float,
-            deadline: float | None, min_step: float = 0.0) -> tuple[float, np.ndarray, int]:
+            deadline: float | None, resumed: bool = False) -> tuple[float, np.ndarray, int]:
     """Subgradient ascent on L(lambda) = lambda . e + sum_g min(0, c_g - price_g(lambda)): (the best value,
     its multipliers, iterations run). Every value is a proven bound on the covering optimum."""
-    steps, done = _Steps(lam, target, base, min_step), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -369,7 +388,7 @@ class _Parents:
 
 def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    par: _Parents, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None, min_step: float = 0.0) -> tuple[float, int, np.ndarray]:
+                   deadline: float | None, resumed: bool = False) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the strong Lagrangian: each gap g of unit i may be dropped with its recomputation
     at stage s = T_j + 1 for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j only), at cost
     C_i plus, per parent p past its last read at s, min(C_p, lambda-price of keeping p from last_p + 1 to
@@ -380,7 +399,7 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     lens = np.diff(np.r_[seg, npair])
     seg_of = np.repeat(np.arange(len(seg)), lens)
     pos = np.arange(npair) - np.repeat(seg, lens)
-    steps, done = _Steps(lam, target, base, min_step), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -515,7 +534,7 @@ class _Nested:
 
 def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    nest: _Nested, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None, min_step: float = 0.0) -> tuple[float, int, np.ndarray]:
+                   deadline: float | None, resumed: bool = False) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the nested Lagrangian: each gap g of unit i may be dropped with its recomputation
     after over stage T_j for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j), at cost C_i plus
     the most ``_Nested.table`` over i's parents at T_j. (the best value, iterations run); every value is a
@@ -537,7 +556,7 @@ def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     pair_rep = np.repeat(np.arange(npair), cnt)
     off = np.arange(len(pair_rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     parent = nest.e0[order][starts[gunit][pair_rep] + off] if len(pair_rep) else np.zeros(0, np.int64)
-    steps, done = _Steps(lam, target, base, min_step), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
