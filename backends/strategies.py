@@ -421,12 +421,12 @@ def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock,
     approx's bound ended with (``prev``, a ``GapBound``) and with the schedule's cost as Polyak's target (approx's
     had its first baseline's), the report's bound raised where it gets higher. Any multipliers >= 0 give a valid
     bound, so the start and the target change only how high it gets. It stops at the limit or where the ascent
-    stalls (passes/bounds.py RESUME_MIN_STEP). Before, checkmate returned with this time unused (GPT-2 fine at 0.8,
+    stalls (passes/bounds.py RESUME_MIN_STEP, RESUME_MIN_GAIN). Before, checkmate returned with this time unused (GPT-2 fine at 0.8,
     300 s: at 271-283 s; its nested relaxation far from converged: bound14's section in BENCHMARKS.md)."""
     rep = sched.report
     left = clock.left()
-    if prev is None or rep.cost is None or rep.gap is None or rep.gap <= gap \
-            or (left is not None and left < LAST_BOUND_MIN_SECONDS):
+    if prev is None or not prev.kind or prev.lam is None or rep.cost is None or rep.gap is None or rep.gap <= gap \
+            or (left is not None and left < LAST_BOUND_MIN_SECONDS):  # (no kind: no stage over, nothing to resume)
         return
     from ..passes.bounds import gap_bound, raise_bound
     deadline = None if left is None else time.perf_counter() + left - LAST_BOUND_MARGIN
