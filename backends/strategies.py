@@ -399,8 +399,9 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
            "CP-SAT not built (OR-Tools is not installed: pip install 'remc[cpsat]')" if o.cpsat_share > 0 else
            "CP-SAT off")
     clock = Clock(o.time_limit)
+    state: dict[str, Any] = {}
     sched = _approx_fn(dag, budget, ApproxOptions(time_limit=o.time_limit, threads=o.threads, free_form=o.free_form,
-                                                  window=o.window), progress, start)
+                                                  window=o.window), progress, start, state)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
             f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})")
     left = clock.left()
@@ -432,9 +433,43 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
             if rep.gap is not None and rep.gap <= o.gap + 1e-12:
                 rep.status = "optimal"
         rep.seconds = clock.elapsed()
+    _last_bound(dag, budget, sched, state.get("gap_bound"), clock, o.gap)
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
+
+
+LAST_BOUND_MIN_SECONDS = 3.0
+"""``_last_bound`` runs only with at least this many seconds left (its set-up, the pairs and the parents' tables,
+is not interruptible)."""
+LAST_BOUND_MARGIN = 1.0
+"""Seconds before the limit at which ``_last_bound``'s ascent stops (one iteration may run past it: 0.2 s on GPT-2
+fine's nested relaxation under load)."""
+LAST_BOUND_ITERATIONS = 2000
+"""Iterations of ``_last_bound`` without a time limit."""
+
+
+def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock, gap: float) -> None:
+    """checkmate's last phase where approx alone runs (``_approx_alone``): the time approx and the covering MILP
+    left to the retention-gap bound's ascent (passes/bounds.py ``gap_bound(resume=...)``), from the multipliers
+    approx's bound ended with (``prev``, a ``GapBound``) and with the schedule's cost as Polyak's target (approx's
+    had its first baseline's), the report's bound raised where it gets higher. Any multipliers >= 0 give a valid
+    bound, so the start and the target change only how high it gets. It stops at the limit or where the ascent
+    stalls (passes/bounds.py RESUME_MIN_STEP, RESUME_MIN_GAIN). Before, checkmate returned with this time unused (GPT-2 fine at 0.8,
+    300 s: at 271-283 s; its nested relaxation far from converged: bound14's section in BENCHMARKS.md)."""
+    rep = sched.report
+    left = clock.left()
+    if prev is None or not prev.kind or prev.lam is None or rep.cost is None or rep.gap is None or rep.gap <= gap \
+            or (left is not None and left < LAST_BOUND_MIN_SECONDS):  # (no kind: no stage over, nothing to resume)
+        return
+    from ..passes.bounds import gap_bound, raise_bound
+    deadline = None if left is None else time.perf_counter() + left - LAST_BOUND_MARGIN
+    more = gap_bound(dag, budget, upper=rep.cost, iterations=LAST_BOUND_ITERATIONS if left is None else 10**9,
+                     deadline=deadline, resume=prev)
+    rep.extras["last_bound"] = (f"{more.kind} relaxation, {more.iterations - prev.iterations} more iterations: "
+                                f"{'raised' if more.bound > prev.bound else 'not raised'}")
+    raise_bound(dag, sched, more.bound, gap=gap)
+    rep.seconds = clock.elapsed()
 
 
 def _phase_reporter(dag: DAG, progress: Progress | None, clock: Clock, extra: list[float]):
@@ -890,7 +925,7 @@ def _refine(dag: DAG, budget: int, starts: list[Schedule | None], over: np.ndarr
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None,
-               start: Schedule | None = None) -> Schedule:
+               start: Schedule | None = None, state: dict | None = None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
     # where neither the LP nor the feasibility MILP is built, the stage search has the time that matters: the
@@ -899,7 +934,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
                                                             _approx_mod().MAX_FEASIBLE_COLUMNS)
     incumbent = _incumbent(dag, budget, clock, start, first=first)
     return _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
-                                clock=clock, race=_race())
+                                clock=clock, race=_race(), state=state)
 
 
 BASELINE_FIRST_FIT = True

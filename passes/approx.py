@@ -132,7 +132,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     overhead. LPs above MAX_LP_COLUMNS columns are not built (``lp`` in the report says so).
 
     ``state`` (a dict), when given, receives the cheapest rounded schedule over the budget (``"over"``, its
-    S matrix; None when there was none), so that a caller can resume the local search from it later.
+    S matrix; None when there was none), so that a caller can resume the local search from it later, and the
+    retention-gap bound's result (``"gap_bound"``, a ``bounds.GapBound`` with its multipliers) where it ran, so that
+    a caller can go on with its ascent (``gap_bound(resume=...)``).
     ``repair_only``: the local search runs only when no schedule within the budget is in hand after the
     rounding, and then only repairs (no improving moves): a caller that resumes the search later does so.
 
@@ -171,8 +173,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     # 3 at 0.8 spent 24 s in the baselines and the bound, and its stage search found nothing in the 96 s left)
     deferred = searched and given is None  # (the bound after the search: ``searched``)
     late_bound = given is None and cols > MAX_LP_COLUMNS and not deferred
-    gb = -math.inf if late_bound or deferred else gap_bound(dag, budget, upper=None if given is None else given.cost,
-                                                            iterations=2000, deadline=bound_deadline(clock)).bound
+    gbr = None if late_bound or deferred else gap_bound(dag, budget, upper=None if given is None else given.cost,
+                                                        iterations=2000, deadline=bound_deadline(clock))
+    gb = -math.inf if gbr is None else gbr.bound
     staged = None
     found: dict[str, float] = {}
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
@@ -196,8 +199,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                                on_best=lambda cost: note("stage search", bound=gb, cost=cost))
         given = _cheaper(given, staged)
     if late_bound and not clock.expired():
-        gb = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
-                       deadline=clock.deadline).bound
+        gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
+                        deadline=clock.deadline)
+        gb = gbr.bound
+    if state is not None and gbr is not None:
+        state["gap_bound"] = gbr  # (its multipliers: a caller may go on with the ascent, gap_bound(resume=...))
     windowed = None
     if cols > MAX_LP_COLUMNS and o.window and given is not None and not clock.expired():
         # no LP: eq. (9) on windows of stages from the best schedule, with the time left (passes/window.py)
@@ -302,7 +308,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
     if deferred and not clock.expired():
-        gb = gap_bound(dag, budget, upper=best.cost, iterations=2000, deadline=bound_deadline(clock)).bound
+        gbr = gap_bound(dag, budget, upper=best.cost, iterations=2000, deadline=bound_deadline(clock))
+        gb = gbr.bound
+        if state is not None:
+            state["gap_bound"] = gbr
     return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
 
 

@@ -48,6 +48,7 @@ NESTED_DEPTH levels (class docstring), charging each drop the most of its parent
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -79,6 +80,9 @@ class GapBound:
     lam: np.ndarray | None = None
     """float[n]: the multipliers (per stage, per byte over the budget) at which the winning relaxation reached
     ``bound`` (None where no stage is over); passes/coverbound.py splits gap costs over windows by them."""
+    kind: str = ""
+    """The relaxation that won: "loose", "tight", "strong" or "nested" ("" where no stage is over or none fits);
+    ``gap_bound(resume=...)`` goes on with that one from ``lam``."""
 
 
 def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -95,12 +99,20 @@ def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: int = 500,
-              deadline: float | None = None, strong: bool = True, nested: bool = True) -> GapBound:
+              deadline: float | None = None, strong: bool = True, nested: bool = True,
+              resume: GapBound | None = None) -> GapBound:
     """The retention-gap lower bound (module docstring) on the cost of every schedule of ``dag`` within
     ``budget`` bytes. ``upper``: the cost of a known schedule (guides the step size; not needed for
     validity). Stops after ``iterations`` or at ``deadline`` (a ``time.perf_counter()`` value).
     ``strong``: also the relaxation with recomputation stages and parents (``_strong_ascent``); ``nested``: also
-    the relaxation with nested drops (``_Nested``)."""
+    the relaxation with nested drops (``_Nested``).
+
+    ``resume``: an earlier result of this function for the same ``dag`` and ``budget``: only the relaxation that
+    won there (``resume.kind``) is run, its ascent started from ``resume.lam`` with a fresh step (``_Steps``), and
+    the better of both is returned. Still a bound: every multiplier vector lambda >= 0 gives one (weak duality;
+    the ascent's projection keeps lambda >= 0), whatever it starts from; the start only decides how high the
+    ascent gets in the time it has (a tighter ``upper``, e.g. the final schedule's cost, gives Polyak's step a
+    nearer target: checkmate's last phase)."""
     n = dag.n
     base = float(dag.cost.sum())
     fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem  # unit t running in stage t
@@ -151,6 +163,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     def tight_freed(drop: np.ndarray) -> np.ndarray:
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
+    if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, m, a, base, target, iterations,
+                       deadline)
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
@@ -174,10 +189,64 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     strong_won = strong_best > max(tight_best, -1e300) and strong_best >= best
     nested_won = nested_best > max(best, tight_best, strong_best)
     won = lam_n if nested_won else lam_s if strong_won else lam_t if tight_best > best else lam
+    kind = "nested" if nested_won else "strong" if strong_won else "tight" if tight_best > best else "loose"
     best, k = max(best, tight_best, strong_best, nested_best), k1 + k2 + k3 + k4
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()), strong=strong_won and not nested_won,
-                    nested=nested_won, lam=won)
+                    nested=nested_won, lam=won, kind=kind)
+
+
+RESUME_MIN_STEP = 2.0 ** -8
+"""A resumed ascent (``gap_bound(resume=...)``) stops once its step (``_Steps``: 2, halved after each 20 iterations
+without a better value) is below this: at least 160 iterations without progress. GPT-2 fine at 0.9, resumed for the
+183 s checkmate had left, raised its bound by 1e-12 of it (BENCHMARKS.md, branch lag15); checkmate then returns."""
+RESUME_WINDOW = 50
+RESUME_MIN_GAIN = 0.005
+"""A resumed ascent with a target (``upper``) also stops where its best value rose by less than this share of the
+distance to the target over the last RESUME_WINDOW iterations (at that pace it would need 10,000 more to reach it):
+GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point gap."""
+
+
+def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
+            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, m: np.ndarray,
+            a: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None) -> GapBound:
+    """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
+    better of its best value and ``prev.bound``."""
+    n = len(excess)
+    assert prev.lam is not None
+    lam0 = np.where(rows, np.maximum(prev.lam, 0.0), 0.0)
+    if prev.kind == "loose":
+        cum_m = m
+
+        def price(lam: np.ndarray) -> np.ndarray:
+            cum = np.concatenate(([0.0], np.cumsum(lam)))
+            return cum_m * (cum[hi + 1] - cum[lo])
+
+        def freed(drop: np.ndarray) -> np.ndarray:
+            f = np.zeros(n + 1)
+            np.add.at(f, lo[drop], m[drop])
+            np.add.at(f, hi[drop] + 1, -m[drop])
+            return np.cumsum(f)[:n]
+
+        best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, True)
+    elif prev.kind == "tight":
+        best, lam, k = _ascent(excess, rows, c, lambda x: np.bincount(G, weights=x[T] * a, minlength=len(unit)),
+                               lambda d: np.bincount(T, weights=a * d[G], minlength=n), lam0, iterations, target,
+                               base, deadline, True)
+    elif prev.kind == "strong":
+        parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
+        a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
+        best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline,
+                                      True)
+    else:
+        nest = _Nested(dag, unit, G, over)
+        best, k, lam = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam0, iterations, target, base, deadline,
+                                      True)
+    bound = (base + max(best, 0.0)) * (1 - 1e-12)
+    if not bound > prev.bound:
+        return dataclasses.replace(prev, iterations=prev.iterations + k)
+    return GapBound(bound, prev.iterations + k, len(unit), int(rows.sum()), strong=prev.kind == "strong",
+                    nested=prev.kind == "nested", lam=lam, kind=prev.kind)
 
 
 def bound_deadline(clock) -> float | None:
@@ -219,11 +288,25 @@ class _Steps:
     the step after 20 iterations without improvement, and take Polyak's step toward ``target`` (else 5% above
     the best value) along the subgradient ``g`` restricted to ``rows``."""
 
-    def __init__(self, lam: np.ndarray, target: float | None, base: float) -> None:
+    def __init__(self, lam: np.ndarray, target: float | None, base: float, resumed: bool = False) -> None:
         self.best, self.best_lam, self.step, self.since = -np.inf, lam.copy(), 2.0, 0
-        self.target, self.base = target, base
+        self.target, self.base, self.resumed = target, base, resumed
+        self.bests: list[float] = []  # the best value after each iteration (a resumed ascent's stall rule)
+
+    def stalled(self) -> bool:
+        """A resumed ascent is done (RESUME_MIN_STEP, RESUME_WINDOW, RESUME_MIN_GAIN)."""
+        if not self.resumed:
+            return False
+        if self.step < RESUME_MIN_STEP:
+            return True
+        if self.target is None or len(self.bests) <= RESUME_WINDOW:
+            return False
+        gain = self.best - self.bests[-RESUME_WINDOW - 1]
+        return gain < RESUME_MIN_GAIN * max(self.target - self.best, 0.0)
 
     def record(self, val: float, lam: np.ndarray) -> None:
+        if self.resumed:
+            self.bests.append(max(val, self.best))
         if val > self.best:
             self.best, self.best_lam, self.since = val, lam.copy(), 0
         else:
@@ -232,10 +315,11 @@ class _Steps:
                 self.step, self.since = self.step / 2, 0
 
     def move(self, lam: np.ndarray, g: np.ndarray, rows: np.ndarray, val: float) -> np.ndarray | None:
-        """The next multipliers (None: the subgradient is zero, the ascent is done); ``g`` is overwritten."""
+        """The next multipliers (None: the subgradient is zero, or a resumed ascent stalled: the ascent is done);
+        ``g`` is overwritten."""
         g[~rows] = 0.0
         gg = float(g @ g)
-        if gg == 0.0:
+        if gg == 0.0 or self.stalled():
             return None
         goal = self.target if self.target is not None and self.target > self.best else abs(self.best) * 1.05 + 1.0
         return np.maximum(lam + self.step * max(goal - val, 1e-12 * self.base) / gg * g, 0.0)
@@ -243,10 +327,10 @@ class _Steps:
 
 def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, lam: np.ndarray,
             iterations: int, target: float | None, base: float,
-            deadline: float | None) -> tuple[float, np.ndarray, int]:
+            deadline: float | None, resumed: bool = False) -> tuple[float, np.ndarray, int]:
     """Subgradient ascent on L(lambda) = lambda . e + sum_g min(0, c_g - price_g(lambda)): (the best value,
     its multipliers, iterations run). Every value is a proven bound on the covering optimum."""
-    steps, done = _Steps(lam, target, base), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -304,7 +388,7 @@ class _Parents:
 
 def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    par: _Parents, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None) -> tuple[float, int, np.ndarray]:
+                   deadline: float | None, resumed: bool = False) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the strong Lagrangian: each gap g of unit i may be dropped with its recomputation
     at stage s = T_j + 1 for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j only), at cost
     C_i plus, per parent p past its last read at s, min(C_p, lambda-price of keeping p from last_p + 1 to
@@ -315,7 +399,7 @@ def _strong_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     lens = np.diff(np.r_[seg, npair])
     seg_of = np.repeat(np.arange(len(seg)), lens)
     pos = np.arange(npair) - np.repeat(seg, lens)
-    steps, done = _Steps(lam, target, base), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break
@@ -450,7 +534,7 @@ class _Nested:
 
 def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.ndarray, T: np.ndarray, a: np.ndarray,
                    nest: _Nested, lam: np.ndarray, iterations: int, target: float | None, base: float,
-                   deadline: float | None) -> tuple[float, int, np.ndarray]:
+                   deadline: float | None, resumed: bool = False) -> tuple[float, int, np.ndarray]:
     """Subgradient ascent on the nested Lagrangian: each gap g of unit i may be dropped with its recomputation
     after over stage T_j for one of its pairs j (freeing a_{g,t} on its over stages t <= T_j), at cost C_i plus
     the most ``_Nested.table`` over i's parents at T_j. (the best value, iterations run); every value is a
@@ -472,7 +556,7 @@ def _nested_ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, G: np.nd
     pair_rep = np.repeat(np.arange(npair), cnt)
     off = np.arange(len(pair_rep)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     parent = nest.e0[order][starts[gunit][pair_rep] + off] if len(pair_rep) else np.zeros(0, np.int64)
-    steps, done = _Steps(lam, target, base), 0
+    steps, done = _Steps(lam, target, base, resumed), 0
     for done in range(1, iterations + 1):  # noqa: B007 (the count is returned)
         if deadline is not None and time.perf_counter() >= deadline:
             break

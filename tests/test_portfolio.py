@@ -90,3 +90,34 @@ def test_checkmate_is_approx_alone_where_no_exact_phase_is_built(k: int, monkeyp
     monkeypatch.undo()  # with the limits as they are, the portfolio runs its phases
     full = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
     assert "portfolio" not in full.report.extras
+
+
+def test_checkmate_where_approx_runs_alone_goes_on_with_the_bounds_ascent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where checkmate is approx alone (no exact phase built), the time approx leaves goes to the retention-gap
+    bound's ascent from approx's multipliers with the schedule's cost as its target (``_last_bound``): the report
+    says so, and its bound is at least approx's (184.5, the nested relaxation's) and at most the optimum (the
+    attention chain at 22 bytes: 210, the MILP's optimum in tests/test_bounds.py)."""
+    from test_bounds import _attention_chain
+
+    from remc.backends import strategies
+    from remc.passes import milp
+    dag = _attention_chain()
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    c = solve("checkmate", dag, 22, make_options("checkmate", threads=1)).report
+    assert c.extras["last_bound"].startswith("nested relaxation, ") and "more iterations" in c.extras["last_bound"]
+    assert 184.5 - 1e-6 <= c.bound <= 210.0 + 1e-9
+
+
+def test_checkmates_last_bound_phase_needs_a_relaxation_to_resume() -> None:
+    """``_last_bound`` runs nothing where approx's bound has no relaxation to go on with (no stage over budget: no
+    kind, no multipliers); else ``gap_bound`` would start cold and run its loose ascent to the limit."""
+    from remc.backends.strategies import _last_bound
+    from remc.passes.bounds import GapBound
+    from remc.passes.solver_api import Clock
+    dag = cases()[0]
+    budget = simple_lower_bound(dag) + (checkpoint_all(dag).peak(dag) - simple_lower_bound(dag)) // 2
+    sched = checkpoint_all(dag)
+    sched.report.cost, sched.report.gap = sched.cost(dag), 1.0  # (as if far from proven)
+    _last_bound(dag, budget, sched, GapBound(float(dag.cost.sum()), 0, 0, 0), Clock(None), 1e-4)
+    assert "last_bound" not in sched.report.extras
