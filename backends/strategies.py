@@ -706,6 +706,7 @@ class _CoverBeside:
                  share: float = COVER_BESIDE_SHARE, max_columns: int = COVER_BESIDE_COLUMNS) -> None:
         self._cpu0 = cpu0  # time.process_time() at checkmate's start
         self._cancel = threading.Event()
+        self._go = threading.Event()  # (start without the delay: CP-SAT has ended, nothing else takes the CPU)
         self._value = -math.inf
         self.note = "beside CP-SAT: not started"
         self.started = False
@@ -715,7 +716,7 @@ class _CoverBeside:
 
     def _run(self) -> None:
         dag, budget, clock, delay, share, max_columns = self._args
-        while time.process_time() - self._cpu0 < delay:
+        while time.process_time() - self._cpu0 < delay and not self._go.is_set():
             if self._cancel.wait(0.05):
                 return
         left = clock.left()
@@ -749,6 +750,10 @@ class _CoverBeside:
         self._thread.join()
 
     def wait(self, timeout: float | None) -> None:
+        """Its result, waited for at most ``timeout`` seconds; not yet started, it starts now (the delay counts this
+        process' CPU seconds: with CP-SAT ended, an idle process took minutes to reach them, and a checkmate without
+        a time limit waited that long)."""
+        self._go.set()
         self._thread.join(timeout)
 
 

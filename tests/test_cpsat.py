@@ -436,6 +436,24 @@ def test_the_covering_milp_beside_cpsat_gives_the_bound_it_gives_alone_or_none_w
     assert not idle.started and idle.bound() == -math.inf and idle.done()
 
 
+def test_waiting_for_the_covering_milp_beside_cpsat_starts_it_before_its_delay() -> None:
+    """``wait`` starts a ``_CoverBeside`` whose CPU delay has not passed (CP-SAT has ended by then): before, an idle
+    process never reached the delay's CPU seconds, and checkmate without a time limit waited minutes for it (a test
+    with CP-SAT stubbed out took 246 s, 243 of them in that wait)."""
+    from _milp_dags import layered_dag
+
+    from remc.backends.strategies import _CoverBeside
+    from remc.passes.solver_api import Clock
+
+    dag = layered_dag(40, 5, 11)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.8)
+    beside = _CoverBeside(dag, budget, Clock(None), cpu0=math.inf, delay=1.0)  # (its CPU delay never passes)
+    beside.wait(60.0)  # (a timeout, not a measurement: it ends in well under a second; before, never)
+    done = beside.done()
+    beside.stop()
+    assert done and beside.started and math.isfinite(beside.bound())
+
+
 def test_a_small_covering_milp_beside_cpsat_is_solved_in_this_process(monkeypatch) -> None:
     """Up to COVER_HERE_COLUMNS columns the covering MILP beside CP-SAT runs in this process (no child process: its
     start took 0.3-0.4 s of CPU from CP-SAT), with the bound it has in the child; above them in the child as before."""
