@@ -141,8 +141,8 @@ def test_vgg16_at_paper_size_within_the_papers_ratio_of_the_optimum():
 
 @pytest.mark.parametrize("seed", range(3))
 def test_random_training_dags_solvers_pass_the_validator(seed):
-    """210 random training DAGs (test_baselines' generator, which also runs every baseline on 240; a third
-    renumbered so that forward and backward interleave) through approx, and every tenth through checkmate,
+    """72 random training DAGs (test_baselines' generator, which also runs every baseline on 240; a third
+    renumbered so that forward and backward interleave) through approx, and every fourth through checkmate,
     at 0.85 and 0.7 of the checkpoint-all peak: every schedule becomes a plan that the independent validator
     (passes/validate.py) replays within budget, at the peak and cost the schedule reports; checkmate is never
     above approx."""
@@ -153,14 +153,14 @@ def test_random_training_dags_solvers_pass_the_validator(seed):
 
     rng = np.random.default_rng(100 + seed)
     solved = 0
-    for k in range(70):
+    for k in range(24):  # (70 a seed took 16 of CI's 46 minutes)
         dag = random_training_dag(rng)
         if k % 3 == 0:
             dag = shuffled_order(dag, rng)
         for frac in (0.85, 0.7):
             budget = int(frac * checkpoint_all(dag).peak(dag))
             solvers = [("approx", lambda: solve_approx(dag, budget, refine_evals=2000))]
-            if k % 10 == 0:
+            if k % 4 == 0:
                 solvers.append(("checkmate", lambda: solve_milp(dag, budget, time_limit=60)))
             costs = {}
             for name, solve in solvers:
@@ -175,6 +175,6 @@ def test_random_training_dags_solvers_pass_the_validator(seed):
                 assert sim.cost == pytest.approx(sched.cost(dag))
                 costs[name] = sched.cost(dag)
                 solved += 1
-            if "approx" in costs and k % 10 == 0:  # approx's schedule proves the budget feasible
+            if "approx" in costs and k % 4 == 0:  # approx's schedule proves the budget feasible
                 assert "checkmate" in costs and costs["checkmate"] <= costs["approx"] * (1 + 1e-4) + 1e-9
-    assert solved >= 60
+    assert solved >= 20
