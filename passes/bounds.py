@@ -164,8 +164,8 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
-        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, m, a, base, target, iterations,
-                       deadline)
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, m, base, target, iterations,
+                       deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
@@ -209,30 +209,16 @@ GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point g
 
 def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
             T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, m: np.ndarray,
-            a: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None) -> GapBound:
+            base: float, target: float | None, iterations: int, deadline: float | None,
+            plain: dict) -> GapBound:
     """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
-    better of its best value and ``prev.bound``."""
-    n = len(excess)
+    better of its best value and ``prev.bound``. ``plain``: the loose and tight relaxations' (price, freed) as
+    ``gap_bound`` defines them."""
     assert prev.lam is not None
     lam0 = np.where(rows, np.maximum(prev.lam, 0.0), 0.0)
-    if prev.kind == "loose":
-        cum_m = m
-
-        def price(lam: np.ndarray) -> np.ndarray:
-            cum = np.concatenate(([0.0], np.cumsum(lam)))
-            return cum_m * (cum[hi + 1] - cum[lo])
-
-        def freed(drop: np.ndarray) -> np.ndarray:
-            f = np.zeros(n + 1)
-            np.add.at(f, lo[drop], m[drop])
-            np.add.at(f, hi[drop] + 1, -m[drop])
-            return np.cumsum(f)[:n]
-
+    if prev.kind in plain:
+        price, freed = plain[prev.kind]
         best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, True)
-    elif prev.kind == "tight":
-        best, lam, k = _ascent(excess, rows, c, lambda x: np.bincount(G, weights=x[T] * a, minlength=len(unit)),
-                               lambda d: np.bincount(T, weights=a * d[G], minlength=n), lam0, iterations, target,
-                               base, deadline, True)
     elif prev.kind == "strong":
         parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
         a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
