@@ -1006,7 +1006,12 @@ def solve(name: str, dag: DAG, budget: int | None, options: Any = None, *,
     else:
         sched = strat.fn(dag, budget, options, progress)
     if sched.report is not None:
-        sched.report.extras["peak_rss_mib"] = peak_rss_mib()
+        rep = sched.report  # every strategy's report gives the schedule's cost and peak (cpsat's had neither)
+        if rep.cost is None:
+            rep.cost = sched.cost(dag)
+        if rep.peak is None:
+            rep.peak = int(sched.peak(dag))
+        rep.extras["peak_rss_mib"] = peak_rss_mib()
     return sched
 
 

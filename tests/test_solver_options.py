@@ -100,3 +100,25 @@ def test_anytime_returns_a_fitting_baseline_when_time_is_short() -> None:
         assert sched.peak(dag) <= budget and not check(dag, sched.R, sched.S)
         assert sched.report.status == "time_limit"
         assert sched.report.bound is not None and sched.report.gap is not None
+
+
+def test_every_strategys_report_gives_its_schedules_cost_and_peak() -> None:
+    """``solve``'s report carries the schedule's own cost and peak for every strategy (cpsat's had neither: None
+    in the Python API, while the CLI filled them in)."""
+    from remc.backends.strategies import names
+
+    rng = np.random.default_rng(12)
+    dag = training_graph(6, rng, skips=((0, 3),))
+    budget = int(0.85 * checkpoint_all(dag).peak(dag))
+    ran = 0
+    for name in names():
+        if name == "cpsat":
+            pytest.importorskip("ortools")
+        try:
+            sched = solve(name, dag, budget if name != "checkpoint-all" else None)
+        except RemcError:  # a baseline that does not fit, or one that needs a chain
+            continue
+        assert sched.report.cost == pytest.approx(sched.cost(dag)), name
+        assert sched.report.peak == sched.peak(dag), name
+        ran += 1
+    assert ran >= 4
