@@ -41,6 +41,14 @@ BUILD_SECONDS_PER_COLUMN = 6e-5
 (approx's LP estimate with its margin: the same columns); times the load per core (``load_per_core``), the MILP
 is not started with less time left (Moccasin's n=250 at 0.8, 160k columns, `remc solve --strategy approx
 --time-limit 30` at a load of 9 on 2 cores: the process ran 71 s, 1 GiB, and found nothing)."""
+
+
+def build_seconds(cols: int) -> float:
+    """The least time left with which the feasibility MILP of ``cols`` columns is started (its build at the load
+    now, and at least MIN_SECONDS)."""
+    return max(MIN_SECONDS, BUILD_SECONDS_PER_COLUMN * cols * load_per_core())
+
+
 MAX_RETRIES = 2
 """Re-solves with a lowered model budget when a float memory unit lets a solution exceed the budget."""
 
@@ -125,7 +133,7 @@ def _milp_first(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
     cols = model_columns(dag)
     if cols > MAX_FEASIBLE_COLUMNS:
         return Feasible(None, f"not built ({cols} columns > {MAX_FEASIBLE_COLUMNS})", 0.0)
-    if time_limit is not None and time_limit < max(MIN_SECONDS, BUILD_SECONDS_PER_COLUMN * cols * load_per_core()):
+    if time_limit is not None and time_limit < build_seconds(cols):
         return Feasible(None, f"not started ({time_limit:.1f} s left, too little to build its {cols} columns)", 0.0)
     model_budget = budget
     for retry in range(MAX_RETRIES + 1):

@@ -338,6 +338,40 @@ def test_approx_does_not_start_an_lp_it_has_no_time_to_build_at_this_load(monkey
     assert not built
 
 
+def test_approx_gives_the_stage_search_the_time_no_lp_or_exact_phase_can_start_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where nothing fits yet and what the stage search's share leaves is too little to start the LP or the
+    feasibility MILP at this load, the search gets all the time (before: it stopped at its share, neither was
+    started, and approx said "no schedule" with half the limit left: MobileNetV3-small from torchvision, 171 units,
+    `remc compile --strategy approx --time-limit 60` at a load of 12 on 2 cores). With time for them, its share
+    stays."""
+    from remc.backends.strategies import _highs
+    from remc.passes import approx as approx_mod
+    from remc.passes import feasible as feas_mod
+    from remc.passes.bounds import GapBound
+    from remc.passes.solver_api import Clock
+
+    dag, budget = _over_budget(40, 2, 0.8)  # (checkpoint-all does not fit: approx starts with nothing)
+    monkeypatch.setattr(approx_mod, "gap_bound", lambda *a, **k: GapBound(float(dag.cost.sum()), 0, 0, 0))
+    shares: list[float] = []
+
+    class Stop(Exception):
+        pass
+
+    def stage_search(dag_, budget_, given, clock, share, *a, **k):
+        shares.append(share)
+        raise Stop
+
+    monkeypatch.setattr(approx_mod, "_stage_search", stage_search)
+    for build in (1e9, 0.0):  # seconds to build the LP and the feasibility MILP
+        monkeypatch.setattr(approx_mod, "lp_build_seconds", lambda cols, b=build: b)
+        monkeypatch.setattr(feas_mod, "BUILD_SECONDS_PER_COLUMN", build)
+        clock = Clock(60.0)
+        monkeypatch.setattr(clock, "_now", lambda c=clock: c.start)
+        with pytest.raises(Stop):
+            approx_mod.solve_approx(dag, budget, lp=_highs(), clock=clock)
+    assert shares[0] == 1.0 and shares[1] < 0.5
+
+
 def test_feasibility_milp_and_race_not_started_without_time_to_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """The exact feasibility phase's MILP and CP-SAT's least-memory model (its race) are not built where their
     build estimate at this load exceeds the time given (before: the MILP started with 1 s left whatever its size;
