@@ -154,8 +154,9 @@ class StageState:
         if t + 1 < self.n:
             row[:t + 1] |= S[t + 1, :t + 1] & ~S[t, :t + 1]
         have = S[t]
-        sparse = self.n >= ROW_SPARSE_FROM and EdgeSystem.available()
-        if sparse and np.count_nonzero(row) > DFS_STEPS // 4:
+        # (SciPy is imported at the first row that reaches the solve: below SPARSE_FROM units, only where one does)
+        sparse = self.n >= ROW_SPARSE_FROM
+        if sparse and np.count_nonzero(row) > DFS_STEPS // 4 and EdgeSystem.available():
             full = self._edges().ancestors(row, have)
             if full is not None:
                 return full
@@ -164,10 +165,10 @@ class StageState:
         steps = DFS_STEPS if sparse else -1
         while stack:
             if steps == 0:
-                full = self._edges().ancestors(row, have)
+                full = self._edges().ancestors(row, have) if EdgeSystem.available() else None
                 if full is not None:
                     return full
-                steps = -1  # overflow: go on one by one
+                steps = -1  # overflow or no solve: go on one by one
             steps -= 1
             k = stack.pop()
             for p in preds[k][~have[preds[k]]].tolist():
