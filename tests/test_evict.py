@@ -3,6 +3,8 @@ budget, never below the exhaustive optimum; row state equal to the full evaluati
 LP is not built still returns a checked schedule with a proven bound."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
@@ -444,3 +446,23 @@ def test_repair_swaps_a_large_value_for_its_small_parent_where_no_drop_helps(mon
     assert not check(dag, R, S) and stage_peaks(dag, R, S).max() <= budget
     monkeypatch.setattr(stagesearch, "SWAP_CANDIDATES", 0)  # the repair as it was: stuck
     assert stagesearch.repair_steps(stagesearch.StageState(dag, budget, checkpoint_all(dag).S), None) == "stuck"
+
+
+def test_approx_searches_again_with_the_time_left_where_nothing_fits(monkeypatch):
+    """Where the stage search found nothing in its share and no later phase finds one (no LP, the exact phase stubbed), approx
+    runs the stage search again with the time left instead of raising before its limit (issue #12 item 5)."""
+    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
+    monkeypatch.setattr(approx_mod, "find_feasible", lambda *a, **k: SimpleNamespace(
+        schedule=None, proven_infeasible=False, status="stubbed", seconds=0.0, by=None))
+    real, calls = approx_mod.evict_search, []
+
+    def first_finds_nothing(*args, **kwargs):
+        calls.append(1)
+        return None if len(calls) == 1 else real(*args, **kwargs)
+
+    monkeypatch.setattr(approx_mod, "evict_search", first_finds_nothing)
+    dag = _layered(40, 6, 2)
+    budget = int(0.85 * checkpoint_all(dag).peak(dag))
+    sched = solve_approx(dag, budget, time_limit=600)
+    assert len(calls) == 2
+    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
