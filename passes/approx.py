@@ -281,7 +281,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                 refined = _refine(dag, budget, [found_c], None,
                                   Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
                 best = _cheaper(best, refined.best)
-    if best is None and not searched and not clock.expired() and RESEARCH_LEFT:
+    if best is None and exact_phase and not searched and not clock.expired() and RESEARCH_LEFT:
         # nothing fits and no phase above can use the time left (the LP or the exact phase not started, or done
         # without a schedule): the stage search again, with all of it, rather than no schedule before the limit
         note("stage search", bound=gb)
@@ -349,7 +349,8 @@ RESEARCH_LEFT = True
 --strategy approx --time-limit 120` at a load of 11 on 2 cores: the stage search's 0.36 of the limit found
 nothing, the LP was then not started, "58.3 s left, too little to build its 152145 columns", and approx raised
 at 63 s), the stage search runs again with all the time left (from nothing: its first run's work is redone, so
-this finds what a run of that length finds)."""
+this finds what a run of that length finds). Not where a caller runs the exact phase itself (``exact_phase`` False:
+checkmate's approx share) or ran the stage search already (``searched``): the caller's later phases have that time."""
 
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
