@@ -461,7 +461,7 @@ def test_approx_searches_again_with_the_time_left_where_nothing_fits(monkeypatch
         return None if len(calls) == 1 else real(*args, **kwargs)
 
     monkeypatch.setattr(approx_mod, "evict_search", first_finds_nothing)
-    dag = _layered(40, 6, 2)
+    dag = _layered(24, 4, 2)
     budget = int(0.85 * checkpoint_all(dag).peak(dag))
     sched = solve_approx(dag, budget, time_limit=600)
     assert len(calls) == 2
