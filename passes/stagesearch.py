@@ -48,6 +48,12 @@ def _superlu_gstrs() -> Any:
         return None
     return gstrs
 
+ROW_SPARSE_FROM = 200
+"""Least number of units at which ``StageState._row_r`` finishes a row that reaches past DFS_STEPS units with one
+sparse solve (SPARSE_FROM for the eviction pass's sums). Rows that recompute long chains are most of a repair's
+work where values are dropped far from the graph's sources: own random layered n = 250 seed 11 at 0.9, the repair
+from checkpoint-all to its fit took 3.7 s of CPU with the loop, 2.4 s with the solve (the same rows); a row of a
+few units never reaches the solve."""
 TOP_K = 6
 """Candidates evaluated exactly per repair step (of those ranked best by the estimate)."""
 IMPROVE_CANDIDATES = 30
@@ -148,8 +154,9 @@ class StageState:
         if t + 1 < self.n:
             row[:t + 1] |= S[t + 1, :t + 1] & ~S[t, :t + 1]
         have = S[t]
-        sparse = self.n >= SPARSE_FROM and EdgeSystem.available()
-        if sparse and np.count_nonzero(row) > DFS_STEPS // 4:
+        # (SciPy is imported at the first row that reaches the solve: below SPARSE_FROM units, only where one does)
+        sparse = self.n >= ROW_SPARSE_FROM
+        if sparse and np.count_nonzero(row) > DFS_STEPS // 4 and EdgeSystem.available():
             full = self._edges().ancestors(row, have)
             if full is not None:
                 return full
@@ -158,10 +165,10 @@ class StageState:
         steps = DFS_STEPS if sparse else -1
         while stack:
             if steps == 0:
-                full = self._edges().ancestors(row, have)
+                full = self._edges().ancestors(row, have) if EdgeSystem.available() else None
                 if full is not None:
                     return full
-                steps = -1  # overflow: go on one by one
+                steps = -1  # overflow or no solve: go on one by one
             steps -= 1
             k = stack.pop()
             for p in preds[k][~have[preds[k]]].tolist():
@@ -298,6 +305,8 @@ def repair_steps(st: StageState, deadline: float | None, rows: int | None = None
         if _best_repair(st, cands[:TOP_K], floor) \
                 or _best_repair(st, cands[TOP_K:] if cap is None else cands[TOP_K:TOP_K + cap], floor, deadline):
             continue
+        if SWAP_CANDIDATES and _swap_repair(st, floor, deadline):
+            continue
         if not _pair_repair(st, cands[:TOP_K], floor, deadline):
             return "time" if deadline is not None and time.perf_counter() >= deadline else "stuck"
     return "fit"
@@ -325,6 +334,87 @@ def _repair_moves(st: StageState, floor: float) -> list[tuple]:
             cands.append((-1.0, i, int(prev.max()) + 1, t, True))
     cands.sort(key=lambda c: c[0], reverse=True)
     return cands
+
+
+SWAP_CANDIDATES = 12
+"""Swaps a repair step tries at the highest stage (``_swap_repair``) when no single move helps: each resident value
+alone (largest first) and the resident children of one parent together (most bytes first), this many of each (0:
+none). Own random layered n = 250 seed 11 (one source): every single move there drops a value whose
+recomputation runs a chain back to the source, and values of 5-8 kB whose one parent is 160 bytes were kept across
+a dozen stages; at 0.9 of checkpoint-all's peak the repair got stuck at 1.09 x the budget without swaps and fits
+with them (+19.8%, 3.8 s of CPU); at 0.8 it is still stuck (1.35 x, against 1.56 x without)."""
+
+
+def _swap_moves(st: StageState, t: int, group: list[int]) -> list[tuple[int, int, int, bool]] | None:
+    """The moves of a swap at stage t: drop each resident value of ``group`` from stage t to the end of its run,
+    and keep each of their parents resident from where it was last resident or computed up to the last stage of
+    that span that reads the value (so that each such stage recomputes it from its parents alone); None where no
+    value of the group is read in its span (plain drops) or a parent was never computed before it is needed."""
+    dag = st.dag
+    drops: list[tuple[int, int, int, bool]] = []
+    until: dict[int, int] = {}  # parent -> the last stage it must be resident at
+    for i in group:
+        _, b = _run(st.S[:, i], t)
+        users = dag.succs[i]
+        drops.append((i, t, b, False))
+        reads = np.flatnonzero(st.R[t:b + 1][:, users].any(axis=1)) if len(users) else np.zeros(0, np.int64)
+        if len(reads):  # the stages that will recompute i
+            for p in dag.preds[i].tolist():
+                until[p] = max(until.get(p, -1), t + int(reads.max()))
+    moves: list[tuple[int, int, int, bool]] = []
+    for p, last in sorted(until.items()):
+        have = np.flatnonzero(st.R[:last + 1, p] | st.S[:last + 1, p])
+        if not len(have):
+            return None
+        a = int(have.max()) + 1
+        if a <= last:
+            moves.append((p, a, last, True))
+    # the parents first: dropped before they are resident, a value could not be recomputed (a no-recompute ancestor)
+    return [*moves, *drops] if moves else None
+
+
+def _swap_groups(st: StageState, t: int) -> list[list[int]]:
+    """Groups to swap at stage t: each resident value alone, largest first, and, for each parent of two or more
+    resident values, those values together, by their bytes less the parent's; SWAP_CANDIDATES of each kind."""
+    dag = st.dag
+    res = [i for i in np.flatnonzero(st.S[t]).tolist() if not dag.no_recompute[i] and len(dag.preds[i])]
+    singles = sorted(res, key=lambda i: -int(dag.mem[i]))[:SWAP_CANDIDATES]
+    kids: dict[int, list[int]] = {}
+    for i in res:
+        for p in dag.preds[i].tolist():
+            kids.setdefault(p, []).append(i)
+    shared = [(int(dag.mem[k].sum()) - (0 if st.S[t, p] else int(dag.mem[p])), p, k)
+              for p, k in kids.items() if len(k) > 1]
+    shared.sort(key=lambda x: (-x[0], x[1]))
+    return [[i] for i in singles] + [k for gain, _, k in shared[:SWAP_CANDIDATES] if gain > 0]
+
+
+def _swap_repair(st: StageState, floor: float, deadline: float | None) -> bool:
+    """Apply the best swap (``_swap_moves`` of a ``_swap_groups`` group) at the stage of the highest peak that
+    lowers the bytes over budget per added cost; False when none does. Each is evaluated whole (its moves one
+    after the other, then undone)."""
+    t = int(np.argmax(st.peak))
+    ex0, c0 = st.excess(st.peak), st.total_cost()
+    best, best_score = None, 0.0
+    for group in _swap_groups(st, t):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        moves = _swap_moves(st, t, group)
+        if moves is None:
+            continue
+        snap = st.snapshot()
+        if all(st.try_move(j, lo, hi, v, lambda *a: True) for j, lo, hi, v in moves):
+            gain = ex0 - st.excess(st.peak)
+            if gain > 0:
+                score = gain / max(st.total_cost() - c0, floor)
+                if score > best_score:
+                    best, best_score = moves, score
+        st.restore(snap)
+    if best is None:
+        return False
+    for j, lo, hi, v in best:
+        st.try_move(j, lo, hi, v, lambda *a: True)
+    return True
 
 
 def _pair_repair(st: StageState, firsts: list, floor: float, deadline: float | None) -> bool:

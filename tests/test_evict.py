@@ -3,6 +3,8 @@ budget, never below the exhaustive optimum; row state equal to the full evaluati
 LP is not built still returns a checked schedule with a proven bound."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from _milp_dags import exhaustive_optimum, random_dag, training_graph
 
@@ -427,3 +429,42 @@ def test_a_setting_that_fails_slowly_gets_one_pass_before_the_next_starts(monkey
     found = evict_search(dag, budget, deadline=math.inf, on_best=lambda c: seen.append(first_state[0].rows))
     assert found is not None and seen
     assert seen[0] <= evict.FIRST_ROUND_ROWS * dag.n + 1 < evict.FIRST_PASS_ROWS * dag.n
+
+
+def test_repair_swaps_a_large_value_for_its_small_parent_where_no_drop_helps(monkeypatch):
+    """A value whose recomputation would reach a no-recompute ancestor cannot be dropped alone; the swap keeps its
+    small parent resident instead and drops the value, so the repair fits where, without swaps, it is stuck."""
+    from remc.passes import stagesearch
+
+    nr = np.zeros(8, dtype=bool)
+    nr[0] = True
+    edges = [(0, 1), (1, 2), (1, 3), (0, 4), (4, 5), (5, 6), (2, 6), (6, 7), (3, 7)]
+    dag = DAG(tuple(f"v{i}" for i in range(8)), np.ones(8), np.array([1, 1, 10, 10, 10, 10, 1, 1]),
+              np.array(edges), no_recompute=nr)
+    budget = 30  # checkpoint-all's peak: 40
+    st = stagesearch.StageState(dag, budget, checkpoint_all(dag).S)
+    assert stagesearch.repair_steps(st, None) == "fit"
+    R, S = clean(dag, st.R, st.S)
+    assert not check(dag, R, S) and stage_peaks(dag, R, S).max() <= budget
+    monkeypatch.setattr(stagesearch, "SWAP_CANDIDATES", 0)  # the repair as it was: stuck
+    assert stagesearch.repair_steps(stagesearch.StageState(dag, budget, checkpoint_all(dag).S), None) == "stuck"
+
+
+def test_approx_searches_again_with_the_time_left_where_nothing_fits(monkeypatch):
+    """Where the stage search found nothing in its share and no later phase finds one (no LP, the exact phase stubbed), approx
+    runs the stage search again with the time left instead of raising before its limit (issue #12 item 5)."""
+    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
+    monkeypatch.setattr(approx_mod, "find_feasible", lambda *a, **k: SimpleNamespace(
+        schedule=None, proven_infeasible=False, status="stubbed", seconds=0.0, by=None))
+    real, calls = approx_mod.evict_search, []
+
+    def first_finds_nothing(*args, **kwargs):
+        calls.append(1)
+        return None if len(calls) == 1 else real(*args, **kwargs)
+
+    monkeypatch.setattr(approx_mod, "evict_search", first_finds_nothing)
+    dag = _layered(24, 4, 2)
+    budget = int(0.85 * checkpoint_all(dag).peak(dag))
+    sched = solve_approx(dag, budget, time_limit=600)
+    assert len(calls) == 2
+    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
