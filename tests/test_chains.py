@@ -1,0 +1,74 @@
+"""The chain charge of the retention-gap bound (passes/bounds.py, "Chains of equal parents", ``_chains``): a
+dropped unit whose parents are past their last read, each as large as it and read by it alone, pays for
+computing them again too; never above the optimum (exhaustive on 5 units, the MILP's on larger DAGs)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from _milp_dags import exhaustive_optimum
+
+from remc.ir.dag import DAG
+from remc.ir.schedule import checkpoint_all
+from remc.passes.bounds import _chains, gap_bound
+
+
+def _bn_chain(mem_a: int = 4) -> DAG:
+    """a -> b -> c (BatchNorm's Mul -> Add -> Relu: one size), y (8 bytes, read by none) at stage 3, then c read
+    again by d: at 8-11 bytes c cannot be kept across stage 3, nor can a or b instead (as large), so all three
+    are computed again (10 + 10 + 1). With ``mem_a`` 1, a is kept instead and only b and c are."""
+    return DAG(tuple("abcyd"), np.array([10.0, 10.0, 1.0, 1.0, 1.0]), np.array([mem_a, 4, 4, 8, 1]),
+               np.array([(0, 1), (1, 2), (2, 4)]))
+
+
+def test_the_chain_of_equal_parents_is_charged_in_full_and_reaches_the_optimum():
+    dag = _bn_chain()
+    for budget in (8, 10, 11):
+        best = exhaustive_optimum(dag, budget)
+        assert best == 23.0 + 21.0
+        with_chain, without = gap_bound(dag, budget), gap_bound(dag, budget, chains=False, nested=False)
+        assert with_chain.bound <= best
+        assert without.bound < 23.0 + 21.0 - 1.0  # a's recomputation is not charged (nor all of b's)
+        assert math.isclose(gap_bound(dag, budget, nested=False).bound, best, rel_tol=1e-9)
+    extra, tree = _chains(dag)
+    assert tree == {1: frozenset({0}), 2: frozenset({0, 1}), 4: frozenset({0, 1, 2})} and extra[2] == 20.0
+
+
+def test_a_smaller_parent_is_no_part_of_the_chain():
+    """a (1 byte) may be kept across stage 3 in c's place: only b and c are computed again."""
+    dag = _bn_chain(mem_a=1)
+    for budget in (9, 10, 11):
+        best = exhaustive_optimum(dag, budget)
+        assert best == 23.0 + 11.0
+        assert gap_bound(dag, budget).bound <= best
+        assert math.isclose(gap_bound(dag, budget).bound, best, rel_tol=1e-9)
+    assert _chains(dag)[1] == {2: frozenset({1}), 4: frozenset({0, 1, 2})}
+
+
+def _chain_dag(rng: np.random.Generator) -> DAG:
+    """``_bn_chain`` perturbed: sizes off by up to 2 bytes (a parent smaller than its child, or larger), costs 1,
+    10 or 100 apart, a few more edges (a chain unit with a second child, y reading one), workspace, units never
+    recomputed."""
+    n = 5
+    edges = {(0, 1), (1, 2), (2, 4)}
+    edges |= {e for e in ((0, 2), (0, 3), (1, 3), (1, 4), (0, 4), (2, 3), (3, 4)) if rng.random() < 0.15}
+    mem = np.array([4, 4, 4, 8, 1]) + rng.integers(-2, 3, n) * (rng.random(n) < 0.4)
+    cost = rng.choice([1.0, 10.0, 100.0], n) * rng.uniform(0.5, 1.5, n)
+    return DAG(tuple(f"v{i}" for i in range(n)), cost, mem, np.array(sorted(edges), dtype=np.int64).reshape(-1, 2),
+               no_recompute=rng.random(n) < 0.1, workspace=rng.integers(0, 2, n) if rng.random() < 0.3 else None)
+
+
+def test_chain_bound_never_exceeds_the_exhaustive_optimum():
+    rng = np.random.default_rng(16)
+    checked = higher = 0
+    for _ in range(6):
+        dag = _chain_dag(rng)
+        for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
+            best = exhaustive_optimum(dag, budget)
+            if best is None:
+                break
+            b = gap_bound(dag, budget, iterations=100).bound
+            assert b <= best + 1e-9 * float(dag.cost.sum()), (budget, b, best)
+            checked += 1
+            higher += b > gap_bound(dag, budget, iterations=100, chains=False).bound + 1e-6
+    assert checked >= 15 and higher >= 4, (checked, higher)
