@@ -1,5 +1,6 @@
+"""bn_net: BatchNorm-like training graphs (conv -> mul -> add -> relu per block); the MILP optimum against the bound with and
+without chains: python milp_scan.py SEED DAGS BLOCKS"""
 import sys, time
-sys.path.insert(0,'/work/wt/bound16/tests')
 import numpy as np
 from remc.ir.dag import DAG
 from remc.ir.schedule import checkpoint_all
@@ -27,16 +28,17 @@ def bn_net(blocks, rng):
         g = add(f"gconv{k}", 2.0, 2, [gb, inp])
     return DAG(tuple(names), np.array(cost), np.array(mem), np.array(edges), no_recompute=np.arange(len(names)) == 0)
 
-rng = np.random.default_rng(int(sys.argv[1]))
-for k in range(int(sys.argv[2])):
-    dag = bn_net(int(sys.argv[3]), rng)
-    for ratio in (0.9, 0.8, 0.7):
-        budget = int(ratio * checkpoint_all(dag).peak(dag))
-        t = time.time()
-        try:
-            opt = solve_milp(dag, budget, time_limit=60, gap=0.0, threads=1).report
-        except Exception as e:
-            print(dag.n, ratio, "err", type(e).__name__); continue
-        ms = time.time() - t
-        b = gap_bound(dag, budget).bound; b0 = gap_bound(dag, budget, chains=False).bound
-        print(dag.n, ratio, opt.status, round(opt.cost, 3), "chain", round(b, 3), "plain", round(b0, 3), f"{ms:.1f}s", "BAD" if b > opt.cost + 1e-6 else "")
+if __name__ == '__main__':
+    rng = np.random.default_rng(int(sys.argv[1]))
+    for k in range(int(sys.argv[2])):
+        dag = bn_net(int(sys.argv[3]), rng)
+        for ratio in (0.9, 0.8, 0.7):
+            budget = int(ratio * checkpoint_all(dag).peak(dag))
+            t = time.time()
+            try:
+                opt = solve_milp(dag, budget, time_limit=60, gap=0.0, threads=1).report
+            except Exception as e:
+                print(dag.n, ratio, "err", type(e).__name__); continue
+            ms = time.time() - t
+            b = gap_bound(dag, budget).bound; b0 = gap_bound(dag, budget, chains=False).bound
+            print(dag.n, ratio, opt.status, round(opt.cost, 3), "chain", round(b, 3), "plain", round(b0, 3), f"{ms:.1f}s", "BAD" if b > opt.cost + 1e-6 else "")
