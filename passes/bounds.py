@@ -39,7 +39,7 @@ relaxations is reported. Measured against the MILP's optimum on random layered D
 case above it) and at scale in BENCHMARKS.md (1.5-2.4x the covering bound on random layered DAGs, 1.4-1.8x
 on ResNet50 and GPT-2 at ONNX-node granularity).
 
-Chains of equal parents (``_chains``; every relaxation here). A parent p of unit i whose only
+Chains of equal parents (``_chains``; the loose, tight and strong relaxations). A parent p of unit i whose only
 child is i is past its last read for the whole of every gap of i (last_p = i < a + 1). If M_p >= M_i, keeping p
 across a stage of i's gap instead of i frees nothing there; the relaxations above let such a drop free M_i and
 charge p's recomputation at most once in D_p (strong) or not at all (loose, tight). ``_chains`` charges it in
@@ -58,10 +58,7 @@ t+1..b disjoint from i's other gaps', and after the gaps of the units between c 
 the strong relaxation's terms for a parent p of a gap's unit charge p's retention or recomputation up to that
 gap's b: tree parents are left out of them (their recomputation is in the gap's cost), and a parent outside
 tree(i) is in no tree but those of i's descendants', whose charges fall after i's last read. The nested
-relaxation charges the same (``_Nested(intree=...)``): a gap's cost with its chain, and no unit of any tree in its
-table (h = 0 there: a lower bound on what making it resident costs), so that the table's terms (computations and
-retentions of units in no tree) and the chain charges (computations of tree units) never count one computation or
-one byte twice.
+relaxation keeps the plain costs (its deeper terms may charge a tree member shared 1/D).
 
 Nested drops (``_Nested``). The strong relaxation charges a parent's recomputation C_p alone; but recomputing p
 needs p's own parents, and so on up a chain of values past their last read (attention at ONNX-node
@@ -157,9 +154,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
     free = ~pinned
     unit, lo, hi = unit[free], lo[free], hi[free]
-    m = dag.mem[unit].astype(np.float64)
+    c0, m = dag.cost[unit], dag.mem[unit].astype(np.float64)
     extra, tree = _chains(dag) if chains else (np.zeros(n), {})
-    c = dag.cost[unit] + extra[unit]  # a dropped gap's cost: its unit's and its chain's
+    c = c0 + extra[unit]  # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
     rows = excess > 0
     if not rows.any():
         return GapBound(base, 0, len(unit), 0)
@@ -191,7 +188,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
-        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, tree, m, base, target,
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, c0, tree, m, base, target,
                        iterations, deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
@@ -210,8 +207,8 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
                                              deadline)
     nested_best, k4 = -np.inf, 0
     if nested and len(G) and len(G) <= MAX_PAIRS and n * len(over) <= MAX_NESTED_CELLS:
-        nest = _Nested(dag, unit, G, over, intree=_in_tree(n, tree))
-        nested_best, k4, lam_n = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
+        nest = _Nested(dag, unit, G, over)
+        nested_best, k4, lam_n = _nested_ascent(excess, rows, c0, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
                                          base, deadline)
     strong_won = strong_best > max(tight_best, -1e300) and strong_best >= best
     nested_won = nested_best > max(best, tight_best, strong_best)
@@ -235,8 +232,8 @@ GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point g
 
 
 def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
-            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, tree: dict,
-            m: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None,
+            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, c0: np.ndarray,
+            tree: dict, m: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None,
             plain: dict) -> GapBound:
     """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
     better of its best value and ``prev.bound``. ``plain``: the loose and tight relaxations' (price, freed) as
@@ -252,8 +249,8 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
         best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline,
                                       True)
     else:
-        nest = _Nested(dag, unit, G, over, intree=_in_tree(dag.n, tree))
-        best, k, lam = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam0, iterations, target, base, deadline,
+        nest = _Nested(dag, unit, G, over)
+        best, k, lam = _nested_ascent(excess, rows, c0, G, T, m[G], nest, lam0, iterations, target, base, deadline,
                                       True)
     bound = (base + max(best, 0.0)) * (1 - 1e-12)
     if not bound > prev.bound:
@@ -356,14 +353,6 @@ def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, l
             break
         lam = nxt
     return steps.best, steps.best_lam, done
-
-
-def _in_tree(n: int, tree: dict[int, frozenset[int]]) -> np.ndarray:
-    """bool[n]: the units in some tree of ``_chains``."""
-    out = np.zeros(n, dtype=bool)
-    for members in tree.values():
-        out[list(members)] = True
-    return out
 
 
 def _chains(dag: DAG) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
@@ -523,8 +512,7 @@ class _Nested:
     within NESTED_DEPTH + 1 edges up through units past their last read at some over stage (the only way the
     recursion reaches p), so h charges 1/D_p of p's own terms, as the strong relaxation does with its D_p."""
 
-    def __init__(self, dag: DAG, unit: np.ndarray, G: np.ndarray, over: np.ndarray, depth: int = NESTED_DEPTH,
-                 intree: np.ndarray | None = None) -> None:
+    def __init__(self, dag: DAG, unit: np.ndarray, G: np.ndarray, over: np.ndarray, depth: int = NESTED_DEPTH) -> None:
         n = dag.n
         self.depth = depth
         self.over = over
@@ -557,8 +545,6 @@ class _Nested:
                 D[np.fromiter(seen, dtype=np.int64)] += gaps_of[i]
         self.share = 1.0 / np.maximum(D, 1.0)
         self.root_unit = unit
-        # units of a chain (``_chains``): charged in full by the gaps whose chain they are in, so 0 here
-        self.plain = np.ones(n, dtype=bool) if intree is None else ~intree
 
     def table(self, lam: np.ndarray) -> np.ndarray:
         """h[p, k] (class docstring) at multipliers ``lam`` (float64[n, len(over)])."""
@@ -572,7 +558,6 @@ class _Nested:
         sh = self.share[:, None]
         cost = self.cost[:, None] * sh
         keep_full = keep_full * sh
-        past = past & self.plain[:, None]
         h = np.where(past, np.minimum(keep_full, cost), 0.0)
         ks = np.arange(m)[None, :]
         allowed_k = ks >= self.u[:, None]  # o_k' >= last_p + 1

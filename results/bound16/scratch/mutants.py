@@ -1,6 +1,5 @@
 """Run tests/test_chains.py (and others named) against mutants of the chain charge, patched in at run time:
-python mutants.py NAME [pytest args]; NAME in size (no size condition), child (a parent with several children in a chain), more (chains 1.1x),
-strong (tree parents kept in the strong relaxation's parent terms), nested (tree units in the nested table)."""
+python mutants.py NAME [pytest args]; NAME in size, child, strong, nested, more."""
 import sys
 import numpy as np
 import remc.passes.bounds as B
@@ -43,10 +42,15 @@ elif name == "strong":
         a = a[:8]
         orig_parents_init(self, *a)
     B._Parents.__init__ = init
-elif name == "nested":  # the nested table charges tree units too (no intree mask)
+elif name == "nested":
+    def nested(excess, rows, c, G, T, a, nest, *rest, **kw):
+        extra, _ = orig_chains(nest._dag)
+        return orig_nested(excess, rows, c + extra[nest.root_unit], G, T, a, nest, *rest, **kw)
     orig_init = B._Nested.__init__
-    def ninit(self, dag, *a, intree=None, **k):
+    def ninit(self, dag, *a, **k):
         orig_init(self, dag, *a, **k)
+        self._dag = dag
     B._Nested.__init__ = ninit
+    B._nested_ascent = nested
 import pytest
 sys.exit(pytest.main(["-n", "0", "-q", "-x", "-p", "no:cacheprovider"] + (sys.argv[2:] or ["tests/test_chains.py"])))
