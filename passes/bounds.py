@@ -39,6 +39,27 @@ relaxations is reported. Measured against the MILP's optimum on random layered D
 case above it) and at scale in BENCHMARKS.md (1.5-2.4x the covering bound on random layered DAGs, 1.4-1.8x
 on ResNet50 and GPT-2 at ONNX-node granularity).
 
+Chains of equal parents (``_chains``; the loose, tight and strong relaxations). A parent p of unit i whose only
+child is i is past its last read for the whole of every gap of i (last_p = i < a + 1). If M_p >= M_i, keeping p
+across a stage of i's gap instead of i frees nothing there; the relaxations above let such a drop free M_i and
+charge p's recomputation at most once in D_p (strong) or not at all (loose, tight). ``_chains`` charges it in
+full: tree(i) is grown from i through parents p whose only child is already in the tree, with M_p >= M_i and p
+recomputable (ResNet50 at ONNX-node granularity: BatchNorm's Mul -> Add -> Relu, three units of one size). A gap of
+i counts as dropped at stage t (z_t = 1) only where no unit of {i} + tree(i) is kept across t; its row keeps
+M_i (1 - z_t), which holds for every schedule: where z_t = 0 some unit of the set, of at least M_i bytes, is
+resident while unit t runs. Each such byte is counted once: a tree member c is past its last read at t (its
+own gaps end before it, it is no parent of unit t, and it lies in the tree of i alone together with the
+units below it on its single-child path, whose gaps end by their last read, before i's gaps start). Where
+z_t = 1, reading i at b = hi + 1 needs i computed in a stage of t+1..b, which needs its tree parents resident
+then, none of which is kept across t: each is computed in t+1..b, and so on up the tree: a cost of
+C_i + sum of C_c over tree(i). These computations are distinct from every other one the bound charges: i's as
+before; c's fall after t > i >= last_c, so after every stage a gap of c (ending by last_c) charges, in a range
+t+1..b disjoint from i's other gaps', and after the gaps of the units between c and i, which end before i;
+the strong relaxation's terms for a parent p of a gap's unit charge p's retention or recomputation up to that
+gap's b: tree parents are left out of them (their recomputation is in the gap's cost), and a parent outside
+tree(i) is in no tree but those of i's descendants', whose charges fall after i's last read. The nested
+relaxation keeps the plain costs (its deeper terms may charge a tree member shared 1/D).
+
 Nested drops (``_Nested``). The strong relaxation charges a parent's recomputation C_p alone; but recomputing p
 needs p's own parents, and so on up a chain of values past their last read (attention at ONNX-node
 granularity: softmax needs mask, scale and the scores MatMul). The nested relaxation follows that chain to
@@ -100,12 +121,13 @@ def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: int = 500,
               deadline: float | None = None, strong: bool = True, nested: bool = True,
-              resume: GapBound | None = None) -> GapBound:
+              resume: GapBound | None = None, chains: bool = True) -> GapBound:
     """The retention-gap lower bound (module docstring) on the cost of every schedule of ``dag`` within
     ``budget`` bytes. ``upper``: the cost of a known schedule (guides the step size; not needed for
     validity). Stops after ``iterations`` or at ``deadline`` (a ``time.perf_counter()`` value).
     ``strong``: also the relaxation with recomputation stages and parents (``_strong_ascent``); ``nested``: also
-    the relaxation with nested drops (``_Nested``).
+    the relaxation with nested drops (``_Nested``). ``chains``: a gap's cost includes its unit's chain of
+    equal parents in the loose, tight and strong relaxations (module docstring, ``_chains``).
 
     ``resume``: an earlier result of this function for the same ``dag`` and ``budget``: only the relaxation that
     won there (``resume.kind``) is run, its ascent started from ``resume.lam`` with a fresh step (``_Steps``), and
@@ -132,7 +154,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
     free = ~pinned
     unit, lo, hi = unit[free], lo[free], hi[free]
-    c, m = dag.cost[unit], dag.mem[unit].astype(np.float64)
+    c0, m = dag.cost[unit], dag.mem[unit].astype(np.float64)
+    extra, tree = _chains(dag) if chains else (np.zeros(n), {})
+    c = c0 + extra[unit]  # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
     rows = excess > 0
     if not rows.any():
         return GapBound(base, 0, len(unit), 0)
@@ -164,8 +188,8 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
-        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, m, base, target, iterations,
-                       deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, c0, tree, m, base, target,
+                       iterations, deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
     # the loose rows converge quickly; the tight Lagrangian is at least as high at the same multipliers
@@ -177,14 +201,14 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         tight_best, lam_t, k2 = _ascent(excess, rows, c, tight, tight_freed, lam, max(iterations // 4, 1), target,
                                         base, deadline)
         if strong and len(G) * 4 <= MAX_PAIRS:
-            parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
+            parents = _Parents(dag, unit, lo, hi, G, T, over, excess, tree)
             a_s = np.minimum(m[G], excess[T] + parents.added_max[T])  # tightened, allowing for added load
             strong_best, k3, lam_s = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam_t, iterations, target, base,
                                              deadline)
     nested_best, k4 = -np.inf, 0
     if nested and len(G) and len(G) <= MAX_PAIRS and n * len(over) <= MAX_NESTED_CELLS:
         nest = _Nested(dag, unit, G, over)
-        nested_best, k4, lam_n = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
+        nested_best, k4, lam_n = _nested_ascent(excess, rows, c0, G, T, m[G], nest, lam_t, max(iterations // 2, 1), target,
                                          base, deadline)
     strong_won = strong_best > max(tight_best, -1e300) and strong_best >= best
     nested_won = nested_best > max(best, tight_best, strong_best)
@@ -208,8 +232,8 @@ GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point g
 
 
 def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
-            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, m: np.ndarray,
-            base: float, target: float | None, iterations: int, deadline: float | None,
+            T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, c0: np.ndarray,
+            tree: dict, m: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None,
             plain: dict) -> GapBound:
     """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
     better of its best value and ``prev.bound``. ``plain``: the loose and tight relaxations' (price, freed) as
@@ -220,13 +244,13 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
         price, freed = plain[prev.kind]
         best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, True)
     elif prev.kind == "strong":
-        parents = _Parents(dag, unit, lo, hi, G, T, over, excess)
+        parents = _Parents(dag, unit, lo, hi, G, T, over, excess, tree)
         a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
         best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline,
                                       True)
     else:
         nest = _Nested(dag, unit, G, over)
-        best, k, lam = _nested_ascent(excess, rows, c, G, T, m[G], nest, lam0, iterations, target, base, deadline,
+        best, k, lam = _nested_ascent(excess, rows, c0, G, T, m[G], nest, lam0, iterations, target, base, deadline,
                                       True)
     bound = (base + max(best, 0.0)) * (1 - 1e-12)
     if not bound > prev.bound:
@@ -331,6 +355,33 @@ def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, l
     return steps.best, steps.best_lam, done
 
 
+def _chains(dag: DAG) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
+    """(float[n]: the sum of C_c over tree(i), {i: tree(i)} where not empty): tree(i) (module docstring, "Chains
+    of equal parents") is grown from i through parents p whose only child is in the tree already, with
+    M_p >= M_i > 0 and p recomputable."""
+    n = dag.n
+    extra = np.zeros(n)
+    tree: dict[int, frozenset[int]] = {}
+    nkids = np.bincount(dag.edges[:, 0], minlength=n) if len(dag.edges) else np.zeros(n, dtype=np.int64)
+    ok = (nkids == 1) & ~dag.no_recompute
+    if not ok.any():
+        return extra, tree
+    preds, mem, cost = dag.preds, dag.mem, dag.cost
+    for i in range(n):
+        if mem[i] <= 0:
+            continue
+        members: list[int] = []
+        frontier = [i]
+        while frontier:
+            nxt = [p for v in frontier for p in preds[v].tolist() if ok[p] and mem[p] >= mem[i]]
+            members += nxt
+            frontier = nxt
+        if members:
+            tree[i] = frozenset(members)
+            extra[i] = float(cost[members].sum())
+    return extra, tree
+
+
 class _Parents:
     """What the strong relaxation needs about the parents of dropped gaps (module docstring, "Parents").
 
@@ -342,7 +393,7 @@ class _Parents:
     pays. ``added_max[t]``: the most bytes retention can add at stage t (each p at most M_p)."""
 
     def __init__(self, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray, T: np.ndarray,
-                 over: np.ndarray, excess: np.ndarray) -> None:
+                 over: np.ndarray, excess: np.ndarray, tree: dict | None = None) -> None:
         n = dag.n
         last = dag.last_use
         has = np.bincount(G, minlength=len(unit)) > 0  # gaps with a stage over budget: the only ones dropped
@@ -358,6 +409,9 @@ class _Parents:
         rep = np.repeat(np.arange(len(gp_g)), cnt)
         j = np.repeat(gp_first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(rep))
         keep = last[gp_p[rep]] <= T[j]
+        if tree:  # a tree parent's recomputation is in the gap's own cost (``_chains``)
+            in_tree = np.array([p in tree.get(i, ()) for i, p in zip(unit[gp_g].tolist(), gp_p.tolist())], dtype=bool)
+            keep &= ~in_tree[rep]
         self.pair, self.parent = j[keep], gp_p[rep][keep]
         self.last = last[self.parent]
         self.mem = dag.mem[self.parent].astype(np.float64)

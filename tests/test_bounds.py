@@ -62,8 +62,9 @@ def test_strong_bound_counts_the_parents_of_a_recomputation_and_stays_below_the_
         dag = layered_dag(24, 4, seed)
         budget = int(ratio * checkpoint_all(dag).peak(dag))
         opt = solve_milp(dag, budget, time_limit=120, gap=0.0).report
-        strong, weak = gap_bound(dag, budget), gap_bound(dag, budget, strong=False)
+        strong, weak = gap_bound(dag, budget, chains=False), gap_bound(dag, budget, strong=False, chains=False)
         assert opt.status == "optimal" and strong.bound <= opt.bound + 1e-9
+        assert gap_bound(dag, budget).bound <= opt.bound + 1e-9  # with the chain charge (test_chains.py)
         higher += strong.bound > weak.bound + 1e-6
     assert higher == 1
 
@@ -86,7 +87,8 @@ def test_nested_drops_charge_the_chain_a_recomputation_needs_and_stay_below_the_
     dag = _attention_chain()
     for budget in (26, 22):
         opt = solve_milp(dag, budget, time_limit=120, gap=0.0, threads=1).report
-        nested, before = gap_bound(dag, budget), gap_bound(dag, budget, nested=False)
+        nested, before = gap_bound(dag, budget, chains=False), gap_bound(dag, budget, nested=False, chains=False)
+        assert gap_bound(dag, budget).bound <= opt.cost + 1e-9  # the chain charge (scale, scores) reaches it too
         assert opt.status == "optimal" and opt.cost == 210.0  # scores, scale and softmax computed again
         assert before.bound < 110.0 < nested.bound <= opt.cost + 1e-9 and nested.nested
 
