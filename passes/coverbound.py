@@ -112,11 +112,16 @@ rows, or HiGHS on rows scaled by small excesses) is not found. Measured on Mocca
 MAX_COVER_COLUMNS = 20_000
 """Largest model (columns) that ``cover_bound`` builds: Moccasin's random layered n=250 at 0.8 has 11k columns at
 depth 1 (+2.30% in 30 s); its n=500 at 0.9 24k and at 0.8 57k, where HiGHS proved nothing in 30 s."""
-COVER_KEPT = True
-"""The covering MILP also follows the parents of a recomputed unit that are still read later (``_kept_columns``):
-such a parent is resident at the recomputation, so it was computed once more inside its own gap or kept through
-it. Measured: VGG19 of Moccasin's set at 0.8, +2.702% without against the optimum +2.756% (the parent of a
-recomputed unit freed and computed again for its next read: the optimum pays it twice)."""
+COVER_KEPT = False
+"""The covering MILP also follows the parents of a recomputed unit that are still read later (``_kept_columns``),
+by default (``cover_bound``'s ``kept``: its callers may ask for them): such a parent is resident at the
+recomputation, so it was computed once more inside its own gap or kept through it. Measured (results/pub16/
+scratch/coverkept.py, 1 thread, 2 cores at load 7-10): VGG19 of Moccasin's set at 0.8 +2.756% = the optimum in two
+lazy rounds (0.25 s of CPU in this process; without the rows +2.702%, 0.10 s: the parent of a recomputed unit freed
+and computed again for its next read, which the optimum pays twice); the same bound as without them on the other
+published graphs up to 100 units (one round: no row violated) and on MobileNet 0.8, where the lazy rounds in HiGHS'
+child process took 40.6 s against 4.4 s. Off by default: checkmate asks for them only where the covering MILP runs
+first, in this process (backends/strategies.py ``_cover_first``)."""
 SAFETY = 1e-6
 """Relative margin taken off the MIP dual bound (HiGHS' tolerances)."""
 
@@ -472,7 +477,8 @@ def _empty(dag: DAG) -> CheckmateModel:
 
 def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None, threads: int | None = None,
                 gap: float = 1e-6, depth: int = COVER_DEPTH,
-                max_columns: int | None = MAX_COVER_COLUMNS, kept: bool | None = None) -> CoverBound:
+                max_columns: int | None = MAX_COVER_COLUMNS, kept: bool | None = None,
+                enough: float = math.inf) -> CoverBound:
     """The covering MILP's proven lower bound on the cost of every schedule of ``dag`` within ``budget`` (module
     docstring), solved by ``mip`` (HiGHS in a child process, stopped at ``time_limit`` seconds; None: no limit, in this process). The sum of costs
     when no stage is over the budget; inf when a stage's fixed part alone exceeds it; -inf when the model is
@@ -480,7 +486,8 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
 
     ``kept`` (None: COVER_KEPT): the kept-parent rows (``_kept_columns``) are added lazily: the model is solved
     without them, then again with those its solution violates added (and their columns), until a solution violates
-    none (it is then optimal for the model with all of them) or the time is up. Each model solved is a relaxation
+    none (it is then optimal for the model with all of them), the bound reaches ``enough`` (cost units, e.g. what
+    proves the caller's schedule) or the time is up. Each model solved is a relaxation
     of the one with all the rows (its cover rows lack only the terms -M_p y of the columns left out, which can only
     make them easier, and the left-out x columns cost >= 0), so each solve's dual bound is a bound; the best is
     returned."""
@@ -508,7 +515,8 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
             return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col)
         if math.isfinite(res.bound) and res.bound >= best:
             best, status = res.bound, res.status
-        if not lazy or cm.kept_rows is None or res.status != "optimal" or res.x is None:
+        if not lazy or cm.kept_rows is None or res.status != "optimal" or res.x is None \
+                or base + max(best, 0.0) * cm.cost_unit * (1 - SAFETY) >= enough:
             break
         viol = _kept_violated(cm, np.asarray(res.x))
         if select is not None:

@@ -19,8 +19,9 @@ from remc.passes.bounds import gap_bound
 from remc.passes.coverbound import build_cover, cover_bound
 
 
-def _cover(dag: DAG, budget: int, depth: int = 2) -> float:
-    return cover_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=depth, max_columns=None).bound
+def _cover(dag: DAG, budget: int, depth: int = 2, kept: bool = False) -> float:
+    return cover_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=depth, max_columns=None,
+                       kept=kept).bound
 
 
 def _exhaustive_cases(count: int, steps: int):
@@ -43,6 +44,8 @@ def test_cover_bound_never_exceeds_the_exhaustive_optimum():
         for depth in (0, 1, 2, 4):
             b = _cover(dag, budget, depth)
             assert b <= best + 1e-9, (k, budget, depth, b, best)
+        kept = _cover(dag, budget, 1, kept=True)  # (the kept-parent rows)
+        assert kept <= best + 1e-9, (k, budget, kept, best)
         checked += 1
         above += b > float(dag.cost.sum()) + 1e-9
     assert checked >= 20 and above >= 3
@@ -83,7 +86,7 @@ def test_cover_bound_never_exceeds_the_milp_optimum_and_beats_the_lagrangian():
     above the Lagrangian bound (its integrality: the Lagrangian is only as strong as the covering's LP)."""
     checked = higher = 0
     for dag, budget, opt in _optima():
-        b = max(_cover(dag, budget, depth) for depth in (1, 4))
+        b = max(max(_cover(dag, budget, depth) for depth in (1, 4)), _cover(dag, budget, 1, kept=True))
         assert b <= opt + 1e-9 * float(dag.cost.sum()), (dag.n, budget, b, opt)
         checked += 1
         higher += b > gap_bound(dag, budget).bound + 1e-6
