@@ -246,9 +246,9 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     ncomp = nres.copy()
     comp0 = npair + int(nres.sum()) + np.r_[0, np.cumsum(ncomp)[:-1]]
     ncol = npair + int(nres.sum() + ncomp.sum())
-    cand = _kept_candidates(unit, G, K, nov, jj_in, par_in) \
+    kept_cand = _kept_candidates(unit, G, K, nov, jj_in, par_in) \
         if (COVER_KEPT if kept is None else kept) and depth >= 1 else None
-    kc = None if cand is None else _kept_columns(G, cand, kept_select, ncol)
+    kc = None if kept_cand is None else _kept_columns(G, kept_cand, kept_select, ncol)
     if kc is not None:
         ncol = kc.x0 + len(kc.xgap)
     if max_columns is not None and ncol > max_columns:
@@ -375,7 +375,7 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     gap_cost[G[isfirst]] = dag.cost[unit[G[isfirst]]] / cost_unit
     return CoverModel(model, npair, nov, cost_unit, col_stage=col_stage, col_gap=col_gap, gap_cost=gap_cost,
                       over_at=over, pair_bytes=np.minimum(dag.mem[unit[G]].astype(np.float64), e[K]),
-                      kept_rows=cand)
+                      kept_rows=kept_cand)
 
 
 @dataclass

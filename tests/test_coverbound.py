@@ -44,8 +44,6 @@ def test_cover_bound_never_exceeds_the_exhaustive_optimum():
         for depth in (0, 1, 2, 4):
             b = _cover(dag, budget, depth)
             assert b <= best + 1e-9, (k, budget, depth, b, best)
-        kept = _cover(dag, budget, 1, kept=True)  # (the kept-parent rows)
-        assert kept <= best + 1e-9, (k, budget, kept, best)
         checked += 1
         above += b > float(dag.cost.sum()) + 1e-9
     assert checked >= 20 and above >= 3
