@@ -235,7 +235,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             # the covering MILP first, in this process, where it is small (COVER_FIRST): where it proves the
             # schedule, OR-Tools is never imported; else its bound ends CP-SAT's search once that reaches it
             say("cover bound", incumbent, bounds)
-            first_cover, covered = _cover_first(dag, budget, clock, notes)
+            first_cover, covered = _cover_first(dag, budget, clock, notes,
+                                                enough=incumbent.cost(dag) - o.gap * (incumbent.cost(dag) - dag.total_cost))
             if math.isfinite(first_cover):
                 bounds[COVER_SOURCE] = first_cover
         if incumbent is not None and _proven(dag, incumbent, bounds, o.gap):
@@ -647,9 +648,11 @@ COVER_FIRST_SECONDS = 5.0
 """Most seconds of that covering MILP (with at most COVER_SHARE of the time left)."""
 
 
-def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str]) -> tuple[float, bool]:
+def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str], enough: float = math.inf
+                 ) -> tuple[float, bool]:
     """The covering MILP's bound (COVER_FIRST), -inf where it proves nothing, and whether it was solved (then the
-    covering MILP is not run again beside CP-SAT or after it)."""
+    covering MILP is not run again beside CP-SAT or after it). With its kept-parent rows added lazily
+    (passes/coverbound.py COVER_KEPT) until its bound reaches ``enough`` (cost units: what proves the schedule)."""
     left = clock.left()
     secs = COVER_FIRST_SECONDS if left is None else min(COVER_FIRST_SECONDS, COVER_SHARE * left)
     if secs < COVER_MIN_SECONDS:
@@ -657,7 +660,7 @@ def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str]) -> 
     from ..passes.coverbound import cover_bound
     try:
         cb = cover_bound(dag, budget, _CancellableMip(_highs(), threading.Event()), time_limit=secs, threads=1,
-                         depth=1, max_columns=COVER_HERE_COLUMNS)
+                         depth=1, max_columns=COVER_HERE_COLUMNS, kept=True, enough=enough)
     except SolverError as e:
         notes["cover_bound"] = f"before CP-SAT: {e}"
         return -math.inf, False

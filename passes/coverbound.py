@@ -112,6 +112,16 @@ rows, or HiGHS on rows scaled by small excesses) is not found. Measured on Mocca
 MAX_COVER_COLUMNS = 20_000
 """Largest model (columns) that ``cover_bound`` builds: Moccasin's random layered n=250 at 0.8 has 11k columns at
 depth 1 (+2.30% in 30 s); its n=500 at 0.9 24k and at 0.8 57k, where HiGHS proved nothing in 30 s."""
+COVER_KEPT = False
+"""The covering MILP also follows the parents of a recomputed unit that are still read later (``_kept_columns``),
+by default (``cover_bound``'s ``kept``: its callers may ask for them): such a parent is resident at the
+recomputation, so it was computed once more inside its own gap or kept through it. Measured (results/pub16/
+scratch/coverkept.py, 1 thread, 2 cores at load 7-10): VGG19 of Moccasin's set at 0.8 +2.756% = the optimum in two
+lazy rounds (0.25 s of CPU in this process; without the rows +2.702%, 0.10 s: the parent of a recomputed unit freed
+and computed again for its next read, which the optimum pays twice); the same bound as without them on the other
+published graphs up to 100 units (one round: no row violated) and on MobileNet 0.8, where the lazy rounds in HiGHS'
+child process took 40.6 s against 4.4 s. Off by default: checkmate asks for them only where the covering MILP runs
+first, in this process (backends/strategies.py ``_cover_first``)."""
 SAFETY = 1e-6
 """Relative margin taken off the MIP dual bound (HiGHS' tolerances)."""
 
@@ -137,6 +147,8 @@ class CoverModel:
     """int64[over]: the stage of each over stage o_k."""
     pair_bytes: np.ndarray | None = None
     """float[pairs]: the bytes each pair frees at its stage, at most the excess there (min(M_i, e_k))."""
+    kept_rows: tuple[np.ndarray, np.ndarray] | None = None
+    """Every kept-parent row (COVER_KEPT), in or out of this model: (pair (g, k), pair (gp, k)) (``_kept_columns``)."""
 
 
 @dataclass
@@ -178,9 +190,12 @@ def _pairs(dag: DAG, budget: int):
 
 
 def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
-                max_columns: int | None = MAX_COVER_COLUMNS) -> CoverModel | None:
+                max_columns: int | None = MAX_COVER_COLUMNS, kept: bool | None = None,
+                kept_select: np.ndarray | None = None) -> CoverModel | None:
     """The covering MILP of ``dag`` at ``budget`` (module docstring); None when no stage is over the budget or the
-    model would have more than ``max_columns`` columns."""
+    model would have more than ``max_columns`` columns. ``kept`` (None: COVER_KEPT): with the kept-parent rows
+    (``_kept_columns``), all of them, or where ``kept_select`` is given only those it selects (a bool mask over
+    ``CoverModel.kept_rows``: a relaxation of the model with all of them, see ``cover_bound``)."""
     n = dag.n
     unit, G, K, over, excess, infeasible = _pairs(dag, budget)
     nov, npair = len(over), len(G)
@@ -201,6 +216,7 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     off = np.arange(len(jj)) - np.repeat(np.cumsum(cnt) - cnt, cnt)
     par = E0[order][pstart[gi][jj] + off] if len(jj) else np.zeros(0, np.int64)
     ok = (last[par] < over[K[jj]]) & (depth >= 1)  # depth 0: the covering alone, no parents
+    jj_in, par_in = jj[~ok], par[~ok]  # parents still read later (COVER_KEPT)
     jj, par = jj[ok], par[ok]
     # the over stages up to which each unit's residency is needed, through ``depth`` levels of parents
     kmax = np.full(n, -1, dtype=np.int64)
@@ -230,6 +246,11 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     ncomp = nres.copy()
     comp0 = npair + int(nres.sum()) + np.r_[0, np.cumsum(ncomp)[:-1]]
     ncol = npair + int(nres.sum() + ncomp.sum())
+    kept_cand = _kept_candidates(unit, G, K, nov, jj_in, par_in) \
+        if (COVER_KEPT if kept is None else kept) and depth >= 1 else None
+    kc = None if kept_cand is None else _kept_columns(G, kept_cand, kept_select, ncol)
+    if kc is not None:
+        ncol = kc.x0 + len(kc.xgap)
     if max_columns is not None and ncol > max_columns:
         return None
 
@@ -243,6 +264,8 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     cost_unit = top if top > 0 else 1.0
     cost = np.zeros(ncol)
     cost[:npair] = np.where(isfirst, dag.cost[unit][G], 0.0) / cost_unit
+    if kc is not None:
+        cost[kc.x0:] = dag.cost[unit[kc.xgap]] / cost_unit
     upper = np.ones(ncol)
     for p in np.flatnonzero(has):
         sl = slice(comp0[p], comp0[p] + ncomp[p])
@@ -253,14 +276,16 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     rows_c: list[np.ndarray] = []
     rows_v: list[np.ndarray] = []
     lo_b: list[np.ndarray] = []
+    hi_b: list[np.ndarray] = []
     nrow = 0
 
-    def add(r, c, v, lower, count):
+    def add(r, c, v, lower, count, upper=None):
         nonlocal nrow
         rows_i.append(np.asarray(r, np.int64) + nrow)
         rows_c.append(np.asarray(c, np.int64))
         rows_v.append(np.asarray(v, np.float64))
         lo_b.append(np.asarray(lower, np.float64))
+        hi_b.append(np.where(np.isfinite(lo_b[-1]), np.inf, 0.0) if upper is None else np.asarray(upper, np.float64))
         nrow += count
 
     # cover rows, scaled by the excess: sum M_i / e z - sum M_p / e res >= 1
@@ -268,10 +293,16 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     ps = np.flatnonzero(has)
     rp = np.repeat(ps, nres[ps])
     rk = np.arange(len(rp)) - np.repeat(np.cumsum(nres[ps]) - nres[ps], nres[ps]) + u[rp]
-    # (a gap's coefficient tightened to the most any 0/1 point can need at that stage: e plus every res there)
+    # (a gap's coefficient tightened to the most any 0/1 point can need at that stage: e plus every res there, and
+    # every kept unit's bytes there)
     added = np.bincount(rk, weights=dag.mem[rp].astype(np.float64), minlength=nov)
-    add(np.r_[K, rk], np.r_[np.arange(npair), res_col(rp, rk)],
-        np.r_[np.minimum(dag.mem[unit[G]], e[K] + added[K]) / e[K], -dag.mem[rp] / e[rk]], np.ones(nov), nov)
+    yk = np.zeros(0, np.int64) if kc is None else K[kc.ypair]
+    yb = np.zeros(0) if kc is None else dag.mem[unit[G[kc.ypair]]].astype(np.float64)
+    added = added + np.bincount(yk, weights=yb, minlength=nov)
+    ycol = np.zeros(0, np.int64) if kc is None else kc.y0 + np.arange(len(kc.ypair))
+    add(np.r_[K, rk, yk], np.r_[np.arange(npair), res_col(rp, rk), ycol],
+        np.r_[np.minimum(dag.mem[unit[G]], e[K] + added[K]) / e[K], -dag.mem[rp] / e[rk], -yb / e[yk]], np.ones(nov),
+        nov)
     # prefix rows: z[j] - z[j-1] <= 0
     nx = np.flatnonzero(~isfirst)
     m = len(nx)
@@ -307,14 +338,33 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
             r = np.arange(m)
             add(np.r_[r, r, r], np.r_[comp_col(e_p, kk), res_col(e_pp, kk - 1), comp_col(e_pp, kk)],
                 np.r_[np.ones(m), -np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+    if kc is not None:
+        # kept rows: z[j] - z[j+1] + z[gp, k+1] - x[gp] - y[gp, k] <= 1 (_kept_columns' docstring)
+        m = len(kc.j)
+        r = np.arange(m)
+        nxt = ~islast[kc.j]
+        add(np.r_[r, r[nxt], r, r, r], np.r_[kc.j, kc.j[nxt] + 1, kc.a + 1, kc.x0 + kc.xi, kc.y0 + kc.yi],
+            np.r_[np.ones(m), -np.ones(int(nxt.sum())), np.ones(m), -np.ones(m), -np.ones(m)], np.full(m, -np.inf), m,
+            np.ones(m))
+        # y[gp, k] <= z[gp, k], and y[gp, k] <= y[gp, k-1] along the gap
+        m = len(kc.ypair)
+        r = np.arange(m)
+        add(np.r_[r, r], np.r_[ycol, kc.ypair], np.r_[np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
+        prev = np.flatnonzero(~isfirst[kc.ypair])
+        m = len(prev)
+        r = np.arange(m)
+        add(np.r_[r, r], np.r_[ycol[prev], ycol[prev] - 1], np.r_[np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
     A = Csc.from_coo(np.concatenate(rows_v), np.concatenate(rows_i), np.concatenate(rows_c), (nrow, ncol))
     row_lower = np.concatenate(lo_b)
-    row_upper = np.where(np.isfinite(row_lower), np.inf, 0.0)
+    row_upper = np.concatenate(hi_b)
     empty = np.zeros((0, 0), dtype=np.int64)
     model = CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=cost_unit, r=empty, s=empty,
                            free=empty, p=empty, col_cost=cost, col_lower=np.zeros(ncol), col_upper=upper,
                            integral=np.ones(ncol, dtype=bool), A=A, row_lower=row_lower, row_upper=row_upper)
     col_stage = np.empty(ncol, dtype=np.int64)
+    if kc is not None:
+        col_stage[kc.y0:kc.x0] = yk
+        col_stage[kc.x0:] = K[kc.xfirst]
     col_stage[:npair] = K
     col_gap = np.full(ncol, -1, dtype=np.int64)
     col_gap[:npair] = G
@@ -324,7 +374,97 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     gap_cost = np.zeros(len(unit))
     gap_cost[G[isfirst]] = dag.cost[unit[G[isfirst]]] / cost_unit
     return CoverModel(model, npair, nov, cost_unit, col_stage=col_stage, col_gap=col_gap, gap_cost=gap_cost,
-                      over_at=over, pair_bytes=np.minimum(dag.mem[unit[G]].astype(np.float64), e[K]))
+                      over_at=over, pair_bytes=np.minimum(dag.mem[unit[G]].astype(np.float64), e[K]),
+                      kept_rows=kept_cand)
+
+
+@dataclass
+class _Kept:
+    """The kept-parent columns and rows of ``build_cover`` (``_kept_columns``)."""
+
+    j: np.ndarray
+    """pair (g, k) of each kept row (its unit i computed last in (o_k, o_{k+1}])."""
+    a: np.ndarray
+    """pair (gp, k) of the parent's gap at the same stage (gp's pair at k + 1 is a + 1)."""
+    xgap: np.ndarray
+    """the parents' gaps that get an x column (one more computation inside the gap), in column order."""
+    xfirst: np.ndarray
+    """each x column's gap's first pair."""
+    xi: np.ndarray
+    """each row's x column (index into xgap)."""
+    ypair: np.ndarray
+    """each y column's pair (gp, k'): k' from gp's first pair to the last one a row uses, consecutive per gap."""
+    yi: np.ndarray
+    """each row's y column (index into ypair)."""
+    y0: int
+    x0: int
+
+
+def _kept_candidates(unit: np.ndarray, G: np.ndarray, K: np.ndarray, nov: int, jj: np.ndarray,
+                     par: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Every kept-parent row (COVER_KEPT) as (pair (g, k), pair (gp, k)) (``_kept_columns``' docstring)."""
+    if len(jj) == 0 or nov < 2:
+        return None
+    k = K[jj]
+    sel = k + 1 < nov
+    jj, par, k = jj[sel], par[sel], k[sel]
+    pk = unit[G].astype(np.int64) * (nov + 1) + K  # strictly increasing along the pairs
+    want = par.astype(np.int64) * (nov + 1) + k
+    a = np.minimum(np.searchsorted(pk, want), len(pk) - 1)
+    b = np.minimum(a + 1, len(pk) - 1)
+    ok = (pk[a] == want) & (a + 1 < len(pk)) & (G[b] == G[a]) & (K[b] == k + 1)
+    if not ok.any():
+        return None
+    return jj[ok], a[ok]
+
+
+def _kept_columns(G: np.ndarray, cand: tuple[np.ndarray, np.ndarray], select: np.ndarray | None,
+                  ncol: int) -> _Kept | None:
+    """Rows for the parents of a recomputed unit that are still read later (COVER_KEPT), those of ``cand`` that
+    ``select`` selects (None: all).
+
+    Take a pair (g, k) of unit i's gap with z[g, k] = 1 and z[g, k+1] = 0 (k+1 the next over stage; z = 0 there
+    when g has no pair at k+1): i's last computation s in its gap lies in (o_k, o_{k+1}], and i's parent p is
+    resident when i is computed at s. Where p has a retention gap gp of its own over both o_k and o_{k+1} (so s lies
+    inside gp), and z[gp, k+1] = 1 (p's last computation s_p in gp comes after o_{k+1} >= s), p's residency at s
+    comes either from a computation of p in gp at a stage t <= s < s_p, a second computation in gp beside s_p
+    (x[gp] = 1, cost C_p), or from none in gp before s: then p was kept from its read before the gap through s, so
+    it is resident at o_k and every over stage of gp before it (y[gp, k] = 1, and y is a prefix along gp, as z).
+    y[gp, k] = 1 counts p's bytes in o_k's cover row; it is only set where z[gp, k] = 1 (y <= z), where the row
+    credits p's bytes as freed, so the two cancel and the row stays a lower bound on the memory at o_k. Hence
+    z[g, k] - z[g, k+1] + z[gp, k+1] - x[gp] - y[gp, k] <= 1 holds at the point of every schedule that computes no
+    unit while it is resident (an optimal one does not: dropping such a computation changes no memory and costs
+    less), and x[gp]'s cost C_p is paid by a computation no other column pays for (z[gp, first] pays s_p, the comp
+    columns only computations after p's last read). None where no such row exists."""
+    jj, a = cand
+    if select is not None:
+        if len(select) == 0:  # (none)
+            return None
+        jj, a = jj[select], a[select]
+    if len(jj) == 0:
+        return None
+    gp = G[a]
+    xgap, xi = np.unique(gp, return_inverse=True)
+    first = np.searchsorted(G, xgap)  # each gap's first pair
+    amax = np.zeros(len(xgap), np.int64)
+    np.maximum.at(amax, xi, a)
+    cnt = amax - first + 1
+    ypair = np.repeat(first, cnt) + np.arange(int(cnt.sum())) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+    ystart = np.cumsum(cnt) - cnt
+    yi = ystart[xi] + (a - first[xi])
+    y0 = ncol
+    return _Kept(jj, a, xgap, first, xi.astype(np.int64), ypair, yi, y0, y0 + len(ypair))
+
+
+def _kept_violated(cm: CoverModel, x: np.ndarray) -> np.ndarray:
+    """The kept-parent rows (``cm.kept_rows``) that ``x`` (a solution of the model without them) violates."""
+    assert cm.kept_rows is not None and cm.col_gap is not None
+    j, a = cm.kept_rows
+    z = np.round(x[:cm.pairs])
+    g = cm.col_gap[:cm.pairs]
+    nxt = np.minimum(j + 1, cm.pairs - 1)
+    z1 = np.where((j + 1 < cm.pairs) & (g[nxt] == g[j]), z[nxt], 0.0)
+    return z[j] - z1 + z[a + 1] > 1.5
 
 
 def _empty(dag: DAG) -> CheckmateModel:
@@ -337,14 +477,25 @@ def _empty(dag: DAG) -> CheckmateModel:
 
 def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None, threads: int | None = None,
                 gap: float = 1e-6, depth: int = COVER_DEPTH,
-                max_columns: int | None = MAX_COVER_COLUMNS) -> CoverBound:
+                max_columns: int | None = MAX_COVER_COLUMNS, kept: bool | None = None,
+                enough: float = math.inf) -> CoverBound:
     """The covering MILP's proven lower bound on the cost of every schedule of ``dag`` within ``budget`` (module
     docstring), solved by ``mip`` (HiGHS in a child process, stopped at ``time_limit`` seconds; None: no limit, in this process). The sum of costs
     when no stage is over the budget; inf when a stage's fixed part alone exceeds it; -inf when the model is
-    above ``max_columns`` or the solver proves nothing."""
+    above ``max_columns`` or the solver proves nothing.
+
+    ``kept`` (None: COVER_KEPT): the kept-parent rows (``_kept_columns``) are added lazily: the model is solved
+    without them, then again with those its solution violates added (and their columns), until a solution violates
+    none (it is then optimal for the model with all of them), the bound reaches ``enough`` (cost units, e.g. what
+    proves the caller's schedule) or the time is up. Each model solved is a relaxation
+    of the one with all the rows (its cover rows lack only the terms -M_p y of the columns left out, which can only
+    make them easier, and the left-out x columns cost >= 0), so each solve's dual bound is a bound; the best is
+    returned."""
     t0 = time.perf_counter()
     base = float(dag.cost.sum())
-    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns)
+    lazy = (COVER_KEPT if kept is None else kept) and depth >= 1
+    cm = _kept_model(dag, budget, depth, max_columns, None) if lazy else \
+        build_cover(dag, budget, depth=depth, max_columns=max_columns, kept=False)
     if cm is None:
         _, G, _, over, _, _ = _pairs(dag, budget)
         if len(over) == 0:
@@ -355,14 +506,42 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     if left is not None and left < 0.5:
         return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, cm.model.num_col)
-    res = mip.solve(cm.model, integral=True, time_limit=left, threads=threads, gap=gap)
-    b = res.bound
-    if res.status == "infeasible":  # no schedule fits at all (every schedule maps into the model)
-        return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col)
-    if not math.isfinite(b):
-        return CoverBound(-math.inf, res.status, time.perf_counter() - t0, cm.model.num_col)
-    over_cost = max(b, 0.0) * cm.cost_unit * (1 - SAFETY)
-    return CoverBound(base + over_cost, res.status, time.perf_counter() - t0, cm.model.num_col)
+    best, status, rounds = -math.inf, "no time left", 0
+    select = None
+    while True:
+        res = mip.solve(cm.model, integral=True, time_limit=left, threads=threads, gap=gap)
+        rounds += 1
+        if res.status == "infeasible":  # no schedule fits at all (every schedule maps into the model)
+            return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col)
+        if math.isfinite(res.bound) and res.bound >= best:
+            best, status = res.bound, res.status
+        if not lazy or cm.kept_rows is None or res.status != "optimal" or res.x is None \
+                or base + max(best, 0.0) * cm.cost_unit * (1 - SAFETY) >= enough:
+            break
+        viol = _kept_violated(cm, np.asarray(res.x))
+        if select is not None:
+            viol &= ~select
+        if not viol.any():
+            break
+        select = viol if select is None else select | viol
+        nxt = _kept_model(dag, budget, depth, max_columns, select)
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if nxt is None or (left is not None and left < 0.5):
+            status = "time_limit" if nxt is not None else status
+            break
+        cm = nxt
+    note = f"{rounds} rounds (kept rows)" if rounds > 1 else ""
+    if not math.isfinite(best):
+        return CoverBound(-math.inf, status, time.perf_counter() - t0, cm.model.num_col, note=note)
+    over_cost = max(best, 0.0) * cm.cost_unit * (1 - SAFETY)
+    return CoverBound(base + over_cost, status, time.perf_counter() - t0, cm.model.num_col, note=note)
+
+
+def _kept_model(dag: DAG, budget: int, depth: int, max_columns: int | None,
+                select: np.ndarray | None) -> CoverModel | None:
+    """The covering MILP with the kept-parent rows that ``select`` selects (None: none of them)."""
+    return build_cover(dag, budget, depth=depth, max_columns=max_columns, kept=True,
+                       kept_select=np.zeros(0, bool) if select is None else select)
 
 
 WINDOW_COLUMNS = 12_000
@@ -505,7 +684,7 @@ def window_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float
     def left() -> float:
         return math.inf if time_limit is None else time_limit - (time.perf_counter() - t0)
 
-    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns)
+    cm = build_cover(dag, budget, depth=depth, max_columns=max_columns, kept=False)
     if cm is None:
         if max_columns is not None and len(_pairs(dag, budget)[3]):
             return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)

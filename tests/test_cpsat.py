@@ -508,6 +508,27 @@ def test_checkmate_proves_with_the_covering_milp_first_without_importing_ortools
     assert "covering MILP" not in alone.report.extras["cp_sat"]
 
 
+def test_checkmate_proves_with_the_kept_parent_rows_of_the_covering_milp_first(monkeypatch) -> None:
+    """The covering MILP run first (COVER_FIRST) adds its kept-parent rows lazily (passes/coverbound.py COVER_KEPT):
+    on this training graph its bound without them (42) is below the optimum (45), which the stage search finds; with
+    them it proves it and CP-SAT is not run (VGG19 of Moccasin's set at 0.8 likewise); without them CP-SAT proves
+    the same cost."""
+    from _milp_dags import training_graph
+
+    import remc.passes.coverbound as coverbound
+    from remc.backends.strategies import make_options, solve
+
+    rng = np.random.default_rng(6)
+    dag = training_graph(int(rng.integers(4, 7)), rng)
+    s = solve("checkmate", dag, 24, make_options("checkmate", time_limit=20))
+    assert s.report.status == "optimal" and s.cost(dag) == 45.0
+    assert s.report.extras["cp_sat"].startswith("not run (the covering MILP's bound proves")
+    monkeypatch.setattr(coverbound, "_kept_violated", lambda cm, x: np.zeros(len(cm.kept_rows[0]), bool))
+    alone = solve("checkmate", dag, 24, make_options("checkmate", time_limit=20))
+    assert alone.report.status == "optimal" and alone.cost(dag) == 45.0
+    assert not alone.report.extras["cp_sat"].startswith("not run")
+
+
 def test_checkmate_reads_approx_shares_without_importing_approx() -> None:
     """The stage search from nothing's share reads approx's shares from passes/options.py: a solve that CP-SAT proves
     imports neither approx nor what it imports (0.03-0.06 s of a VGG19 process), nor numpy.ma."""
