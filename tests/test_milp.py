@@ -340,6 +340,16 @@ def test_time_limit_holds_where_highs_overruns_it():
     assert sched.cost(dag) <= inc.cost(dag) + 1e-9
 
 
+def test_a_solve_process_is_killed_within_a_second_of_its_limit():
+    """The time limit is the user's wall clock (issue #12 item 5): the child HiGHS process is killed at most
+    HARD_STOP_GRACE after it, not 5% + 5 s later (approx under 25 s returned after 30.4 s on a MobileNetV3)."""
+    from remc.backends.highs import HARD_STOP_GRACE, hard_stop
+
+    assert HARD_STOP_GRACE <= 1.0
+    for limit in (1.0, 25.0, 600.0):
+        assert hard_stop(100.0, limit) <= 100.0 + limit + 1.0
+
+
 def test_memory_forms_give_the_same_lp():
     """The two memory forms are one relaxation: equal LP optima, at a budget and for the least budget."""
     from remc.backends.highs import solve_highs
