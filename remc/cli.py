@@ -305,6 +305,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                                                   "the paper's Fig. 6; the rows go to <PNG stem>.json")
     mb.set_defaults(func=cmd_maxbatch)
 
+    from .demo import DEMO_TIME_LIMIT
     d = sub.add_parser("demo", help="the main job: compile a zoo model's training step under a budget and "
                                     "train it under a cap of the budget")
     d.add_argument("--model", default="resnet50", help="zoo model (default resnet50, test size)")
@@ -312,7 +313,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                    help="budget as a fraction (0 < f <= 1) of what the unmodified graph needs on ONNX Runtime")
     d.add_argument("--batch", type=_count, default=8)
     d.add_argument("--strategy", default="checkmate", choices=STRATEGIES)
-    d.add_argument("--time-limit", type=_seconds, default=20.0)
+    d.add_argument("--time-limit", type=_seconds, default=DEMO_TIME_LIMIT,
+                   help=f"wall-clock seconds for the compile (default {DEMO_TIME_LIMIT:g}; checkmate ends sooner once "
+                        "its schedule is proven optimal)")
     d.add_argument("--steps", type=_count, default=5, help="training steps under the cap (default 5)")
     d.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     d.add_argument("--workdir", help="where to write the graphs and the plan (default: a temporary folder)")

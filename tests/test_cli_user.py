@@ -234,6 +234,13 @@ def test_fit_rounds_show_in_the_terminal(vgg: Path, tmp_path: Path) -> None:
     assert rounds >= 2
 
 
+def test_the_demo_gives_its_compile_time_to_prove_the_plan_under_load() -> None:
+    """With 20 s the demo's checkmate ended at "time_limit, gap 16.21%" at a load of 6-7 on 2 cores (the README
+    shows "optimal"); with 40 s it proved the same schedule optimal at 24.5 s."""
+    args = cli.build_parser("demo").parse_args(["demo"])
+    assert args.time_limit >= 40
+
+
 def test_demo_in_a_terminal_shows_its_steps(tmp_path: Path) -> None:
     """remc demo under a terminal says what it is doing (it was silent for minutes), then reports a plan
     that ran under a cap of the budget while the unmodified graph did not, and ends with training steps under
