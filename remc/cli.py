@@ -502,16 +502,24 @@ def cmd_compile(args: argparse.Namespace) -> int:
     with Outputs([("-o", args.output), ("--plan", args.plan)], inputs=[args.model]) as out:
         with solver_progress(args.strategy, enabled=not args.json) as progress:
             cost = resolve_cost(args.cost, args.device)
-            shown = compile_status(progress, args.device, cost)
+            shown = compile_status(progress, args.device, cost, kernels_first=not args.no_fit)
             passes = compile_pipeline(batch=args.batch, cost=cost,
                                       granularity=args.granularity,
                                       strategy=args.strategy, device=args.device, options=options,
                                       progress=progress)
             ratio = args.budget if isinstance(args.budget, float) else None
+            def on_pass(p, st) -> None:
+                _require_training_graph(p.name, st, args.model)
+                shown(p.name)
             try:
-                state = run(stages(passes, last="units"),
+                state = run(stages(passes, last="import"),
                             State(model=args.model, budget=None if ratio is not None else args.budget, clock=clock),
-                            on_pass=lambda p, st: (_require_training_graph(p.name, st, args.model), shown(p.name)))
+                            on_pass=on_pass)
+                if not args.no_fit:  # kernel memory before op costs (remc/timebudget.py)
+                    from .fit import measure_kernels_first
+                    measure_kernels_first(state, args.device, settings)
+                    shown("kernel memory")
+                state = run(stages(passes, first="costs", last="units"), state, on_pass=on_pass)
             except ModelError as e:  # a forward model may fail shape inference before the check above
                 raise ModelError(f"{e}{forward_only_hint(args.model)}") from None
             unmodified = None

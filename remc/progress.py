@@ -108,19 +108,22 @@ def fit_round_note(progress: Any) -> Callable[[dict[str, Any]], None] | None:
 
 NEXT_STEP = {"import": "costs", "costs": "units", "units": "kernel memory"}
 """What ``compile_status`` shows after each pass of the compile pipeline, by the pass that ran."""
+KERNELS_FIRST_STEP = {"import": "kernel memory", "kernel memory": "costs", "costs": "units", "units": "kernel memory"}
+"""``NEXT_STEP`` where kernel memory is measured right after the import (``remc compile``)."""
 
 
-def compile_status(progress: Any, device: str, cost: str) -> Callable[[str], None]:
+def compile_status(progress: Any, device: str, cost: str, kernels_first: bool = False) -> Callable[[str], None]:
     """A callback (the name of the pass that just ran) that shows on the live display what the compile does
     next, before the solver reports: a user sees "timing op costs on cpu", not "solving ...". A no-op without
-    a display."""
+    a display. ``kernels_first``: kernel memory is measured after the import, before the costs."""
+    steps = KERNELS_FIRST_STEP if kernels_first else NEXT_STEP
     status = getattr(progress, "status", None)
     texts = {"costs": f"timing op costs on {device} ..." if cost == "profile" else "counting FLOPs ...",
              "units": "grouping nodes into scheduling units ...",
              "kernel memory": f"measuring kernel memory on {device} (cached per op signature) ..."}
 
     def show(done: str) -> None:
-        nxt = NEXT_STEP.get(done)
+        nxt = steps.get(done)
         if status is not None and nxt is not None:
             status(texts[nxt])
     return show

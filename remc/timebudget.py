@@ -3,10 +3,11 @@
 The clock starts when the compile starts. Each phase asks it for a deadline, computed from that one
 start, so the phases share the limit instead of each getting all of it:
 
+- ``kernel memory`` first (``remc compile``, right after the import): until ``KERNEL_FIRST_SHARE``;
 - ``costs`` (profiling op signatures on the device, a first compile only: later ones read the cache) may
   run until ``PROFILE_SHARE`` of the limit; signatures not timed by then are priced by FLOPs scaled by
   the measured seconds per FLOP (``backends.profile``), and the report says how many;
-- ``kernel memory`` (measured per op signature for the arena fit, also cached) until ``KERNEL_SHARE``;
+- ``kernel memory`` again (measured per op signature for the arena fit, also cached) until ``KERNEL_SHARE``;
   signatures not measured by then are not in the arena prediction, and the report says so;
 - the first solve gets ``FIRST_ROUND_SHARE`` of what is left (less an estimate of the steps after it);
   each later fit round (a re-solve at a
@@ -26,10 +27,15 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-PROFILE_SHARE = 0.25
+KERNEL_FIRST_SHARE = 0.20
+"""``remc compile`` measures kernel memory before it profiles op costs, until this share of the limit
+(``fit.measure_kernels_first``: a kernel left unmeasured makes a plan need more than predicted, an op left
+unprofiled only makes it cost more)."""
+PROFILE_SHARE = 0.30
 """Profiling may run until this share of the limit (at b256 a cold ResNet50 profile takes ~390 s alone)."""
 KERNEL_SHARE = 0.40
-"""Kernel-memory measurement may run until this share of the limit (from the compile's start)."""
+"""Kernel-memory measurement may run until this share of the limit (from the compile's start), after the units
+pass (``compile_fit``: what the first measurement left)."""
 FIRST_ROUND_SHARE = 0.85
 """Share of the time left, less twice what the arena estimate of the input graph took (plan, lower and the
 arena check after the solve take about that), that the first solve gets; the rest is for later rounds

@@ -14,7 +14,14 @@ import onnx
 import onnx.parser
 import pytest
 
-from remc.timebudget import FIRST_ROUND_SHARE, KERNEL_SHARE, LATER_ROUND_SHARE, PROFILE_SHARE, CompileClock
+from remc.timebudget import (
+    FIRST_ROUND_SHARE,
+    KERNEL_FIRST_SHARE,
+    KERNEL_SHARE,
+    LATER_ROUND_SHARE,
+    PROFILE_SHARE,
+    CompileClock,
+)
 
 GRAPHS = Path(__file__).parent / "graphs"
 
@@ -70,7 +77,7 @@ def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path
     rep = json.loads(res.stdout)
     t = rep["time"]
     names = [p["phase"] for p in t["phases"]]
-    assert names[:4] == ["start-up", "import", "costs", "units"] and names[-1] == "write"
+    assert names[:5] == ["start-up", "import", "kernel memory", "costs", "units"] and names[-1] == "write"
     assert {"kernel memory", "schedule", "plan", "lower", "arena check"} <= set(names)
     assert t["time_limit"] == 40.0 and rep["seconds"] == t["seconds"]
     ends = [p["start"] + p["seconds"] for p in t["phases"]]
@@ -78,6 +85,8 @@ def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path
     assert sum(p["seconds"] for p in t["phases"]) <= rep["seconds"] + 1e-9
     deadlines = {p["phase"]: p["deadline"] for p in t["phases"] if p["deadline"] is not None}
     assert deadlines["costs"] == PROFILE_SHARE * 40 and deadlines["kernel memory"] == KERNEL_SHARE * 40
+    # kernel memory first, before the costs: an unmeasured kernel makes a plan need more than predicted
+    assert next(p["deadline"] for p in t["phases"] if p["phase"] == "kernel memory") == KERNEL_FIRST_SHARE * 40
     solves = [p for p in t["phases"] if p["phase"] == "schedule"]
     assert solves and all(p["start"] < p["deadline"] <= 40 for p in solves)
     assert rep["solve_seconds"] == pytest.approx(sum(p["seconds"] for p in solves))
