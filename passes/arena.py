@@ -410,8 +410,10 @@ def graph_events(model: onnx.ModelProto, device: str = "cpu", kernel: Mapping[st
             if i == 0 and x and o not in graph_outputs and (n.op_type in ALIAS_OPS or (
                     n.op_type in inplace and x not in preexisting and count.get(buffer_of.get(x, ""), 0) == 1
                     and list(n.input).count(x) == 1 and _same_size(types.get(x), types.get(o)))):
-                if x in preexisting:  # an alias of a graph input or initializer: outside the arena
-                    buffer_of[o] = x
+                root = buffer_of.get(x, x)
+                if x in preexisting or root in preexisting:  # an alias of a graph input or initializer (or of
+                    # an alias of one: DenseNet121's BatchNorm weights reshaped twice): outside the arena
+                    buffer_of[o] = root
                     continue
                 b = buffer_of[x]
                 buffer_of[o] = b

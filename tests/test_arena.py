@@ -74,6 +74,29 @@ def test_events_alias_in_place_and_graph_outputs() -> None:
     assert ev.initializer_sizes == (8,)     # small CPU initializers are copied into the arena
 
 
+def test_an_alias_of_an_alias_of_an_initializer_stays_outside_the_arena() -> None:
+    """DenseNet121 from torchvision (its training graph from ``remc grad``): a BatchNorm weight reshaped twice
+    made ``graph_events`` fail with a KeyError (``remc compile`` printed a traceback). The second alias is
+    outside the arena like the first, and the replay is still ONNX Runtime's to the byte."""
+    f = TensorProto.FLOAT
+    nodes = [helper.make_node("Reshape", ["W", "S1"], ["w1"], name="r1"),
+             helper.make_node("Reshape", ["w1", "S2"], ["w2"], name="r2"),
+             helper.make_node("Mul", ["X", "w2"], ["a"], name="m"), helper.make_node("Relu", ["a"], ["Y"], name="y")]
+    inits = [numpy_helper.from_array(np.ones(4096, np.float32), "W"),
+             numpy_helper.from_array(np.array([64, 64], np.int64), "S1"),
+             numpy_helper.from_array(np.array([1, 64, 64], np.int64), "S2")]
+    g = helper.make_graph(nodes, "aliases", [helper.make_tensor_value_info("X", f, [8, 64, 64])],
+                          [helper.make_tensor_value_info("Y", f, [8, 64, 64])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 10
+    ev = graph_events(m, "cpu")
+    allocs = {n.node: [k for k, _ in n.allocs] for n in ev.nodes}
+    assert allocs["r1"] == allocs["r2"] == [] and allocs["m"] == ["a"]
+    rp = replay(ev, runtime.arena_config("cpu"))
+    meas = runtime.profiler_peak(m, "cpu", feeds=runtime.random_inputs(m, 0), mem_limit=1 << 30)
+    assert meas.peak == rp.peak_in_use
+
+
 def test_replay_matches_onnxruntime_cpu_exactly() -> None:
     m = _chain()
     feeds = runtime.random_inputs(m, 0)
