@@ -127,6 +127,8 @@ class GapBound:
     kind: str = ""
     """The relaxation that won: "loose", "tight", "strong" or "nested" ("" where no stage is over or none fits);
     ``gap_bound(resume=...)`` goes on with that one from ``lam``."""
+    multi: bool = True
+    """The chains had parents of several children (``gap_bound(multi=...)``; the strong relaxation tries both)."""
 
 
 def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -188,17 +190,26 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     first = np.searchsorted(over, lo)
     last = np.searchsorted(over, hi, side="right")
     cnt = last - first
-    extra, own_lo = np.zeros(n), np.full(n, np.inf)
-    if chains:  # each root's span: its gaps that span a stage over budget (the others are never dropped)
-        span_lo, span_hi = np.full(n, n + 1), np.full(n, -1)
-        on = cnt > 0
-        np.minimum.at(span_lo, unit[on], lo[on])
-        np.maximum.at(span_hi, unit[on], hi[on] + 1)
-        extra, tree = _chains(dag, (span_lo, span_hi), multi)
+    span_lo, span_hi = np.full(n, n + 1), np.full(n, -1)  # each root's span: its gaps over a stage over budget
+    np.minimum.at(span_lo, unit[cnt > 0], lo[cnt > 0])  # (the others are never dropped)
+    np.maximum.at(span_hi, unit[cnt > 0], hi[cnt > 0] + 1)
+
+    def chain_costs(with_multi: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Each gap's cost with its unit's chain, and own_lo (``_Parents``)."""
+        extra, tree = _chains(dag, (span_lo, span_hi), with_multi)
+        own = np.full(n, np.inf)
         for i, members in tree.items():
             idx = np.fromiter(members, dtype=np.int64)
-            own_lo[idx] = np.minimum(own_lo[idx], span_lo[i])
-    c = c0 + extra[unit]  # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
+            own[idx] = np.minimum(own[idx], span_lo[i])
+        return c0 + extra[unit], own
+
+    # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
+    c, own_lo = chain_costs(multi) if chains else (c0, np.full(n, np.inf))
+    # the strong relaxation without the several-children parents: their trees leave them out of other gaps' parent
+    # terms, which lowered it on random layered DAGs (BENCHMARKS.md, branch bound17); both are tried, the better kept
+    alt = chain_costs(False) if chains and multi else None
+    if alt is not None and np.array_equal(alt[0], c) and np.array_equal(alt[1], own_lo):
+        alt = None
     G = np.repeat(np.arange(len(unit)), cnt)
     T = over[np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))]
     a = np.minimum(m[G], excess[T])
@@ -221,6 +232,8 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
+        if resume.kind == "strong" and not resume.multi and alt is not None:
+            c, own_lo = alt
         return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, c0, own_lo, m, base, target,
                        iterations, deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
     lam = np.zeros(n)
@@ -229,15 +242,30 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     best, lam, k1 = _ascent(excess, rows, c, loose, loose_freed, lam, iterations, target, base, deadline)
     tight_best, k2, k3 = -np.inf, 0, 0
     lam_t = lam_s = lam_n = lam
+    strong_multi = multi
     strong_best = -np.inf
     if len(G) <= MAX_PAIRS:
         tight_best, lam_t, k2 = _ascent(excess, rows, c, tight, tight_freed, lam, max(iterations // 4, 1), target,
                                         base, deadline)
         if strong and len(G) * 4 <= MAX_PAIRS:
-            parents = _Parents(dag, unit, lo, hi, G, T, over, excess, own_lo)
-            a_s = np.minimum(m[G], excess[T] + parents.added_max[T])  # tightened, allowing for added load
-            strong_best, k3, lam_s = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam_t, iterations, target, base,
-                                             deadline)
+            variants = [(c, own_lo, multi)] + ([] if alt is None else [(alt[0], alt[1], False)])
+            trial = iterations if len(variants) == 1 else max(iterations // 4, 1)
+            tried = []
+            for k, (cv, ov, flag) in enumerate(variants):  # each a quarter of the time left (all of it if alone)
+                share = 1.0 if len(variants) == 1 else 1.0 / (4 - k)
+                dl = None if deadline is None else time.perf_counter() + share * max(deadline - time.perf_counter(), 0.0)
+                par = _Parents(dag, unit, lo, hi, G, T, over, excess, ov)
+                a_s = np.minimum(m[G], excess[T] + par.added_max[T])  # tightened, allowing for added load
+                sb, kk, ls = _strong_ascent(excess, rows, cv, G, T, a_s, par, lam_t, trial, target, base, dl)
+                tried.append((sb, kk, ls, cv, par, a_s, flag))
+                k3 += kk
+            strong_best, _, lam_s, cv, par, a_s, strong_multi = max(tried, key=lambda x: x[0])
+            if len(variants) > 1:  # the better one goes on from its best multipliers
+                sb, kk, ls = _strong_ascent(excess, rows, cv, G, T, a_s, par, lam_s, iterations - trial, target,
+                                            base, deadline)
+                k3 += kk
+                if sb > strong_best:
+                    strong_best, lam_s = sb, ls
     nested_best, k4 = -np.inf, 0
     if nested and len(G) and len(G) <= MAX_PAIRS and n * len(over) <= MAX_NESTED_CELLS:
         nest = _Nested(dag, unit, G, over)
@@ -250,7 +278,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     best, k = max(best, tight_best, strong_best, nested_best), k1 + k2 + k3 + k4
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()), strong=strong_won and not nested_won,
-                    nested=nested_won, lam=won, kind=kind)
+                    nested=nested_won, lam=won, kind=kind, multi=strong_multi if kind == "strong" else multi)
 
 
 RESUME_MIN_STEP = 2.0 ** -8
@@ -289,7 +317,7 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
     if not bound > prev.bound:
         return dataclasses.replace(prev, iterations=prev.iterations + k)
     return GapBound(bound, prev.iterations + k, len(unit), int(rows.sum()), strong=prev.kind == "strong",
-                    nested=prev.kind == "nested", lam=lam, kind=prev.kind)
+                    nested=prev.kind == "nested", lam=lam, kind=prev.kind, multi=prev.multi)
 
 
 def bound_deadline(clock) -> float | None:

@@ -176,13 +176,13 @@ def _multi_dag(rng: np.random.Generator) -> DAG:
 
 
 def test_parents_read_before_the_gap_never_exceed_the_exhaustive_optimum():
-    """Six of 60 perturbed DAGs (seed 2; scan.py checks all 60, 190 budgets, none above the optimum): each of four
-    mutants proves more than the optimum on one of them (a parent read after the root: 40, 42; tree members left
-    in other gaps' parent terms: 31, 54; a smaller parent: 59; the chain charged 1.1x: 57)."""
+    """Four of 60 perturbed DAGs (seed 2; scan.py checks all 60, 190 budgets, none above the optimum): each of four
+    mutants proves more than the optimum on one of them (a parent read after the root: 40; tree members left in
+    other gaps' parent terms: 31; a smaller parent: 59; the chain charged 1.1x: 57; results/bound17/mutants.txt)."""
     rng = np.random.default_rng(2)
     dags = [_multi_dag(rng) for _ in range(60)]
     checked = higher = 0
-    for k in (31, 40, 42, 54, 57, 59):
+    for k in (31, 40, 57, 59):
         dag = dags[k]
         for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
             best = exhaustive_optimum(dag, budget)
@@ -192,4 +192,18 @@ def test_parents_read_before_the_gap_never_exceed_the_exhaustive_optimum():
             assert b <= best + 1e-9 * float(dag.cost.sum()), (k, budget, b, best)
             checked += 1
             higher += b > gap_bound(dag, budget, iterations=100, multi=False).bound + 1e-6
-    assert checked >= 15 and higher >= 3, (checked, higher)
+    assert checked >= 10 and higher >= 2, (checked, higher)
+
+
+def test_the_strong_relaxation_keeps_the_better_of_both_chain_variants():
+    """On a random layered DAG (100 units, seed 1, 0.9) the several-children parents' trees take them out of other
+    gaps' parent terms, and the strong relaxation with them proved +0.22% of the sum of costs where without them it
+    proves +1.73%: gap_bound tries both and keeps the better (results/bound17, table (2))."""
+    from _milp_dags import layered_dag
+    dag = layered_dag(100, 10, 1)
+    base = float(dag.cost.sum())
+    budget = int(0.9 * checkpoint_all(dag).peak(dag))
+    both = gap_bound(dag, budget, iterations=300)
+    single = gap_bound(dag, budget, iterations=300, multi=False)
+    assert both.bound - base >= 0.9 * (single.bound - base) > 0.01 * base
+    assert both.kind == "strong" and not both.multi
