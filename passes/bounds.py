@@ -60,6 +60,33 @@ gap's b: tree parents are left out of them (their recomputation is in the gap's 
 tree(i) is in no tree but those of i's descendants', whose charges fall after i's last read. The nested
 relaxation keeps the plain costs (its deeper terms may charge a tree member shared 1/D).
 
+Parents read before i (``_chains(multi=True)``). A parent p with several children, all at stages <= i (last_p <= i),
+is past its last read at every stage of every gap of i too, and the argument above holds for it unchanged: kept
+across t, it holds M_p >= M_i bytes that no other term of row t counts (not ``fixed``: it is no parent of unit
+t > last_p; not its own gaps: they end by last_p); absent at t, it is computed again in t+1..b (a tree child
+computed there reads it). On ResNet50 at ONNX-node granularity: BatchNorm's normalized input (``bn1/7``, read
+again by the backward pass) needs x - mean (``bn1/1``: read by the variance and by ``bn1/7``), which needs the
+conv (read by the mean and by ``bn1/1``): all three as large, so dropping ``bn1/7`` pays for all three unless
+one of them is kept instead, freeing nothing. What the single-child case had for free has to be ensured:
+(1) a unit is counted, in bytes and in recomputations, for at most one gap at any stage. A root i's *span* is
+the stages of its droppable gaps (those spanning a stage over budget; the others are never dropped, lambda = 0
+off those stages) and their reads, lo..hi + 1: its rows and the recomputations it charges lie there. A
+several-children parent joins tree(i) only where no tree holding it has a span that meets i's (roots take them
+by decreasing M_i). Two trees holding one unit p otherwise are nested (one root in the other's tree, whose
+span ends by its last read, before the other root's gaps start) or part at a unit with several children,
+itself held by both, which the rule forbids where their spans meet. (2) The strong relaxation's parent terms
+charge p's retention or recomputation over last_p+1..b for a gap of a child of p read at b; such a term is left
+out wherever b reaches the first stage of a span of a tree holding p (then p's bytes or recomputation may be
+that tree's); before it, the two ranges are disjoint (every span starts after last_p). For the single-child
+trees this is the rule above (a root's own tree parents are left out of its gaps' terms; a member's single
+child's gaps end by its last read, before the span). Leaving a term out only lowers a drop's charge. Checked
+against exhaustive optima on 120 random 6-unit DAGs built around such a parent (results/bound17/scratch/scan.py,
+340 budgets, none above; five mutants above, tests/test_chains.py). The strong relaxation can lose by (2): on random
+layered DAGs the terms left out were worth more than the trees' charges (+0.33% against +0.58% on 1000 units at
+0.8), so it runs with and without the several-children parents, a quarter of its iterations each, and goes on
+with the better (``GapBound.multi``); each is a bound on its own, so the better one is too. The loose and tight
+relaxations have no parent terms, and a larger gap cost never lowers their Lagrangian.
+
 Nested drops (``_Nested``). The strong relaxation charges a parent's recomputation C_p alone; but recomputing p
 needs p's own parents, and so on up a chain of values past their last read (attention at ONNX-node
 granularity: softmax needs mask, scale and the scores MatMul). The nested relaxation follows that chain to
@@ -104,6 +131,8 @@ class GapBound:
     kind: str = ""
     """The relaxation that won: "loose", "tight", "strong" or "nested" ("" where no stage is over or none fits);
     ``gap_bound(resume=...)`` goes on with that one from ``lam``."""
+    multi: bool = True
+    """The chains had parents of several children (``gap_bound(multi=...)``; the strong relaxation tries both)."""
 
 
 def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -121,13 +150,14 @@ def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: int = 500,
               deadline: float | None = None, strong: bool = True, nested: bool = True,
-              resume: GapBound | None = None, chains: bool = True) -> GapBound:
+              resume: GapBound | None = None, chains: bool = True, multi: bool = True) -> GapBound:
     """The retention-gap lower bound (module docstring) on the cost of every schedule of ``dag`` within
     ``budget`` bytes. ``upper``: the cost of a known schedule (guides the step size; not needed for
     validity). Stops after ``iterations`` or at ``deadline`` (a ``time.perf_counter()`` value).
     ``strong``: also the relaxation with recomputation stages and parents (``_strong_ascent``); ``nested``: also
     the relaxation with nested drops (``_Nested``). ``chains``: a gap's cost includes its unit's chain of
-    equal parents in the loose, tight and strong relaxations (module docstring, ``_chains``).
+    equal parents in the loose, tight and strong relaxations (module docstring, ``_chains``); ``multi``: with
+    parents of several children read before the unit (module docstring, "Parents read before i").
 
     ``resume``: an earlier result of this function for the same ``dag`` and ``budget``: only the relaxation that
     won there (``resume.kind``) is run, its ascent started from ``resume.lam`` with a fresh step (``_Steps``), and
@@ -155,8 +185,6 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     free = ~pinned
     unit, lo, hi = unit[free], lo[free], hi[free]
     c0, m = dag.cost[unit], dag.mem[unit].astype(np.float64)
-    extra, tree = _chains(dag) if chains else (np.zeros(n), {})
-    c = c0 + extra[unit]  # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
     rows = excess > 0
     if not rows.any():
         return GapBound(base, 0, len(unit), 0)
@@ -166,6 +194,26 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     first = np.searchsorted(over, lo)
     last = np.searchsorted(over, hi, side="right")
     cnt = last - first
+    span_lo, span_hi = np.full(n, n + 1), np.full(n, -1)  # each root's span: its gaps over a stage over budget
+    np.minimum.at(span_lo, unit[cnt > 0], lo[cnt > 0])  # (the others are never dropped)
+    np.maximum.at(span_hi, unit[cnt > 0], hi[cnt > 0] + 1)
+
+    def chain_costs(with_multi: bool) -> tuple[np.ndarray, np.ndarray]:
+        """Each gap's cost with its unit's chain, and own_lo (``_Parents``)."""
+        extra, tree = _chains(dag, (span_lo, span_hi), with_multi)
+        own = np.full(n, np.inf)
+        for i, members in tree.items():
+            idx = np.fromiter(members, dtype=np.int64)
+            own[idx] = np.minimum(own[idx], span_lo[i])
+        return c0 + extra[unit], own
+
+    # a dropped gap's cost: its unit's and its chain's (c0: the nested relaxation's)
+    c, own_lo = chain_costs(multi) if chains else (c0, np.full(n, np.inf))
+    # the strong relaxation without the several-children parents: their trees leave them out of other gaps' parent
+    # terms, which lowered it on random layered DAGs (BENCHMARKS.md, branch bound17); both are tried, the better kept
+    alt = chain_costs(False) if chains and multi else None
+    if alt is not None and np.array_equal(alt[0], c) and np.array_equal(alt[1], own_lo):
+        alt = None
     G = np.repeat(np.arange(len(unit)), cnt)
     T = over[np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))]
     a = np.minimum(m[G], excess[T])
@@ -188,7 +236,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
         return np.bincount(T, weights=a * drop[G], minlength=n)
 
     if resume is not None and resume.kind and resume.lam is not None and len(resume.lam) == n:
-        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, c0, tree, m, base, target,
+        if resume.kind == "strong" and not resume.multi and alt is not None:
+            c, own_lo = alt
+        return _resume(resume, dag, unit, lo, hi, G, T, over, excess, rows, c, c0, own_lo, m, base, target,
                        iterations, deadline, {"loose": (loose, loose_freed), "tight": (tight, tight_freed)})
     lam = np.zeros(n)
     lam[rows] = _median(c / np.maximum(m, 1.0))
@@ -196,15 +246,30 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     best, lam, k1 = _ascent(excess, rows, c, loose, loose_freed, lam, iterations, target, base, deadline)
     tight_best, k2, k3 = -np.inf, 0, 0
     lam_t = lam_s = lam_n = lam
+    strong_multi = multi
     strong_best = -np.inf
     if len(G) <= MAX_PAIRS:
         tight_best, lam_t, k2 = _ascent(excess, rows, c, tight, tight_freed, lam, max(iterations // 4, 1), target,
                                         base, deadline)
         if strong and len(G) * 4 <= MAX_PAIRS:
-            parents = _Parents(dag, unit, lo, hi, G, T, over, excess, tree)
-            a_s = np.minimum(m[G], excess[T] + parents.added_max[T])  # tightened, allowing for added load
-            strong_best, k3, lam_s = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam_t, iterations, target, base,
-                                             deadline)
+            variants = [(c, own_lo, multi)] + ([] if alt is None else [(alt[0], alt[1], False)])
+            trial = iterations if len(variants) == 1 else max(iterations // 4, 1)
+            tried = []
+            for k, (cv, ov, flag) in enumerate(variants):  # each a quarter of the time left (all of it if alone)
+                share = 1.0 if len(variants) == 1 else 1.0 / (4 - k)
+                dl = None if deadline is None else time.perf_counter() + share * max(deadline - time.perf_counter(), 0.0)
+                par = _Parents(dag, unit, lo, hi, G, T, over, excess, ov)
+                a_s = np.minimum(m[G], excess[T] + par.added_max[T])  # tightened, allowing for added load
+                sb, kk, ls = _strong_ascent(excess, rows, cv, G, T, a_s, par, lam_t, trial, target, base, dl)
+                tried.append((sb, kk, ls, cv, par, a_s, flag))
+                k3 += kk
+            strong_best, _, lam_s, cv, par, a_s, strong_multi = max(tried, key=lambda x: x[0])
+            if len(variants) > 1:  # the better one goes on from its best multipliers
+                sb, kk, ls = _strong_ascent(excess, rows, cv, G, T, a_s, par, lam_s, iterations - trial, target,
+                                            base, deadline)
+                k3 += kk
+                if sb > strong_best:
+                    strong_best, lam_s = sb, ls
     nested_best, k4 = -np.inf, 0
     if nested and len(G) and len(G) <= MAX_PAIRS and n * len(over) <= MAX_NESTED_CELLS:
         nest = _Nested(dag, unit, G, over)
@@ -217,7 +282,7 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     best, k = max(best, tight_best, strong_best, nested_best), k1 + k2 + k3 + k4
     bound = base + max(best, 0.0)
     return GapBound(bound * (1 - 1e-12), k, len(unit), int(rows.sum()), strong=strong_won and not nested_won,
-                    nested=nested_won, lam=won, kind=kind)
+                    nested=nested_won, lam=won, kind=kind, multi=strong_multi if kind == "strong" else multi)
 
 
 RESUME_MIN_STEP = 2.0 ** -8
@@ -233,7 +298,7 @@ GPT-2 fine at 0.8 ran 120 s to the limit for +0.0037 points of its +0.48-point g
 
 def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray,
             T: np.ndarray, over: np.ndarray, excess: np.ndarray, rows: np.ndarray, c: np.ndarray, c0: np.ndarray,
-            tree: dict, m: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None,
+            own_lo: np.ndarray, m: np.ndarray, base: float, target: float | None, iterations: int, deadline: float | None,
             plain: dict) -> GapBound:
     """``gap_bound(resume=prev)``: the ascent of ``prev.kind`` from ``prev.lam`` (``gap_bound``'s docstring); the
     better of its best value and ``prev.bound``. ``plain``: the loose and tight relaxations' (price, freed) as
@@ -244,7 +309,7 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
         price, freed = plain[prev.kind]
         best, lam, k = _ascent(excess, rows, c, price, freed, lam0, iterations, target, base, deadline, True)
     elif prev.kind == "strong":
-        parents = _Parents(dag, unit, lo, hi, G, T, over, excess, tree)
+        parents = _Parents(dag, unit, lo, hi, G, T, over, excess, own_lo)
         a_s = np.minimum(m[G], excess[T] + parents.added_max[T])
         best, k, lam = _strong_ascent(excess, rows, c, G, T, a_s, parents, lam0, iterations, target, base, deadline,
                                       True)
@@ -256,7 +321,7 @@ def _resume(prev: GapBound, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.n
     if not bound > prev.bound:
         return dataclasses.replace(prev, iterations=prev.iterations + k)
     return GapBound(bound, prev.iterations + k, len(unit), int(rows.sum()), strong=prev.kind == "strong",
-                    nested=prev.kind == "nested", lam=lam, kind=prev.kind)
+                    nested=prev.kind == "nested", lam=lam, kind=prev.kind, multi=prev.multi)
 
 
 def bound_deadline(clock) -> float | None:
@@ -355,28 +420,54 @@ def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, l
     return steps.best, steps.best_lam, done
 
 
-def _chains(dag: DAG) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
+def _chains(dag: DAG, spans: tuple[np.ndarray, np.ndarray] | None = None,
+            multi: bool = True) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
     """(float[n]: the sum of C_c over tree(i), {i: tree(i)} where not empty): tree(i) (module docstring, "Chains
-    of equal parents") is grown from i through parents p whose only child is in the tree already, with
-    M_p >= M_i > 0 and p recomputable."""
+    of equal parents") is grown from i through recomputable parents p with M_p >= M_i > 0 whose only child is in
+    the tree already, or (``multi``) with several children, last_p <= i, and no other tree holding p whose span
+    meets i's ("Parents read before i").
+
+    ``spans``: (lo[n], hi[n]), the first and last stage of each root's droppable gaps' ranges (a gap's stages and
+    its read, lo..hi + 1; lo > hi: no tree is grown for that unit); default every unit, i + 1..last_i. Roots take
+    their several-children parents by decreasing M_i (ties: by stage)."""
     n = dag.n
     extra = np.zeros(n)
     tree: dict[int, frozenset[int]] = {}
     nkids = np.bincount(dag.edges[:, 0], minlength=n) if len(dag.edges) else np.zeros(n, dtype=np.int64)
     ok = (nkids == 1) & ~dag.no_recompute
-    if not ok.any():
+    many = (nkids > 1) & ~dag.no_recompute if multi else np.zeros(n, dtype=bool)
+    if not (ok | many).any():
         return extra, tree
-    preds, mem, cost = dag.preds, dag.mem, dag.cost
-    for i in range(n):
-        if mem[i] <= 0:
+    preds, mem, cost, last = dag.preds, dag.mem, dag.cost, dag.last_use
+    if spans is None:
+        s_lo, s_hi = np.arange(n) + 1, np.maximum(last, np.arange(n) + 1)
+    else:
+        s_lo, s_hi = spans
+    owned: dict[int, list[tuple[int, int]]] = {}  # several-children parent -> the spans of the trees holding it
+    for i in sorted(range(n), key=lambda v: (-int(mem[v]), v)):
+        if mem[i] <= 0 or s_lo[i] > s_hi[i]:
             continue
+        lo_i, hi_i = int(s_lo[i]), int(s_hi[i])
+        seen = {i}
         members: list[int] = []
         frontier = [i]
         while frontier:
-            nxt = [p for v in frontier for p in preds[v].tolist() if ok[p] and mem[p] >= mem[i]]
+            nxt = []
+            for v in frontier:
+                for p in preds[v].tolist():
+                    if p in seen or mem[p] < mem[i]:
+                        continue
+                    if not ok[p] and not (many[p] and last[p] <= i
+                                          and all(e < lo_i or s > hi_i for s, e in owned.get(p, ()))):
+                        continue
+                    seen.add(p)
+                    nxt.append(p)
             members += nxt
             frontier = nxt
         if members:
+            for p in members:
+                if many[p]:
+                    owned.setdefault(p, []).append((lo_i, hi_i))
             tree[i] = frozenset(members)
             extra[i] = float(cost[members].sum())
     return extra, tree
@@ -393,7 +484,7 @@ class _Parents:
     pays. ``added_max[t]``: the most bytes retention can add at stage t (each p at most M_p)."""
 
     def __init__(self, dag: DAG, unit: np.ndarray, lo: np.ndarray, hi: np.ndarray, G: np.ndarray, T: np.ndarray,
-                 over: np.ndarray, excess: np.ndarray, tree: dict | None = None) -> None:
+                 over: np.ndarray, excess: np.ndarray, own_lo: np.ndarray | None = None) -> None:
         n = dag.n
         last = dag.last_use
         has = np.bincount(G, minlength=len(unit)) > 0  # gaps with a stage over budget: the only ones dropped
@@ -409,9 +500,9 @@ class _Parents:
         rep = np.repeat(np.arange(len(gp_g)), cnt)
         j = np.repeat(gp_first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(rep))
         keep = last[gp_p[rep]] <= T[j]
-        if tree:  # a tree parent's recomputation is in the gap's own cost (``_chains``)
-            in_tree = np.array([p in tree.get(i, ()) for i, p in zip(unit[gp_g].tolist(), gp_p.tolist())], dtype=bool)
-            keep &= ~in_tree[rep]
+        if own_lo is not None:  # a tree member's retention or recomputation from the first stage of a span of a
+            # tree holding it is that tree's to charge (``_chains``): left out where the gap's read reaches it
+            keep &= ~(own_lo[gp_p] <= hi[gp_g] + 1)[rep]
         self.pair, self.parent = j[keep], gp_p[rep][keep]
         self.last = last[self.parent]
         self.mem = dag.mem[self.parent].astype(np.float64)
