@@ -247,7 +247,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             say("cp-sat", incumbent, bounds)
             # the covering MILP beside CP-SAT, in a child process (COVER_BESIDE_*): whichever proves first ends both
             beside = _CoverBeside(dag, budget, clock, cpu0) if COVER_BESIDE and not covered else None
-            external = (lambda: first_cover) if covered else None if beside is None else beside.bound
+            external = (lambda: first_cover) if covered else None if beside is None \
+                else (lambda: max(first_cover, beside.bound()))  # (first_cover: -inf, or a time-limited bound)
             try:
                 incumbent, bounds["cp-sat"], notes["cp_sat"] = cpsat_phase(
                     dag, budget, incumbent=incumbent, gap=o.gap, threads=o.threads,
@@ -268,7 +269,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                 left = clock.left()
                 beside.wait(None if left is None else BESIDE_GRACE * left)
             if beside.done() and math.isfinite(beside.bound()):
-                bounds[COVER_SOURCE] = beside.bound()
+                bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), beside.bound())
         if APPROX_OWN and o.warm_start and not _proven(dag, incumbent, bounds, o.gap) and _lp_room(dag, o, clock):
             # approx alone's own search next (APPROX_OWN; it computes its own retention-gap bound), while the
             # covering MILP beside CP-SAT goes on in its child process
@@ -293,7 +294,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
                 beside.wait(None if left is None else max(0.0, left))
                 beside.stop()
             if math.isfinite(beside.bound()):
-                bounds[COVER_SOURCE] = beside.bound()
+                bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), beside.bound())
             notes["cover_bound"] = beside.note
             covered = beside.started
         if not _proven(dag, incumbent, {**bounds, "gap": gb}, o.gap):  # (0.9 s of a 3 s solve of VGG16 at 0.9,
@@ -642,8 +643,11 @@ stage search's schedule on VGG16 0.9, VGG19 0.9 and FCN8 0.8/0.9 (CP-SAT's impor
 there), and gives the optimum's cost as its bound on segnet and vgg_unet at 0.8 and 0.9 (so CP-SAT's search ends as
 soon as it finds that schedule, without its bound rounds); below the optimum on VGG19 0.8 (+2.702% against +2.756%)
 and Moccasin's n=100 (+1.55% against +2.30% at 0.8)."""
-COVER_FIRST_UNITS = 100
-"""Largest graph (units) on which checkmate's covering MILP runs before CP-SAT (COVER_FIRST)."""
+COVER_FIRST_UNITS = 400
+"""Largest graph (units) on which checkmate's covering MILP runs before CP-SAT (COVER_FIRST). Was 100; with the
+pairs merged (passes/coverbound.py COVER_MERGE) ResNet50 of Moccasin's set (353 units) at 0.8 has 646 columns
+(23237 unmerged, which went to HiGHS' child beside CP-SAT: 22 s of presolve) and is solved in 1.1 s of CPU,
+MobileNet (185 units) 91 columns in 0.1 s (results/pub17/mergecmp.txt)."""
 COVER_FIRST_SECONDS = 5.0
 """Most seconds of that covering MILP (with at most COVER_SHARE of the time left)."""
 
@@ -667,7 +671,8 @@ def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str], eno
     if cb.columns == 0:  # not built (above COVER_HERE_COLUMNS) or nothing to solve: beside CP-SAT as before
         return -math.inf, False
     notes["cover_bound"] = f"before CP-SAT, depth 1: {cb.status} ({cb.columns} columns)"
-    return (cb.bound if math.isfinite(cb.bound) else -math.inf), True
+    # (stopped by its time limit, its bound is kept and the covering MILP runs again beside CP-SAT, with more time)
+    return (cb.bound if math.isfinite(cb.bound) else -math.inf), cb.status in ("optimal", "infeasible")
 
 
 class _Cancelled(Exception):

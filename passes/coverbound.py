@@ -122,6 +122,12 @@ and computed again for its next read, which the optimum pays twice); the same bo
 published graphs up to 100 units (one round: no row violated) and on MobileNet 0.8, where the lazy rounds in HiGHS'
 child process took 40.6 s against 4.4 s. Off by default: checkmate asks for them only where the covering MILP runs
 first, in this process (backends/strategies.py ``_cover_first``)."""
+COVER_MERGE = True
+"""``cover_bound`` solves the model with each gap's pairs merged between the points where z may drop
+(``merge_chains``: the same optimum). Measured (results/pub17/scratch/coverlog.py, 1 thread, this process): ResNet50
+of Moccasin's set at 0.8, 23237 columns, HiGHS' presolve took 21.6 s of 22.2 s to find the same merge."""
+MERGE_RAW_COLUMNS = 200_000
+"""With COVER_MERGE, the largest model built before merging (columns); ``max_columns`` applies to the merged one."""
 SAFETY = 1e-6
 """Relative margin taken off the MIP dual bound (HiGHS' tolerances)."""
 
@@ -149,6 +155,9 @@ class CoverModel:
     """float[pairs]: the bytes each pair frees at its stage, at most the excess there (min(M_i, e_k))."""
     kept_rows: tuple[np.ndarray, np.ndarray] | None = None
     """Every kept-parent row (COVER_KEPT), in or out of this model: (pair (g, k), pair (gp, k)) (``_kept_columns``)."""
+    prefix_rows: tuple[int, int] = (0, 0)
+    """(first row, count) of the prefix rows z[g, k] - z[g, k-1] <= 0, one per pair but each gap's first, in pair
+    order."""
 
 
 @dataclass
@@ -306,6 +315,7 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     # prefix rows: z[j] - z[j-1] <= 0
     nx = np.flatnonzero(~isfirst)
     m = len(nx)
+    prefix_rows = (nrow, m)
     add(np.r_[np.arange(m), np.arange(m)], np.r_[nx, nx - 1], np.r_[np.ones(m), -np.ones(m)], np.full(m, -np.inf), m)
     # parent rows: z[j] - z[j+1] - res[p, k] - comp[p, k+1] <= 0
     m = len(jj)
@@ -375,7 +385,7 @@ def build_cover(dag: DAG, budget: int, *, depth: int = COVER_DEPTH,
     gap_cost[G[isfirst]] = dag.cost[unit[G[isfirst]]] / cost_unit
     return CoverModel(model, npair, nov, cost_unit, col_stage=col_stage, col_gap=col_gap, gap_cost=gap_cost,
                       over_at=over, pair_bytes=np.minimum(dag.mem[unit[G]].astype(np.float64), e[K]),
-                      kept_rows=kept_cand)
+                      kept_rows=kept_cand, prefix_rows=prefix_rows)
 
 
 @dataclass
@@ -467,6 +477,70 @@ def _kept_violated(cm: CoverModel, x: np.ndarray) -> np.ndarray:
     return z[j] - z1 + z[a + 1] > 1.5
 
 
+def merge_chains(cm: CoverModel) -> tuple[CheckmateModel, np.ndarray]:
+    """The model ``cm`` with each gap's run of pairs between two drop points merged into one column
+    (COVER_MERGE), and the merged column of each of ``cm``'s columns (a solution x' of the merged model is the
+    solution x'[map] of ``cm``'s, at the same cost).
+
+    Along a gap g, z[g, .] is a prefix: 1 up to the pair d (the drop) and 0 after it. A pair j is *hurt* by z = 1
+    where it has a positive coefficient in a <= row (or a negative one in a >= row) other than its prefix row, or a
+    cost without being the gap's first pair: the parent rows' z[j] and the kept rows' z[j] and z[gp, k+1]. Moving
+    the drop of a solution from d to d'' > d, where none of the pairs d+1 .. d'' is hurt, sets only those pairs'
+    z from 0 to 1: their other coefficients are the cover rows' (positive, >= rows), the -z[j+1] of the parent
+    and kept rows and the -z of y <= z, so every row still holds, and the cost is unchanged (the gap's first pair
+    is at or before d). So every solution maps to one at the same or lower cost whose drops lie only at a gap's
+    last pair or just before a hurt pair (or before its first: z = 0 all along), i.e. whose z is constant on each
+    run from one such point to the next: the merged model has exactly those solutions, so its optimum (and so every
+    dual bound HiGHS proves for it) is a bound on the model's. The merge is what HiGHS' presolve finds by itself
+    (its parallel rows and columns rule, a pair of the chain per round: 21.6 s of presolve for ResNet50 of
+    Moccasin's set at 0.8, 23237 columns down to 704), done in one pass."""
+    M = cm.model
+    A = M.A
+    ncol, nrow = M.num_col, M.num_row
+    npair = cm.pairs
+    cols = np.repeat(np.arange(ncol), np.diff(A.indptr))
+    rows = np.asarray(A.indices, np.int64)
+    vals = np.asarray(A.data, np.float64)
+    r0, m = cm.prefix_rows
+    in_prefix = (rows >= r0) & (rows < r0 + m)
+    hurt_entry = ((vals > 0) & np.isfinite(M.row_upper[rows])) | ((vals < 0) & np.isfinite(M.row_lower[rows]))
+    sel = hurt_entry & ~in_prefix & (cols < npair)
+    hurt = np.zeros(npair, dtype=bool)
+    hurt[cols[sel]] = True
+    G = cm.col_gap[:npair] if cm.col_gap is not None else np.zeros(npair, np.int64)
+    isfirst = np.r_[True, G[1:] != G[:-1]]
+    islast = np.r_[G[1:] != G[:-1], True]
+    hurt |= (M.col_cost[:npair] != 0) & ~isfirst
+    drop = islast | np.r_[hurt[1:], False]  # a drop may lie here: the gap's last pair or just before a hurt one
+    start = isfirst | np.r_[False, drop[:-1]]
+    group = np.cumsum(start) - 1
+    nmerged = int(group[-1]) + 1 if npair else 0
+    col_map = np.r_[group, nmerged + np.arange(ncol - npair)].astype(np.int64)
+    # prefix rows inside a run (both its pairs in one merged column) are dropped
+    nx = np.flatnonzero(~isfirst)
+    inner = np.zeros(nrow, dtype=bool)
+    inner[r0 + np.arange(m)[group[nx] == group[nx - 1]]] = True
+    row_map = np.cumsum(~inner) - 1
+    keep = ~inner[rows]
+    nrow2, ncol2 = int((~inner).sum()), nmerged + ncol - npair
+    B = Csc.from_coo(vals[keep], row_map[rows[keep]], col_map[cols[keep]], (nrow2, ncol2))
+    nz = B.data != 0  # (a parent row's z[j] - z[j+1] inside a run sums to 0)
+    if not nz.all():
+        c = np.repeat(np.arange(ncol2), np.diff(B.indptr))[nz]
+        indptr = np.zeros(ncol2 + 1, dtype=np.int64)
+        np.cumsum(np.bincount(c, minlength=ncol2), out=indptr[1:])
+        B = Csc(B.data[nz], B.indices[nz], indptr, (nrow2, ncol2))
+    cost = np.bincount(col_map, weights=M.col_cost, minlength=ncol2)
+    upper = np.ones(ncol2)
+    np.minimum.at(upper, col_map, M.col_upper)
+    empty = np.zeros((0, 0), dtype=np.int64)
+    model = CheckmateModel(dag=M.dag, scale=M.scale, cost_unit=M.cost_unit, r=empty, s=empty, free=empty, p=empty,
+                           col_cost=cost, col_lower=np.zeros(ncol2), col_upper=upper,
+                           integral=np.ones(ncol2, dtype=bool), A=B, row_lower=M.row_lower[~inner],
+                           row_upper=M.row_upper[~inner])
+    return model, col_map
+
+
 def _empty(dag: DAG) -> CheckmateModel:
     empty = np.zeros((0, 0), dtype=np.int64)
     z = np.zeros(0)
@@ -494,31 +568,34 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
     t0 = time.perf_counter()
     base = float(dag.cost.sum())
     lazy = (COVER_KEPT if kept is None else kept) and depth >= 1
-    cm = _kept_model(dag, budget, depth, max_columns, None) if lazy else \
-        build_cover(dag, budget, depth=depth, max_columns=max_columns, kept=False)
-    if cm is None:
+    # (merged, the model is built up to MERGE_RAW_COLUMNS and ``max_columns`` applies to what is solved)
+    raw_cap = max_columns if max_columns is None or not COVER_MERGE else max(max_columns, MERGE_RAW_COLUMNS)
+    cm = _kept_model(dag, budget, depth, raw_cap, None) if lazy else \
+        build_cover(dag, budget, depth=depth, max_columns=raw_cap, kept=False)
+    model, cmap = _merged(cm)
+    if cm is None or (max_columns is not None and model is not None and model.num_col > max_columns):
         _, G, _, over, _, _ = _pairs(dag, budget)
         if len(over) == 0:
             return CoverBound(base, "no stage over the budget", time.perf_counter() - t0, 0)
         return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)
-    if cm.infeasible:
+    if cm.infeasible or model is None:
         return CoverBound(math.inf, "a stage's fixed part exceeds the budget", time.perf_counter() - t0, 0)
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     if left is not None and left < 0.5:
-        return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, cm.model.num_col)
+        return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, model.num_col)
     best, status, rounds = -math.inf, "no time left", 0
     select = None
     while True:
-        res = mip.solve(cm.model, integral=True, time_limit=left, threads=threads, gap=gap)
+        res = mip.solve(model, integral=True, time_limit=left, threads=threads, gap=gap)
         rounds += 1
         if res.status == "infeasible":  # no schedule fits at all (every schedule maps into the model)
-            return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, cm.model.num_col)
+            return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, model.num_col)
         if math.isfinite(res.bound) and res.bound >= best:
             best, status = res.bound, res.status
         if not lazy or cm.kept_rows is None or res.status != "optimal" or res.x is None \
                 or base + max(best, 0.0) * cm.cost_unit * (1 - SAFETY) >= enough:
             break
-        viol = _kept_violated(cm, np.asarray(res.x))
+        viol = _kept_violated(cm, np.asarray(res.x)[cmap])
         if select is not None:
             viol &= ~select
         if not viol.any():
@@ -526,15 +603,27 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
         select = viol if select is None else select | viol
         nxt = _kept_model(dag, budget, depth, max_columns, select)
         left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        if nxt is None or (left is not None and left < 0.5):
+        nmodel, ncmap = _merged(nxt)
+        if nxt is None or nmodel is None or (left is not None and left < 0.5) \
+                or (max_columns is not None and nmodel.num_col > max_columns):
             status = "time_limit" if nxt is not None else status
             break
-        cm = nxt
+        cm, model, cmap = nxt, nmodel, ncmap
     note = f"{rounds} rounds (kept rows)" if rounds > 1 else ""
     if not math.isfinite(best):
-        return CoverBound(-math.inf, status, time.perf_counter() - t0, cm.model.num_col, note=note)
+        return CoverBound(-math.inf, status, time.perf_counter() - t0, model.num_col, note=note)
     over_cost = max(best, 0.0) * cm.cost_unit * (1 - SAFETY)
-    return CoverBound(base + over_cost, status, time.perf_counter() - t0, cm.model.num_col, note=note)
+    return CoverBound(base + over_cost, status, time.perf_counter() - t0, model.num_col, note=note)
+
+
+def _merged(cm: CoverModel | None) -> tuple[CheckmateModel | None, np.ndarray]:
+    """``cm``'s model to solve and the map from ``cm``'s columns to its columns: merged (``merge_chains``) where
+    COVER_MERGE is on, else ``cm``'s own."""
+    if cm is None or cm.infeasible:
+        return None, np.zeros(0, np.int64)
+    if COVER_MERGE and cm.pairs:
+        return merge_chains(cm)
+    return cm.model, np.arange(cm.model.num_col)
 
 
 def _kept_model(dag: DAG, budget: int, depth: int, max_columns: int | None,

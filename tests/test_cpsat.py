@@ -566,3 +566,31 @@ def test_the_stall_is_counted_on_the_search_clock_per_worker(monkeypatch) -> Non
     s = solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, stall=0.0), hint=hint)
     assert made == [1] and "OPTIMAL" in s.report["solver"]
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.cost(dag) <= hint.cost(dag) + 1e-9
+
+
+def test_cover_first_stopped_by_its_time_limit_leaves_the_covering_milp_beside_cp_sat(monkeypatch) -> None:
+    """``_cover_first`` (backends/strategies.py): a covering MILP stopped by its time limit gives its bound but does
+    not count as solved, so checkmate runs it again beside CP-SAT (with the time CP-SAT leaves); solved, it does."""
+    import remc.backends.strategies as strategies
+    import remc.passes.coverbound as coverbound
+    from remc.passes.coverbound import CoverBound
+    from remc.passes.solver_api import Clock
+
+    dag = training_graph(5, np.random.default_rng(0))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.9)
+    for status, solved in (("time_limit", False), ("optimal", True)):
+        monkeypatch.setattr(coverbound, "cover_bound", lambda *a, st=status, **k: CoverBound(7.0, st, 1.0, 10))
+        notes: dict[str, str] = {}
+        assert strategies._cover_first(dag, budget, Clock(None), notes) == (7.0, solved)
+
+
+def test_checkmate_runs_the_covering_milp_first_on_graphs_above_100_units() -> None:
+    """COVER_FIRST_UNITS (backends/strategies.py) is 400 since the covering MILP's pairs are merged
+    (passes/coverbound.py COVER_MERGE): on a 126-unit training graph checkmate solves it before CP-SAT, in this
+    process (at 100 units it went beside CP-SAT, to HiGHS' child process)."""
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(62, np.random.default_rng(3), skips=((3, 20), (25, 50)))
+    assert dag.n > 100
+    s = solve("checkmate", dag, math.ceil(checkpoint_all(dag).peak(dag) * 0.8), make_options("checkmate", time_limit=30))
+    assert s.report.extras["cover_bound"].startswith("before CP-SAT")
