@@ -184,9 +184,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     gb = -math.inf if gbr is None else gbr.bound
     staged = None
     found: dict[str, float] = {}
-    resumable = search is not None  # (the caller's search: ``searched`` does not mean it has ended)
-    if search is None or search.dag is not dag or search.budget != budget:
-        search = EvictSearch(dag, budget)
+    # the caller's search (``searched`` does not mean it has ended); else one of approx's own, built where it runs
+    resumable = search is not None and search.dag is dag and search.budget == budget
+    if not resumable:
+        search = None
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
     # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
     left0 = clock.left()
@@ -212,8 +213,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             share, reserve = 1.0, 0.0
         if late_bound:
             share *= 1.0 - LATE_BOUND_SHARE
+        search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, given, clock, share, found,
                                on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
+        if staged is not None and not resumable:
+            search = None  # (its producers' states, up to n x n each, are not held through the LP once one fits)
         given = _cheaper(given, staged)
     if late_bound and not clock.expired():
         gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
@@ -299,11 +303,12 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                                   Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
                 best = _cheaper(best, refined.best)
     if best is None and exact_phase and (resumable or not searched) and not clock.expired() and RESEARCH_LEFT \
-            and not search.exhausted():
+            and (search is None or not search.exhausted()):
         # nothing fits and no phase above can use the time left (the LP or the exact phase not started, or done
         # without a schedule): the stage search again, with all of it, resumed where its first run stopped,
         # rather than no schedule before the limit
         note("stage search", bound=gb)
+        search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, None, clock, 1.0, found,
                                on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
         best = staged
