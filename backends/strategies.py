@@ -31,6 +31,7 @@ from ..passes.strategies import BASELINE_NAMES, best_baseline, solve_baseline_st
 from .cpsat import CP_UNITS, CpSatOptions, cpsat_first, cpsat_phase, cpsat_strategy
 
 if TYPE_CHECKING:
+    from ..passes.evict import EvictSearch
     from ..passes.feasible import ExactSearch
 
 # The passes that only some paths run (approx's LP and rounding, the MILP, the local search, the bounds' ascents,
@@ -183,25 +184,27 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     cp = cp_possible
     staged = incumbent = baseline = None
     tried = False  # the stage search from nothing ran
+    from ..passes.evict import EvictSearch
+    search = EvictSearch(dag, budget)  # the stage search's producers, resumed by each phase that runs it
     if o.warm_start and cp and start is None and STAGE_FIRST:
         # where CP-SAT runs: the stage search from nothing first, the baselines only where it finds nothing
         # (STAGE_FIRST's measurements)
         say("stage search", None, {})
         t = time.perf_counter()
-        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share())
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share(), search=search)
         tried = True
         allowed = _first_stage_share() * o.time_limit if o.time_limit is not None else STAGE_HINT_NO_LIMIT
         if staged is not None and time.perf_counter() - t >= 0.9 * allowed:
             # stopped by its share, not at a local optimum: resumed from its schedule with the share the stage
             # search from a baseline gets (STAGE_HINT_SHARE), as before STAGE_FIRST
-            staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock))
+            staged = incumbent = _cheaper(dag, staged, _stage_hint(dag, budget, staged, clock, search=search))
     baselined = incumbent is None  # approx alone's incumbent (``baseline``) is known
     if incumbent is None:
         say("baselines", None, {})
         incumbent = baseline = _incumbent(dag, budget, clock, start)
     if o.warm_start and cp and incumbent is None and not tried:  # no baseline fits: the stage search from
         say("stage search", incumbent, {})  # nothing, briefly
-        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share())
+        staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share(), search=search)
         tried = True
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
@@ -226,7 +229,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # approx's rounding and the feasibility race below find the first schedule)
         if staged is None:  # (else the stage search above already ran, to its local optimum)
             say("stage search", incumbent, bounds)
-            staged = _stage_hint(dag, budget, incumbent, clock)
+            staged = _stage_hint(dag, budget, incumbent, clock, search=search)
         if staged is not None:
             notes["stage_search"] = f"cost {staged.cost(dag):g}"
         incumbent = _cheaper(dag, incumbent, staged)
@@ -317,7 +320,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if own_first:
             # nothing fits (no baseline, no warm start, the stage search from nothing found nothing): approx
             # alone's own steps from there, on all the time left (NOTHING_FITS_OWN)
-            first = _approx_own(dag, budget, o, clock, start, None, state, notes, searched=tried, nothing_fits=True)
+            first = _approx_own(dag, budget, o, clock, start, None, state, notes, searched=tried, nothing_fits=True,
+                                search=search)
             lp_bound = -math.inf if first is None or first.report is None \
                 else float(first.report.extras.get("lp_bound", -math.inf))
             if first is not None and first.report is not None:
@@ -371,7 +375,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         # nothing fits yet: approx in full, whose local search also repairs rounded schedules over budget
         try:
             incumbent = _approx_mod().solve_approx(dag, budget, ApproxOptions(threads=o.threads), lp=_highs(),
-                                             clock=clock, race=_race())
+                                                   clock=clock, race=_race(), search=search)
             notes["refine"] = f"approx in full (nothing fitted before): cost {incumbent.cost(dag):g}"
         except (InfeasibleError, SolverError) as e:
             notes["refine"] = f"approx in full: {e}"
@@ -527,14 +531,15 @@ def _first_stage_share() -> float:
 
 
 def _stage_hint(dag: DAG, budget: int, incumbent: Schedule | None, clock: Clock,
-                share: float = STAGE_HINT_SHARE) -> Schedule | None:
+                share: float = STAGE_HINT_SHARE, search: EvictSearch | None = None) -> Schedule | None:
     """The eviction pass and stage search (passes/evict.py ``evict_search``) from ``incumbent``, within
-    ``share`` of the time limit: a schedule within budget, cleaned and checked, or None."""
+    ``share`` of the time limit: a schedule within budget, cleaned and checked, or None. ``search``: the
+    producers as an earlier phase left them (resumed, not started over)."""
     left = clock.left()
     share = STAGE_HINT_NO_LIMIT if clock.time_limit is None else share * clock.time_limit
     end = time.perf_counter() + (share if left is None else min(left, share))
     from ..passes.evict import evict_search
-    found = evict_search(dag, budget, deadline=end, start=None if incumbent is None else incumbent.S)
+    found = evict_search(dag, budget, deadline=end, start=None if incumbent is None else incumbent.S, search=search)
     if found is None:
         return None
     R, S = clean(dag, found[0], found[1])
@@ -845,13 +850,14 @@ random small DAGs at 10 s, 2 of 80 with no schedule from checkmate where approx 
 
 def _approx_own(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock, start: Schedule | None, given: Any,
                 state: dict, notes: dict[str, str], searched: bool = False,
-                nothing_fits: bool = False) -> Schedule | None:
+                nothing_fits: bool = False, search: EvictSearch | None = None) -> Schedule | None:
     """approx alone's own search inside checkmate (``_approx_fn``'s steps with approx alone's options, ``ApproxOptions``
     as ``_approx_alone`` builds them): from approx alone's incumbent (``given``: the best baseline or ``start``
     repaired, ``_incumbent``; computed here where it is ``_UNKNOWN``), on a clock of checkmate's time left. Its
     schedule (None when it has none in time), its note in ``notes["approx"]``; ``state`` receives its cheapest
     rounded schedule over the budget. ``searched``: as ``solve_approx`` takes it (the stage search from nothing
-    already ran and found nothing). ``nothing_fits``: an InfeasibleError
+    already ran and found nothing); ``search``: that search's producers, which approx's stage search with the time
+    left resumes (``solve_approx``). ``nothing_fits``: an InfeasibleError
     that proves a bound above the budget is raised, not noted."""
     left = clock.left()
     sub = Clock(left)
@@ -862,7 +868,7 @@ def _approx_own(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock, start:
     reserve = None if not nothing_fits or o.time_limit is None else _approx_mod().FEASIBLE_SHARE * o.time_limit
     try:
         s = _approx_mod().solve_approx(dag, budget, ao, lp=_highs(), incumbent=given, clock=sub, state=state,
-                                       race=_race(), searched=searched, exact_reserve=reserve)
+                                       race=_race(), searched=searched, exact_reserve=reserve, search=search)
     except _approx_mod().LpUnfinished as e:
         notes["approx"] = f"approx alone's search: {e}"
         return None

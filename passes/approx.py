@@ -29,7 +29,7 @@ from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
 from ..ir.report import SolveReport, gap_of
 from ..ir.schedule import Schedule, check, checkpoint_all, pin_no_recompute, solve_rs, stage_peaks
 from .bounds import bound_deadline, gap_bound
-from .evict import evict_search
+from .evict import EvictSearch, evict_search
 from .feasible import MAX_FEASIBLE_COLUMNS, ExactSearch, find_feasible
 from .feasible import build_seconds as feasible_build_seconds
 from .milp_model import build_model, clean, least_budget_bound, model_columns, simple_lower_bound
@@ -112,7 +112,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                  incumbent: Schedule | None = None, progress: Progress | None = None,
                  clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
                  race: ExactSearch | None = None, exact_phase: bool = True,
-                 searched: bool = False, exact_reserve: float | None = None) -> Schedule:
+                 searched: bool = False, exact_reserve: float | None = None,
+                 search: EvictSearch | None = None) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -154,6 +155,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     ``exact_reserve``: the seconds kept for the exact feasibility phase where nothing fits (default FEASIBLE_SHARE
     of the time left at the start; checkmate keeps FEASIBLE_SHARE of its whole limit, as approx alone keeps of
     what its baselines and bound leave, so that its exact phase starts no later than approx alone's).
+    ``search``: the stage search's producers (``evict.EvictSearch`` for this dag and budget) as an earlier phase of
+    the caller left them; each stage search here resumes it rather than starting over (by default one of its own,
+    shared by its first run and its run with the time left, RESEARCH_LEFT). With ``searched``, the run with the
+    time left resumes the caller's search where it was given.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
@@ -179,6 +184,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     gb = -math.inf if gbr is None else gbr.bound
     staged = None
     found: dict[str, float] = {}
+    # the caller's search (``searched`` does not mean it has ended); else one of approx's own, built where it runs
+    resumable = search is not None and search.dag is dag and search.budget == budget
+    if not resumable:
+        search = None
     # nothing fits yet: keep FEASIBLE_SHARE of the time for the exact phase (find_feasible) in case every
     # heuristic misses (a 140-unit random layered DAG at 0.8: the heuristics used all of 60 s and found nothing)
     left0 = clock.left()
@@ -204,8 +213,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             share, reserve = 1.0, 0.0
         if late_bound:
             share *= 1.0 - LATE_BOUND_SHARE
+        search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, given, clock, share, found,
-                               on_best=lambda cost: note("stage search", bound=gb, cost=cost))
+                               on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
+        if staged is not None and not resumable:
+            search = None  # (its producers' states, up to n x n each, are not held through the LP once one fits)
         given = _cheaper(given, staged)
     if late_bound and not clock.expired():
         gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
@@ -290,12 +302,15 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                 refined = _refine(dag, budget, [found_c], None,
                                   Refiner(dag, budget, deadline=end, max_evals=o.refine_evals))
                 best = _cheaper(best, refined.best)
-    if best is None and exact_phase and not searched and not clock.expired() and RESEARCH_LEFT:
+    if best is None and exact_phase and (resumable or not searched) and not clock.expired() and RESEARCH_LEFT \
+            and (search is None or not search.exhausted()):
         # nothing fits and no phase above can use the time left (the LP or the exact phase not started, or done
-        # without a schedule): the stage search again, with all of it, rather than no schedule before the limit
+        # without a schedule): the stage search again, with all of it, resumed where its first run stopped,
+        # rather than no schedule before the limit
         note("stage search", bound=gb)
+        search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, None, clock, 1.0, found,
-                               on_best=lambda cost: note("stage search", bound=gb, cost=cost))
+                               on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
         best = staged
     if best is None:
         eps_txt = ", ".join(f"{t['eps']:g}" for t in tried) or "none"
@@ -358,14 +373,17 @@ RESEARCH_LEFT = True
 --strategy approx --time-limit 120` at a load of 11 on 2 cores: the stage search's 0.36 of the limit found
 nothing, the LP was then not started, "58.3 s left, too little to build its 152145 columns", and approx raised
 at 63 s), the stage search runs again with all the time left (from nothing: its first run's work is redone, so
-this finds what a run of that length finds). Not where a caller runs the exact phase itself (``exact_phase`` False:
-checkmate's approx share) or ran the stage search already (``searched``): the caller's later phases have that time."""
+its producers resume where the first run stopped (``evict.EvictSearch``), so the two runs find what one run of
+their summed length finds; before, it started over). Not where a caller runs the exact phase itself (``exact_phase``
+False: checkmate's approx share), nor where the caller ran the stage search already (``searched``) unless it passed
+its search to resume (``search``), nor where every producer of the search ended without a schedule."""
 
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
                   share: float, info: dict | None = None,
-                  on_best: Callable[[float], None] | None = None) -> _Candidate | None:
-    """The eviction pass and stage search's schedule (passes/evict.py) within ``share`` of the time left
+                  on_best: Callable[[float], None] | None = None,
+                  search: EvictSearch | None = None) -> _Candidate | None:
+    """The eviction pass and stage search's schedule (passes/evict.py; ``search`` resumed) within ``share`` of the time left
     (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
     warm start or the best baseline) competes as a start of the local search. ``info`` receives the
     least-memory phase's ``least_peak`` when it ran, and ``first_fit_seconds`` on ``clock`` where the search
@@ -373,7 +391,7 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     left, began = clock.left(), clock.elapsed()
     end = time.perf_counter() + (30.0 if left is None else share * left)
     found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info,
-                         on_best=on_best)
+                         on_best=on_best, search=search)
     if info is not None and "first_fit_seconds" in info:  # on the solve's clock (the baselines before it included)
         info["first_fit_seconds"] += began
     if found is None:

@@ -20,6 +20,7 @@ import heapq
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -522,9 +523,101 @@ class _RepairRun:
         return self.done
 
 
+class EvictSearch:
+    """``evict_search``'s producers for one (dag, budget), resumable across calls: the eviction settings
+    (``VARIANTS``), the repair from checkpoint-all and the least-memory starts, and where their turns stand while
+    nothing fits. A caller that runs the search in several phases (approx's stage search, then again with the time
+    left; checkmate's stage search from nothing, then approx's steps) passes the same object to each call, so that a
+    later call goes on where the earlier one stopped instead of redoing its rows: own random layered n = 250 seed 11
+    at 0.9 needs ~12 s of CPU to its first schedule, and each phase alone had less. Its turns are counted in rows,
+    so the producers' sequence of steps, and the first schedule, are those of one search of the summed length."""
+
+    def __init__(self, dag: DAG, budget: int) -> None:
+        self.dag, self.budget = dag, budget
+        self.runs = [EvictRun(dag, budget, weight=w, closure=c, net=net) for w, c, net in VARIANTS]
+        self.rep = _RepairRun(dag, budget)
+        self._least: _LeastMemoryRun | None = None  # (built at its first turn: checkpoint-all's peak, a row each)
+        self._credit: dict[int, int] = {}  # rows each producer may still use: a whole step past its slice is a debt
+        self._turns = self._feasibility()
+        self._deadline: float | None = None
+        self.found: StageState | None = None
+        """The cheapest schedule within budget a producer found (None until one did)."""
+        self.how = ""
+        self.calls = 0
+        """Calls of ``evict_search`` that used this search (the first builds nothing more: a test's count)."""
+
+    @property
+    def least(self) -> _LeastMemoryRun:
+        if self._least is None:
+            self._least = _LeastMemoryRun(self.dag, self.budget)
+        return self._least
+
+    @property
+    def rows(self) -> int:
+        """Rows the producers evaluated so far, in all calls."""
+        return sum(r.rows for r in self.runs) + self.rep.rows + (0 if self._least is None else self._least.rows)
+
+    def exhausted(self) -> bool:
+        """Whether every producer ended without a schedule (a later call finds nothing more)."""
+        return self.found is None and self._least is not None and self._least.done \
+            and self.rep.done and all(r.done for r in self.runs)
+
+    def _turn(self, r: EvictRun | _RepairRun | _LeastMemoryRun, rows: int):
+        """Generator: ``r`` advanced by ``rows`` more rows of credit (to its end without a deadline), yielding
+        where the deadline cut it (it resumes there at the next call) and after it."""
+        if self._deadline is None:
+            r.advance(None)
+            yield r
+            return
+        key = id(r)
+        self._credit[key] = self._credit.get(key, 0) + rows
+        while self._credit[key] > 0 and not r.done:
+            before = r.rows
+            r.advance(self._deadline, self._credit[key])
+            self._credit[key] -= r.rows - before
+            if r.done or self._credit[key] <= 0 or r.rows == before \
+                    and time.perf_counter() < self._deadline:
+                break
+            yield None  # cut by the deadline: the rest of its credit at the next call
+        yield r
+
+    def _feasibility(self):
+        """Generator of the turns while nothing fits: each eviction setting's first turn (FIRST_ROUND_ROWS), then
+        rounds of every producer left (the rest of a whole pass and a retry of each setting in the first round,
+        FIRST_PASS_ROWS in all; SLICE_ROWS after) and the least-memory starts (as many as all of those together).
+        Yields after each step of a turn; a producer that ended is yielded as it is (the caller takes its result)."""
+        n = self.dag.n
+        for run in self.runs:
+            yield from self._turn(run, FIRST_ROUND_ROWS * n)
+        first = True
+        others: list[EvictRun | _RepairRun] = [*self.runs, self.rep]
+        while not (self.least.done and all(r.done for r in others)):
+            active = [r for r in others if not r.done]
+            for r in active:
+                yield from self._turn(r, (FIRST_PASS_ROWS - FIRST_ROUND_ROWS) * n
+                                      if first and isinstance(r, EvictRun) else SLICE_ROWS)
+            first = False
+            if not self.least.done:
+                yield from self._turn(self.least, SLICE_ROWS * max(len(active), 1))
+
+    def feasible(self, deadline: float | None, take: Callable[[Any], None]) -> None:
+        """Producers' turns until one finds a schedule, all end, or ``deadline``; ``take`` hears each producer
+        that ended (its ``result`` a schedule or None)."""
+        self._deadline = deadline
+        while self.found is None:
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+            r: Any = next(self._turns, False)
+            if r is False:
+                break
+            if r is not None and r.done:
+                take(r)
+
+
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
                  start: np.ndarray | None = None, info: dict | None = None,
-                 on_best: Callable[[float], None] | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+                 on_best: Callable[[float], None] | None = None,
+                 search: EvictSearch | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
     ``VARIANTS``, of the stage search's repair from checkpoint-all and of ``start`` (an S within budget, e.g.
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
@@ -541,7 +634,9 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     starts saw (None when they did not run), and ``first_fit_seconds``: the seconds from the start to the first
     schedule within budget, where a producer found it (absent where ``start`` fitted or none did).
     ``on_best``, when given, hears the cost of each cheaper schedule as it is found and the cost after ``improve``
-    (for a live display: a 1000-unit search runs for minutes)."""
+    (for a live display: a 1000-unit search runs for minutes). ``search`` (an ``EvictSearch`` of this dag and
+    budget), when given, holds the producers: this call resumes them where an earlier call left them (their turns,
+    their rows), and starts from the cheapest schedule one of them found there; without it, a search of its own."""
     from .stagesearch import improve
     best, how = None, ""
     if start is not None:
@@ -550,8 +645,10 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             best, how = st0, "the given schedule"
     t0 = time.perf_counter()
     starts_end = None if deadline is None else t0 + STARTS_SHARE * (deadline - t0)
-    runs = [EvictRun(dag, budget, weight=w, closure=c, net=net) for w, c, net in VARIANTS]
-    rep = _RepairRun(dag, budget)
+    if search is None or search.dag is not dag or search.budget != budget:
+        search = EvictSearch(dag, budget)
+    search.calls += 1
+    runs, rep = search.runs, search.rep
 
     def take(r) -> None:
         nonlocal best, how
@@ -559,49 +656,19 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             if best is None and info is not None:
                 info["first_fit_seconds"] = time.perf_counter() - t0
             best, how = r.result, r.name
+            if search.found is None or best.total_cost() < search.found.total_cost():
+                search.found, search.how = best, how
             if on_best is not None:
                 on_best(float(best.total_cost()))
 
-    if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline)
-        least = _LeastMemoryRun(dag, budget)
-        others: list[EvictRun | _RepairRun] = [*runs, rep]
-        credit: dict[int, int] = {}  # rows each producer may still use: a whole step past its slice is a debt
-
-        def turn(r, rows: int) -> None:
-            if deadline is None:
-                done = r.advance(None)
-            else:
-                credit[id(r)] = credit.get(id(r), 0) + rows
-                if credit[id(r)] <= 0:
-                    return
-                before = r.rows
-                done = r.advance(deadline, credit[id(r)])
-                credit[id(r)] -= r.rows - before
-            if done:
-                take(r)
-
-        for run in runs:  # the first turns: one pass of each setting (FIRST_ROUND_ROWS), the first to fit ends them
-            if best is not None or (deadline is not None and time.perf_counter() >= deadline):
-                break
-            turn(run, FIRST_ROUND_ROWS * dag.n)
-        first = True
-        while best is None and not (least.done and all(r.done for r in others)):
-            active = [r for r in others if not r.done]
-            for r in active:
-                if deadline is not None and time.perf_counter() >= deadline:
-                    break
-                # the first round: the rest of a whole pass and a retry of each setting (FIRST_PASS_ROWS in all)
-                turn(r, (FIRST_PASS_ROWS - FIRST_ROUND_ROWS) * dag.n if first and isinstance(r, EvictRun)
-                     else SLICE_ROWS)
-                if best is not None:
-                    break
-            first = False
-            if deadline is not None and time.perf_counter() >= deadline:
-                break
-            if best is None and not least.done:
-                turn(least, SLICE_ROWS * max(len(active), 1))
+    if best is None and search.found is not None:  # an earlier call's producer found it
+        best, how = search.found, search.how
+        if on_best is not None:
+            on_best(float(best.total_cost()))
+    if best is None:  # nothing fits yet: every producer in turn, a slice each (to its end without a deadline),
+        search.feasible(deadline, take)  # each resumed where an earlier call with this search stopped
         if info is not None:
-            info["least_peak"] = least.least
+            info["least_peak"] = search.least.least
     # something fits: the settings left, one after the other, until STARTS_SHARE of the time, each to at most
     # FIRST_PASS_ROWS rows a unit in all (counted: a setting still failing there is given up)
     for r in runs:

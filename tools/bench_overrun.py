@@ -60,7 +60,7 @@ def run_one(python: str, graph: Path, ratio: str, strategy: str, limit: float) -
     try:
         rep = json.loads(p.stdout)
         row.update(status=rep.get("status"), seconds=rep.get("seconds"), cost=rep.get("cost"),
-                   overhead=rep.get("overhead"), gap=rep.get("gap"), units=rep.get("units"),
+                   overhead=rep.get("overhead"), gap=rep.get("gap"), bound=rep.get("bound"), units=rep.get("units"),
                    solve_seconds=rep.get("solve_seconds"), peak_rss_mib=rep.get("peak_rss_mib"))
     except json.JSONDecodeError:
         err = p.stderr.strip().splitlines()
@@ -78,6 +78,8 @@ def render(rows: list[dict]) -> str:
         if r is None:
             return "| | | |"
         cost = (f"{r['status']}" if r.get("cost") is None else f"+{100 * (r['overhead'] - 1):.2f}% {r['status']}")
+        if r.get("cost") is not None and r.get("gap") is not None:
+            cost += f", gap {100 * r['gap']:.1f}%"  # (of the overhead: the report's gap_measure)
         secs = "-" if r.get("seconds") is None else f"{r['seconds']:.1f}"
         rss = "" if r.get("max_rss_mib") is None else f"{r['max_rss_mib']:.0f}"
         return f"| {cost} | {r['wall_seconds']:.1f} ({r['wall_seconds'] - r['time_limit']:+.1f}) / {secs} | {rss} |"
