@@ -238,10 +238,13 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
             # the covering MILP first, in this process, where it is small (COVER_FIRST): where it proves the
             # schedule, OR-Tools is never imported; else its bound ends CP-SAT's search once that reaches it
             say("cover bound", incumbent, bounds)
-            first_cover, covered = _cover_first(dag, budget, clock, notes,
-                                                enough=incumbent.cost(dag) - o.gap * (incumbent.cost(dag) - dag.total_cost))
+            first_cover, covered, decoded = _cover_first(
+                dag, budget, clock, notes, enough=incumbent.cost(dag) - o.gap * (incumbent.cost(dag) - dag.total_cost))
             if math.isfinite(first_cover):
                 bounds[COVER_SOURCE] = first_cover
+            if decoded is not None:  # its solution read as a schedule (COVER_DECODE), where it fits
+                notes["cover_schedule"] = f"cost {decoded.cost(dag):g}"
+                incumbent = _cheaper(dag, incumbent, decoded)
         if incumbent is not None and _proven(dag, incumbent, bounds, o.gap):
             notes["cp_sat"] = "not run (the covering MILP's bound proves the schedule)"
             cp_done = True
@@ -653,31 +656,39 @@ COVER_FIRST_UNITS = 400
 pairs merged (passes/coverbound.py COVER_MERGE) ResNet50 of Moccasin's set (353 units) at 0.8 has 646 columns
 (23237 unmerged, which went to HiGHS' child beside CP-SAT: 22 s of presolve) and is solved in 1.1 s of CPU,
 MobileNet (185 units) 91 columns in 0.1 s (results/pub17/mergecmp.txt)."""
+COVER_DECODE = True
+"""checkmate reads the covering MILP's solution before CP-SAT (COVER_FIRST) as a schedule (passes/coverbound.py
+``cover_start``, ``cover_schedule``) and takes it where it fits and is cheaper than the stage search's. On the
+training graphs of Moccasin's set it is the optimum (its cost equals the bound), so CP-SAT is not run: ResNet50 and
+MobileNet at 0.8, where CP-SAT's C=2 model took 7-8 s and 4 s of CPU to find it from the stage search's +0.313% /
++0.401% (BENCHMARKS.md, branch ``pub17b``)."""
 COVER_FIRST_SECONDS = 5.0
 """Most seconds of that covering MILP (with at most COVER_SHARE of the time left)."""
 
 
 def _cover_first(dag: DAG, budget: int, clock: Clock, notes: dict[str, str], enough: float = math.inf
-                 ) -> tuple[float, bool]:
-    """The covering MILP's bound (COVER_FIRST), -inf where it proves nothing, and whether it was solved (then the
-    covering MILP is not run again beside CP-SAT or after it). With its kept-parent rows added lazily
-    (passes/coverbound.py COVER_KEPT) until its bound reaches ``enough`` (cost units: what proves the schedule)."""
+                 ) -> tuple[float, bool, Schedule | None]:
+    """The covering MILP's bound (COVER_FIRST), -inf where it proves nothing, whether it was solved (then the
+    covering MILP is not run again beside CP-SAT or after it), and its solution as a schedule where that fits the
+    budget (COVER_DECODE; else None). With its kept-parent rows added lazily (passes/coverbound.py COVER_KEPT) until
+    its bound reaches ``enough`` (cost units: what proves the schedule)."""
     left = clock.left()
     secs = COVER_FIRST_SECONDS if left is None else min(COVER_FIRST_SECONDS, COVER_SHARE * left)
     if secs < COVER_MIN_SECONDS:
-        return -math.inf, False
-    from ..passes.coverbound import cover_bound
+        return -math.inf, False, None
+    from ..passes.coverbound import cover_bound, cover_schedule
     try:
         cb = cover_bound(dag, budget, _CancellableMip(_highs(), threading.Event()), time_limit=secs, threads=1,
-                         depth=1, max_columns=COVER_HERE_COLUMNS, kept=True, enough=enough)
+                         depth=1, max_columns=COVER_HERE_COLUMNS, kept=True, enough=enough, start=COVER_DECODE)
     except SolverError as e:
         notes["cover_bound"] = f"before CP-SAT: {e}"
-        return -math.inf, False
+        return -math.inf, False, None
     if cb.columns == 0:  # not built (above COVER_HERE_COLUMNS) or nothing to solve: beside CP-SAT as before
-        return -math.inf, False
+        return -math.inf, False, None
     notes["cover_bound"] = f"before CP-SAT, depth 1: {cb.status} ({cb.columns} columns)"
+    decoded = cover_schedule(dag, budget, cb.start) if COVER_DECODE else None
     # (stopped by its time limit, its bound is kept and the covering MILP runs again beside CP-SAT, with more time)
-    return (cb.bound if math.isfinite(cb.bound) else -math.inf), cb.status in ("optimal", "infeasible")
+    return (cb.bound if math.isfinite(cb.bound) else -math.inf), cb.status in ("optimal", "infeasible"), decoded
 
 
 class _Cancelled(Exception):

@@ -581,7 +581,7 @@ def test_cover_first_stopped_by_its_time_limit_leaves_the_covering_milp_beside_c
     for status, solved in (("time_limit", False), ("optimal", True)):
         monkeypatch.setattr(coverbound, "cover_bound", lambda *a, st=status, **k: CoverBound(7.0, st, 1.0, 10))
         notes: dict[str, str] = {}
-        assert strategies._cover_first(dag, budget, Clock(None), notes) == (7.0, solved)
+        assert strategies._cover_first(dag, budget, Clock(None), notes) == (7.0, solved, None)
 
 
 def test_checkmate_runs_the_covering_milp_first_on_graphs_above_100_units() -> None:
@@ -594,3 +594,24 @@ def test_checkmate_runs_the_covering_milp_first_on_graphs_above_100_units() -> N
     assert dag.n > 100
     s = solve("checkmate", dag, math.ceil(checkpoint_all(dag).peak(dag) * 0.8), make_options("checkmate", time_limit=30))
     assert s.report.extras["cover_bound"].startswith("before CP-SAT")
+
+
+def test_checkmate_takes_the_covering_milps_solution_as_its_schedule() -> None:
+    """COVER_DECODE (backends/strategies.py): the covering MILP's solution before CP-SAT, read as a schedule
+    (passes/coverbound.py ``cover_start``, ``cover_schedule``), fits here and costs its bound (126), where the stage
+    search stops at 127: checkmate returns it, proven by that bound, without running CP-SAT (without the decoding
+    CP-SAT runs from 127)."""
+    from remc.backends.highs import HighsBackend
+    from remc.backends.strategies import make_options, solve
+    from remc.passes.coverbound import cover_bound, cover_schedule
+
+    dag = training_graph(20, np.random.default_rng(3), skips=((3, 12), (8, 18)), workspace=True)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.7)
+    cb = cover_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, depth=1, max_columns=None, kept=True,
+                     start=True)
+    decoded = cover_schedule(dag, budget, cb.start)
+    assert decoded is not None and not check(dag, decoded.R, decoded.S) and decoded.peak(dag) <= budget
+    assert decoded.cost(dag) == pytest.approx(cb.bound, abs=1e-4)
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=30))
+    assert s.cost(dag) == pytest.approx(decoded.cost(dag)) and s.peak(dag) <= budget
+    assert "cover_schedule" in s.report.extras and s.report.extras["cp_sat"].startswith("not run")

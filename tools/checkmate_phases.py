@@ -50,7 +50,7 @@ def main() -> None:
     r = s.report
     print(f"{time.perf_counter() - t0:6.1f} s  checkmate {r.status}: +{100 * (s.cost(dag) / base - 1):.3f}%, gap "
           f"{100 * r.gap:.2f}% (bound from {r.bound_source})")
-    for key in ("stage_search", "cover_bound", "approx", "cp_sat", "refine", "milp"):
+    for key in ("stage_search", "cover_bound", "cover_schedule", "approx", "cp_sat", "refine", "milp"):
         print(f"          {key}: {r.extras.get(key)}")
 
 
