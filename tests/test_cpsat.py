@@ -376,9 +376,9 @@ def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch
     starts: list[bool] = []
     real = strategies._stage_hint
 
-    def recorded(dag_, budget_, incumbent, clock, share=strategies.STAGE_HINT_SHARE):
+    def recorded(dag_, budget_, incumbent, clock, share=strategies.STAGE_HINT_SHARE, **kw):
         starts.append(incumbent is None)
-        return real(dag_, budget_, incumbent, clock, share=max(share, 0.05))  # (its own search still gets time)
+        return real(dag_, budget_, incumbent, clock, share=max(share, 0.05), **kw)  # (its own search still gets time)
 
     monkeypatch.setattr(strategies, "_stage_hint", recorded)
     monkeypatch.setattr(strategies, "FIRST_STAGE_SHARE", 0.0)
