@@ -161,7 +161,9 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     search; on smaller graphs (presolve on) the budget is a hard capacity and no hint is given (measured:
     random layered n=100 at 0.8 was proven optimal in 34 s that way, and ended at +5.0% from
     checkpoint-all's excess). Raises InfeasibleError when CP-SAT proves that no schedule with at
-    most ``copies`` computations per unit fits, SolverError when it stops without a schedule. ``stop(cost)``
+    most ``copies`` computations per unit fits, NoScheduleInTime when its time limit ends the search before any
+    schedule (a ``fit`` raise or the anytime phases may still find one), SolverError when it stops without a
+    schedule otherwise (a model CP-SAT rejects). ``stop(cost)``
     (the cost of the best solution so far, inf before one; with the budget a hard capacity) is asked every
     WATCH_SECONDS and ends the search when true (e.g. a bound found beside it proves that solution).
     """
@@ -227,6 +229,9 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
         least = "" if excess is None else f" (the least memory it reached: {budget + excess * g} bytes)"
         raise NoScheduleInTime(f"CP-SAT found no schedule within the budget in the time limit{least}")
     if not found and not fits:
+        if status == cp_model.UNKNOWN:  # its time limit (or ``stop``) came first: none is proven to exist or not
+            raise NoScheduleInTime(f"CP-SAT found no schedule within {budget} bytes in its time limit (status "
+                                   f"{name})")
         raise SolverError(f"CP-SAT stopped with status {name} and no schedule")
     if not found:
         return _report(Schedule(hint.R, hint.S, strategy="cpsat"), dag, t0, name, None, None, False, options,

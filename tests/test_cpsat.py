@@ -192,6 +192,24 @@ def test_stalled_search_still_returns_a_schedule_no_worse_than_its_hint() -> Non
     assert s.cost(dag) <= hint.cost(dag) + 1e-9
 
 
+def test_a_search_stopped_by_its_time_limit_with_nothing_is_no_schedule_in_time(monkeypatch) -> None:
+    """CP-SAT's UNKNOWN (its time limit, or ``stop``, before any schedule) is NoScheduleInTime, which ``fit``
+    answers by raising the solver budget and the report words as a time limit; before, it was a bare SolverError
+    ("CP-SAT stopped with status UNKNOWN and no schedule"), as for a model CP-SAT rejects."""
+    import remc.backends.cpsat as cpsat
+    from remc.ir.errors import NoScheduleInTime, SolverError
+
+    rng = np.random.default_rng(8)
+    dag = training_graph(7, rng, skips=((0, 4), (2, 6)), workspace=True)
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    cp_model = cpsat.load_cp_model()
+    for status, error in ((cp_model.UNKNOWN, NoScheduleInTime), (cp_model.MODEL_INVALID, SolverError)):
+        monkeypatch.setattr(cpsat, "_solve_watched", lambda *a, _s=status, **k: _s)
+        with pytest.raises(error) as caught:
+            solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=5, presolve=True))
+        assert (caught.type is NoScheduleInTime) == (status == cp_model.UNKNOWN)
+
+
 def test_byte_sized_tensors_do_not_overflow_the_objective() -> None:
     """Tensors of hundreds of MB whose sizes share no common divisor leave the capacity near 1e9 in CP-SAT's
     units: the memory level's term in the objective (its weight times the level) overflowed CP-SAT's 64-bit
