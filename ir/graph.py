@@ -6,6 +6,7 @@ they are unique within a graph.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -38,7 +39,7 @@ class Value:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize  # (np.prod: 60 us a call; 157k calls grouping swin_t)
 
     def __repr__(self) -> str:
         return f"Value({self.name!r}, {self.shape}, {self.dtype})"
