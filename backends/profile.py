@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,25 +151,53 @@ class CostCache(JsonCache):
         self.new[key] = {"seconds": seconds, "op": op, "runs": runs}
 
 
-def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> dict[str, np.ndarray | None]:
-    """Initializer and Constant-node values by name; None for data that is not available (shape-only). An
-    initializer that is also a graph input (a step graph's weights, ``passes/optimizer.py``) is not a constant:
-    the caller may feed it, so ONNX Runtime neither pre-packs nor folds it (``Graph::GetConstantInitializer``
-    skips overridable initializers from IR version 4 on)."""
-    out: dict[str, np.ndarray | None] = {}
+class _Constants(Mapping[str, "np.ndarray | None"]):
+    """Initializer and Constant-node values by name, each read into an array at its first lookup: the names
+    alone make the signatures, and a compile whose signatures are all cached reads no value (swin_t from
+    torchvision: 4004 weight reads took 3.7 s of a loaded compile's grouping and measuring)."""
+
+    def __init__(self, sources: dict[str, Callable[[], np.ndarray | None]]) -> None:
+        self._sources = sources
+        self._values: dict[str, np.ndarray | None] = {}
+
+    def __getitem__(self, name: str) -> np.ndarray | None:
+        if name not in self._values:
+            self._values[name] = self._sources[name]()
+        return self._values[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._sources
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sources)
+
+    def __len__(self) -> int:
+        return len(self._sources)
+
+
+def _constant_values(model: onnx.ModelProto, base_dir: str | None) -> Mapping[str, np.ndarray | None]:
+    """Initializer and Constant-node values by name (read at first lookup, ``_Constants``); None for data that
+    is not available (shape-only). An initializer that is also a graph input (a step graph's weights,
+    ``passes/optimizer.py``) is not a constant: the caller may feed it, so ONNX Runtime neither pre-packs nor
+    folds it (``Graph::GetConstantInitializer`` skips overridable initializers from IR version 4 on)."""
+    out: dict[str, Callable[[], np.ndarray | None]] = {}
     inputs = {i.name for i in model.graph.input} if model.ir_version >= 4 else set()
     for init in model.graph.initializer:
         if init.name not in inputs:
-            out[init.name] = _tensor_or_none(init, base_dir)
+            out[init.name] = functools.partial(_tensor_or_none, init, base_dir)
     for node in model.graph.node:
         if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
             a = node.attribute[0]
             if a.name == "value":
-                out[node.output[0]] = _tensor_or_none(a.t, base_dir)
+                out[node.output[0]] = functools.partial(_tensor_or_none, a.t, base_dir)
             else:
-                v = helper.get_attribute_value(a)
-                out[node.output[0]] = np.array(v, dtype=np.float32 if "float" in a.name else np.int64)
-    return out
+                out[node.output[0]] = functools.partial(_attribute_array, a)
+    return _Constants(out)
+
+
+def _attribute_array(a: onnx.AttributeProto) -> np.ndarray:
+    """A Constant node's ``value_*`` attribute (other than ``value``) as an array."""
+    return np.array(helper.get_attribute_value(a), dtype=np.float32 if "float" in a.name else np.int64)
 
 
 def _tensor_or_none(t: onnx.TensorProto, base_dir: str | None) -> np.ndarray | None:
@@ -264,7 +293,7 @@ def _work(p: _Probe, fl: dict[str, float], types: dict[str, TensorType]) -> floa
 
 
 def run_groups(model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
-               consts: dict) -> list[list[_Probe]]:
+               consts: Mapping) -> list[list[_Probe]]:
     """``probes`` in two groups, order kept: those whose one-node models need no value the graph computes
     (random data and graph inputs do), then those that do (``_original_values`` runs the path to them: at
     batch 256 a ResNet50 forward to its MaxPool, 20 s on a loaded machine), so that a deadline spends its
@@ -273,7 +302,7 @@ def run_groups(model: onnx.ModelProto, probes: list[_Probe], types: dict[str, Te
     return [g for g in (first, [p for p in probes if needs_run(model, p, types, consts)]) if g]
 
 
-def needs_run(model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict) -> bool:
+def needs_run(model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: Mapping) -> bool:
     """Whether the one-node model of ``p`` needs a value the graph computes (an integer input that is neither
     a constant nor a graph input)."""
     graph_inputs = {i.name for i in model.graph.input}
@@ -416,7 +445,7 @@ class ProfileCosts:
         return self.deadline is None or time.perf_counter() + seconds <= self.deadline
 
     def _original_values(self, model: onnx.ModelProto, probes: list[_Probe], types: dict[str, TensorType],
-                         consts: dict) -> dict[str, np.ndarray]:
+                         consts: Mapping) -> dict[str, np.ndarray]:
         """Graph-input feeds, plus the non-float values the original graph computes for probed nodes.
 
         Runs only the path to those values (``_path_to``, and ``only_execute_path_to_fetches``) on the
@@ -446,7 +475,7 @@ class ProfileCosts:
                                  f"but the graph failed to run on {self.device}: {exc}") from exc
         return {**feeds, **dict(zip(wanted, got))}
 
-    def _with_data(self, model: onnx.ModelProto, consts: dict) -> onnx.ModelProto:
+    def _with_data(self, model: onnx.ModelProto, consts: Mapping) -> onnx.ModelProto:
         """A copy of ``model`` whose data-less initializers hold random data of their shape."""
         rng = np.random.default_rng(self.seed)
         out = onnx.ModelProto()
@@ -459,7 +488,7 @@ class ProfileCosts:
                 out.graph.initializer[i].CopyFrom(numpy_helper.from_array(v, init.name))
         return out
 
-    def _one_node_model(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+    def _one_node_model(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: Mapping,
                         values: dict[str, np.ndarray], rng: np.random.Generator
                         ) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
         node = p.node
@@ -490,7 +519,7 @@ class ProfileCosts:
         one.functions.extend(model.functions)
         return one, feeds
 
-    def _time(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+    def _time(self, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: Mapping,
               values: dict[str, np.ndarray]) -> tuple[float, int]:
         rng = np.random.default_rng(self.seed)
         one, feeds = self._one_node_model(model, p, types, consts, values, rng)

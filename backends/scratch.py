@@ -32,6 +32,7 @@ changes MLAS' buffers, so it is part of the device tag.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,7 +260,7 @@ def _on_remc_allocator(device: str, settings: runtime.DeviceSettings) -> bool:
     return device.startswith("cpu") and settings.placed(device)
 
 
-def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: dict,
+def _measure(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType], consts: Mapping,
              values: dict[str, np.ndarray], device: str) -> KernelMemory:
     rng = np.random.default_rng(prof.seed)
     one, feeds = prof._one_node_model(model, p, types, consts, values, rng)
@@ -318,7 +319,7 @@ PROBE_BUFFER_MAX = 16 << 30
 
 
 def _measure_requests(prof: ProfileCosts, model: onnx.ModelProto, p: _Probe, types: dict[str, TensorType],
-                      consts: dict, values: dict[str, np.ndarray], device: str, buf: _ProbeBuffer) -> KernelMemory:
+                      consts: Mapping, values: dict[str, np.ndarray], device: str, buf: _ProbeBuffer) -> KernelMemory:
     """The node's requests, one by one: its one-node model run twice on remc's allocator in record mode."""
     from .placement import PlacedAllocator
     rng = np.random.default_rng(prof.seed)
@@ -435,7 +436,7 @@ def _packed_input(node: onnx.NodeProto, prepack: bool) -> str | None:
 
 
 def _measure_placed(one: onnx.ModelProto, feeds: dict[str, np.ndarray], p: _Probe, types: dict[str, TensorType],
-                    consts: dict, device: str, *, prepack: bool = True) -> KernelMemory:
+                    consts: Mapping, device: str, *, prepack: bool = True) -> KernelMemory:
     """Kernel memory of a one-node model run twice on remc's allocator (``backends.capi``): every request is
     seen with its exact size. ``prepack``: what session creation allocated beyond the small initializers it
     copies; ``persistent``: what the first run left allocated beyond its outputs; ``scratch``: the first run's

@@ -188,6 +188,23 @@ def test_profile_times_every_node_and_reuses_its_cache(tmp_path, monkeypatch) ->
     assert profile.profile_costs(m, cache_dir=tmp_path) == t1
 
 
+def test_a_cached_profile_and_kernel_memory_read_no_weight(tmp_path, monkeypatch) -> None:
+    """With every signature cached, costs and kernel memory need only the constants' names: no initializer is
+    read into an array (swin_t from torchvision read its 4004 weights, 3.7 s of a loaded compile)."""
+    from remc.backends import scratch
+
+    m = train_model()
+    assert len(m.graph.initializer) > 0
+    t1 = profile.ProfileCosts("cpu", cache_dir=tmp_path, repeats=2, time_cap=0.02).apply(m)
+    k1 = scratch.kernel_memory(m, "cpu", cache_dir=tmp_path)
+
+    reads = []
+    monkeypatch.setattr(profile, "_tensor_or_none", lambda t, base_dir: reads.append(t.name))
+    assert profile.ProfileCosts("cpu", cache_dir=tmp_path, repeats=2, time_cap=0.02).apply(m) == t1
+    assert scratch.kernel_memory(m, "cpu", cache_dir=tmp_path) == k1
+    assert reads == []
+
+
 def test_profile_signatures_separate_shapes_and_share_equal_nodes(tmp_path) -> None:
     m = parse('''
 g (float[32,64] a, float[64,16] b, float[32,16] c) => (float[32,16] y, float[32,16] z, float[16,16] w) {
