@@ -575,14 +575,17 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def _ratio_said(err: RemcError, ratio: float, unmodified: int, live_only: bool, device: str) -> RemcError:
     """``err`` (of the same type, its attributes kept) for ``--budget 0.8x``, with what the ratio was of and,
     where the error gives one, the least feasible budget as a ratio."""
-    import copy
     of = "checkpoint-all's peak in remc's live-bytes model" if live_only else f"what the unmodified graph needs on {device}"
     why = f"{err}; --budget {ratio:g}x is {ratio:g} x {unmodified} bytes, {of}"
     least = getattr(err, "least_feasible", None)
     if least is not None:
         why += (f"; every schedule needs at least {least} bytes in remc's live-bytes model "
                 f"({math.ceil(1000 * least / unmodified) / 1000:g}x)")
-    said = copy.copy(err)
+    # a new exception of err's class, its attributes kept, without calling its __init__: copy.copy(err) calls
+    # type(err)(*err.args), which fails for a class whose __init__ takes more than the message (approx's
+    # LpUnfinished and its lp_bound: a TypeError traceback in place of the error)
+    said = type(err).__new__(type(err), why)
+    said.__dict__.update(err.__dict__)
     said.args = (why,)
     return said
 

@@ -359,3 +359,18 @@ def test_compile_ratio_below_the_least_feasible_says_it_as_a_ratio(vgg: Path, tm
     assert re.search(r"--budget 0.5x is 0.5 x \d+ bytes, what the unmodified graph needs on cpu; every schedule "
                      r"needs at least \d+ bytes in remc's live-bytes model \(0\.\d+x\)", res.stderr), res.stderr
     assert not (tmp_path / "o.onnx").exists()
+
+
+def test_a_ratio_budget_keeps_an_errors_class_whose_init_takes_more_than_a_message() -> None:
+    """``--budget 0.9x``: the error is said again with the ratio (``_ratio_said``), of its own class and with its
+    attributes. approx's LpUnfinished (its __init__ takes ``lp_bound``) came out as "TypeError: LpUnfinished.__init__()
+    missing 1 required positional argument" on a torchvision swin_t at 0.9x, 60 s, loaded."""
+    from remc.ir.errors import InfeasibleError, UnsupportedOpError
+    from remc.passes.approx import LpUnfinished
+
+    for err in (LpUnfinished("approx: the time limit passed", 1.5), UnsupportedOpError("Foo", "n0"),
+                InfeasibleError("no schedule fits", 1200)):
+        said = cli._ratio_said(err, 0.9, 1000, False, "cpu")
+        assert type(said) is type(err) and said.__dict__ == err.__dict__
+        assert str(said).startswith(str(err)) and "--budget 0.9x is 0.9 x 1000 bytes" in str(said)
+    assert "(1.2x)" in str(said)  # the least feasible as a ratio
