@@ -27,6 +27,7 @@ from .passes.milp_model import simple_lower_bound
 from .pipeline import Pass, State, run
 from .timebudget import (
     FIRST_ROUND_SHARE,
+    KERNEL_FIRST_LEAST,
     KERNEL_FIRST_SHARE,
     KERNEL_SHARE,
     LATER_ROUND_SHARE,
@@ -545,21 +546,24 @@ def measure_kernels_first(state: State, device: str, settings: Any = None) -> No
     first. A torchvision EfficientNet-B0 (b8, 96 px) compiled with a 60 s limit at a load of 10 spent 10.2 s
     on costs and 7.6 s on units, measured 76 of 461 signatures in the 1.9 s left to it, and its plan needed
     133708480 bytes under ``remc run`` for a budget of 107.2 MiB."""
-    _measure_kernels(state, device, state.clock, settings, share=KERNEL_FIRST_SHARE)
+    _measure_kernels(state, device, state.clock, settings, share=KERNEL_FIRST_SHARE, least=KERNEL_FIRST_LEAST)
 
 
 def _measure_kernels(state: State, device: str, clock: CompileClock | None, settings: Any = None, *,
-                     share: float = KERNEL_SHARE) -> float | None:
-    """Measure kernel memory on the input graph until the clock's ``share`` (cached, so ``predict`` on
-    the lowered graph finds it); the ``time.perf_counter()`` deadline ``predict`` keeps to afterwards
-    (None: no clock). A note on the clock when the limit left signatures unmeasured (it replaces an earlier
-    one: the measurement runs up to three times in a compile, each from the cache)."""
+                     share: float = KERNEL_SHARE, least: float = 0.0) -> float | None:
+    """Measure kernel memory on the input graph until the clock's ``share``, or ``least`` of the limit from
+    now if that is later (cached, so ``predict`` on the lowered graph finds it); the ``time.perf_counter()``
+    deadline ``predict`` keeps to afterwards (None: no clock). A note on the clock when the limit left
+    signatures unmeasured (it replaces an earlier one: the measurement runs up to three times in a compile,
+    each from the cache)."""
     if clock is None or state.graph is None or not kernels_measurable(device):
         return None
     from .backends import runtime
     from .backends.scratch import unmeasured_kernels
     from .pipeline import shaped_model
     at = clock.until(share)
+    if at is not None and clock.time_limit is not None and least > 0:
+        at = min(max(at, clock.elapsed() + least * clock.time_limit), clock.time_limit)
     deadline = clock.perf_deadline(at)
     t0 = clock.elapsed()
     _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,

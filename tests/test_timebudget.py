@@ -16,6 +16,7 @@ import pytest
 
 from remc.timebudget import (
     FIRST_ROUND_SHARE,
+    KERNEL_FIRST_LEAST,
     KERNEL_FIRST_SHARE,
     KERNEL_SHARE,
     LATER_ROUND_SHARE,
@@ -579,3 +580,28 @@ def test_kernel_measurement_feeds_cut_by_the_deadline_are_skipped_next_time(tmp_
     assert not started and left == total > 0  # the group was skipped: its feeds take longer than the time left
     _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path)  # no deadline: all measured
     assert started and left == 0
+
+
+@pytest.mark.parametrize("started_ago, expected", [(3.0, KERNEL_FIRST_SHARE * 60),
+                                                   (13.0, 13.0 + KERNEL_FIRST_LEAST * 60),
+                                                   (58.0, 60.0)])
+def test_the_first_kernel_measurement_runs_its_least_share_after_a_slow_start(monkeypatch, started_ago: float,
+                                                                              expected: float) -> None:
+    """The first kernel measurement runs until KERNEL_FIRST_SHARE of the limit, or KERNEL_FIRST_LEAST of it from its
+    start where the start-up (and the import) passed that share already, never past the limit: a swin_t compiled
+    cold at a load of 11 reached the share in start-up and import and measured no kernel."""
+    from remc import fit as fit_mod
+    from remc.backends import scratch
+    from remc.pipeline import State
+
+    now = [100.0]
+    clock = CompileClock(60.0, now=lambda: now[0], started_ago=started_ago)
+    seen = []
+    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, deadline, settings: (
+        seen.append(deadline) or ({}, 0, 0)))
+    monkeypatch.setattr("remc.pipeline.shaped_model", lambda graph: None)
+    state = State(model=None)
+    state.graph, state.clock = object(), clock
+    fit_mod.measure_kernels_first(state, "cpu")
+    assert seen == [pytest.approx(clock.start + expected)]
+    assert next(p.deadline for p in clock.phases if p.name == "kernel memory") == pytest.approx(expected)
