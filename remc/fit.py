@@ -233,7 +233,10 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     if clock is not None and steps is None:
         state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
-    reserve = 0.0 if clock is None else 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+    # (the input graph's prediction: the arena estimate, or the ratio budget's measure where it was reused)
+    reserve = 0.0 if clock is None else 2 * (sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+                                             or sum(p.seconds for p in clock.phases
+                                                    if p.name == "unmodified graph's need"))
     first_share = SLACK_FIRST_SHARE if _saving_expected(report) else FIRST_ROUND_SHARE
     first_solver = int(state.budget)
     try:
@@ -506,10 +509,12 @@ def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline:
     assert state.dag is not None and state.budget is not None
     t0 = clock.elapsed()
     budget = int(state.budget)
-    try:
-        pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline)
-    finally:
-        clock.record("arena estimate", t0)
+    pred = state.input_need  # (the ratio budget's measure: the same graph, and no kernel measured since)
+    if pred is None or pred.kernels_unmeasured:
+        try:
+            pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline)
+        finally:
+            clock.record("arena estimate", t0)
     excess = pred.total - int(checkpoint_all(state.dag).peak(state.dag))
     first = budget - excess if excess > 0 and budget - excess > int(state.dag.constant) else budget
     report.history.append({"round": 0, "input_graph_excess": int(excess), "solver_budget": int(first)})
@@ -526,8 +531,9 @@ def unmodified_need(state: State, device: str, settings: Any = None) -> int:
     kernel_deadline = _measure_kernels(state, device, clock, settings)
     t0 = None if clock is None else clock.elapsed()
     try:
-        return int(predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline,
-                           layout_time_left=None if clock is None else clock.left()).total)
+        state.input_need = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline,
+                                   layout_time_left=None if clock is None else clock.left())
+        return int(state.input_need.total)
     finally:
         if clock is not None and t0 is not None:
             clock.record("unmodified graph's need", t0)

@@ -43,6 +43,9 @@ class State:
     timings: dict[str, float] = field(default_factory=dict)
     clock: CompileClock | None = None
     """The compile's one clock (remc/timebudget.py): phases get deadlines from it and are recorded on it."""
+    input_need: Any = None
+    """What the input graph as it is needs on the device (``fit.unmodified_need``'s ``ArenaPrediction``, the
+    measure of a ratio budget); the fit's first round reuses it where it had every kernel measured."""
 
 
 class Pass:
