@@ -124,3 +124,21 @@ def test_checkmates_last_bound_phase_needs_a_relaxation_to_resume() -> None:
     sched.report.cost, sched.report.gap = sched.cost(dag), 1.0  # (as if far from proven)
     _last_bound(dag, budget, sched, GapBound(float(dag.cost.sum()), 0, 0, 0), Clock(None), 1e-4)
     assert "last_bound" not in sched.report.extras
+
+
+def test_checkmates_own_approx_with_no_time_left_is_not_started() -> None:
+    """checkmate's approx-alone phase reached with the clock at 0 s left is a note, not "the time limit must be a
+    finite number of seconds > 0, got 0.0" (ShuffleNetV2 from torchvision at 0.97x, 60 s, under load)."""
+    from remc.backends import strategies
+    from remc.passes.options import CheckmateOptions
+
+    class Spent:
+        def left(self) -> float:
+            return 0.0
+
+    rng = np.random.default_rng(3)
+    dag = training_graph(6, rng)
+    notes: dict[str, str] = {}
+    got = strategies._approx_own(dag, int(checkpoint_all(dag).peak(dag)), CheckmateOptions(time_limit=10.0), Spent(),
+                                 None, None, {}, notes)
+    assert got is None and "not started" in notes["approx"]
