@@ -159,7 +159,9 @@ def test_random_training_dags_solvers_pass_the_validator(seed):
             dag = shuffled_order(dag, rng)
         for frac in (0.85, 0.7):
             budget = int(frac * checkpoint_all(dag).peak(dag))
-            solvers = [("approx", lambda: solve_approx(dag, budget, refine_evals=2000))]
+            # (the local search's evaluations: 2000 a case took 71.5 s of approx's CPU on seed 0, 300 take 55.4 s;
+            # the validator replays what the search returns whatever its length)
+            solvers = [("approx", lambda: solve_approx(dag, budget, refine_evals=300))]
             if k % 4 == 0:
                 solvers.append(("checkmate", lambda: solve_milp(dag, budget, time_limit=60)))
             costs = {}
