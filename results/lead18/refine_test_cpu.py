@@ -1,3 +1,5 @@
+# approx and checkmate CPU of test_refine.py::test_random_training_dags_solvers_pass_the_validator, per case:
+#   cd tests && python ../results/lead18/refine_test_cpu.py SEED REFINE_EVALS
 import sys, time, numpy as np
 sys.path.insert(0, '.')
 from test_baselines import random_training_dag, shuffled_order
