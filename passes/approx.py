@@ -281,14 +281,6 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         best = _cheaper(best, refined.best)
     best = _cheaper(best, given)
     feasible = None
-    if best is None and exact_phase and not clock.expired() and SEARCH_BEFORE_EXACT and search is not None \
-            and (resumable or not searched) and not search.exhausted():
-        # nothing fits and the stage search stopped unfinished: resumed with SEARCH_BEFORE_EXACT of the time left
-        # before the exact phase, which gets the rest (and the search again after it, RESEARCH_LEFT)
-        note("stage search", bound=gb)
-        staged = _stage_search(dag, budget, None, clock, SEARCH_BEFORE_EXACT, found,
-                               on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
-        best = staged
     if best is None and exact_phase and not clock.expired():
         # every heuristic missed: the zero-objective MILP until its first schedule (passes/feasible.py), then
         # the local search from it with the time left
@@ -385,15 +377,6 @@ its producers resume where the first run stopped (``evict.EvictSearch``), so the
 their summed length finds; before, it started over). Not where a caller runs the exact phase itself (``exact_phase``
 False: checkmate's approx share), nor where the caller ran the stage search already (``searched``) unless it passed
 its search to resume (``search``), nor where every producer of the search ended without a schedule."""
-
-
-SEARCH_BEFORE_EXACT = 0.5
-"""Where nothing fits before the exact feasibility phase and the stage search (``evict.EvictSearch``) stopped
-unfinished (neither fitted nor exhausted), it is resumed first with this share of the time left; the exact phase
-gets the rest. Own random layered n = 250 seed 11 at 0.9, checkmate at 120 s on 2 loaded cores (session 17's
-trace): the search from nothing stopped 1.3 s of CPU short of its first schedule, approx's LP then took 30 s and
-the feasibility MILP the remaining 47 s, with nothing, so the search with the time left (RESEARCH_LEFT) never
-ran."""
 
 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,

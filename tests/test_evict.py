@@ -588,36 +588,6 @@ def test_a_repair_step_takes_the_best_of_the_first_chunk_where_a_move_helps(monk
     assert rows[8] < 0.8 * rows[0]
 
 
-def test_where_nothing_fits_the_unfinished_search_resumes_before_the_exact_phase(monkeypatch):
-    """Issue #12 item 5: where nothing fits before approx's exact feasibility phase and the stage search stopped
-    unfinished, it is resumed (the same ``EvictSearch``) before that phase, with SEARCH_BEFORE_EXACT of the time left,
-    and its schedule ends the search for one: the exact phase does not run. Before, the feasibility MILP had all the
-    time left first (own layered n = 250 seed 11 at 0.9, checkmate at 120 s: 47 s with nothing, the search never
-    resumed). The search after the exact phase (RESEARCH_LEFT) is left out here."""
-    monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
-    monkeypatch.setattr(approx_mod, "RESEARCH_LEFT", False)
-    exact: list = []
-
-    def no_schedule(*a, **k):
-        exact.append(k.get("time_limit"))
-        return SimpleNamespace(schedule=None, proven_infeasible=False, status="stubbed", seconds=0.0, by=None)
-
-    monkeypatch.setattr(approx_mod, "find_feasible", no_schedule)
-    real, seen = approx_mod.evict_search, []
-
-    def first_finds_nothing(*args, **kwargs):
-        seen.append(kwargs.get("search"))
-        return None if len(seen) == 1 else real(*args, **kwargs)
-
-    monkeypatch.setattr(approx_mod, "evict_search", first_finds_nothing)
-    dag = _layered(24, 4, 2)
-    budget = int(0.85 * checkpoint_all(dag).peak(dag))
-    sched = solve_approx(dag, budget, time_limit=600)
-    assert len(seen) == 2 and seen[0] is not None and seen[1] is seen[0]
-    assert exact == []
-    assert not check(dag, sched.R, sched.S) and memory_profile(dag, sched.R, sched.S).max() <= budget
-
-
 def test_while_nothing_fits_a_setting_past_its_first_pass_rows_gets_no_more_turns():
     """Issue #12 items 2 and 5: while nothing fits, an eviction setting that has not fitted within its first round
     (FIRST_PASS_ROWS rows a unit) is given up (SETTINGS_GIVE_UP), and its turns go to the repair from checkpoint-all

@@ -16,7 +16,13 @@ def mk(orig):
 for cls in (evict.EvictRun, evict._RepairRun, evict._LeastMemoryRun):
     cls.advance = mk(cls.advance)
 g, ratio = sys.argv[1], float(sys.argv[2])
-dag = load_nodelink(g); B = math.ceil(ratio * checkpoint_all(dag).peak(dag))
+if g.startswith("L:"):
+    sys.path.insert(0, "/work/wt/any18/tools")
+    from layered import layered_dag
+    dag = layered_dag(int(g.split(":")[1]), 10, int(g.split(":")[2]))
+else:
+    dag = load_nodelink(g)
+B = math.ceil(ratio * checkpoint_all(dag).peak(dag))
 s = evict.EvictSearch(dag, B)
 c0 = time.process_time()
 got = []

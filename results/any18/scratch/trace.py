@@ -29,6 +29,12 @@ def tf(*a, **k):
     return out
 feasible.find_feasible = tf
 approx_mod.find_feasible = tf
+import remc.passes.approx as _ap
+_rs = _ap._stage_search
+def _ts(*a, **k):
+    print(stamp(), "_stage_search share", a[4] if len(a) > 4 else k.get("share"), "left", a[3].left(), flush=True)
+    return _rs(*a, **k)
+_ap._stage_search = _ts
 def prog(ev):
     print(stamp(), "phase", ev.phase, "cost", ev.incumbent, flush=True)
 opts = strategies.make_options(strat, time_limit=limit, threads=1)
