@@ -442,11 +442,12 @@ main's 0.5 s wall slices found the second setting's schedule (+20.1%)."""
 SETTINGS_GIVE_UP = True
 """While nothing fits (with a deadline), an eviction setting that has not fitted within its first round
 (FIRST_PASS_ROWS rows a unit) gets no further turns, as once another producer's schedule fits: its retries rarely
-fit, and they took the repair's and the least-memory starts' time. Every fit of a setting measured on 36 cases
-(Moccasin's random layered n = 100-1000, own layered n = 120-1000, 0.8 and 0.9; ``results/any18/evset_*.log``) came
-within 5.3 rows a unit (own n = 1000 seed 21 at 0.8: 7.9, session 16), where failing settings ran 5.6-22.6; own
-layered n = 500 seed 21 at 0.8: the six settings failed after 52.5k rows, 14.8 s of the 33.1 s of CPU to the first
-schedule (the least-memory start's), and n = 250 seed 11 at 0.9 after 20.5k rows, the repair's fit at 11.5 s."""
+fit, and they took the repair's and the least-memory starts' time. Each setting alone on 29 graph-ratio cases (Moccasin's
+random layered n = 100-1000, own layered n = 120-1000, 0.8 and 0.9; ``results/any18/evset_*.log``): 125 fits, all
+within 5.3 rows a unit but one (own n = 1000 seed 3 at 0.8, 14.7, where the least-memory start gives the search's first
+schedule either way), 46 failures after 5.6-33.5. The search's first schedule, CPU to it (``results/any18/by_side.log``):
+own layered n = 250 seed 11 at 0.9, 12.5 -> 9.0 s (the same schedule); n = 500 seed 21 at 0.8, 33.4 -> 28.0 s and
++1207.7% -> +441.4% (the repair's schedule now comes first)."""
 AFTER_FIT_REPAIR_ROWS = 10
 """Rows per unit the repair from checkpoint-all may still evaluate once another producer's schedule fits (besides
 its time share): counted, so that where it stops does not depend on the load. At 500-1000 units it rarely ends

@@ -16,6 +16,9 @@ own2)
   run --graphs $G/layered_n500_s21.json --ratios 0.8 --strategies approx --limits 120 ;;
 race)
   run --graphs results/s12b/bench_moccasin_graphs/random_layered_n140_w0.3_nlv0.75_ed0.2_scd0.14_seed12.json --ratios 0.8 --strategies checkmate,approx --limits 120 ;;
+final)
+  run --graphs results/s12b/bench_moccasin_graphs/random_layered_n140_w0.3_nlv0.75_ed0.2_scd0.14_seed12.json --ratios 0.8 --strategies checkmate --limits 120
+  run --graphs $G/layered_n250_s11.json --ratios 0.9 --strategies checkmate,approx --limits 120 ;;
 moc)
   run --graphs $M/random_layered_n250_*.json $M/random_layered_n500_*.json $M/random_layered_n1000_*.json --ratios 0.8,0.9 --strategies checkmate,approx --limits 60 ;;
 esac
