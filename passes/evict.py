@@ -439,6 +439,15 @@ the next one for two passes. Own layered n = 250 seed 12 at 0.8: the first setti
 (0.56-0.71 s of CPU: its evictions cost more than its rows), the second fits after 3.2 (0.04-0.05 s); with a whole
 FIRST_PASS_ROWS first, checkmate's stage search under a load of 15 found nothing in its share at 10 s, where
 main's 0.5 s wall slices found the second setting's schedule (+20.1%)."""
+SETTINGS_GIVE_UP = True
+"""While nothing fits (with a deadline), an eviction setting that has not fitted within its first round
+(FIRST_PASS_ROWS rows a unit) gets no further turns, as once another producer's schedule fits: its retries rarely
+fit, and they took the repair's and the least-memory starts' time. Each setting alone on 29 graph-ratio cases (Moccasin's
+random layered n = 100-1000, own layered n = 120-1000, 0.8 and 0.9; ``results/any18/evset_*.log``): 125 fits, all
+within 5.3 rows a unit but one (own n = 1000 seed 3 at 0.8, 14.7, where the least-memory start gives the search's first
+schedule either way), 46 failures after 5.6-33.5. The search's first schedule, CPU to it (``results/any18/by_side.log``):
+own layered n = 250 seed 11 at 0.9, 12.5 -> 9.0 s (the same schedule); n = 500 seed 21 at 0.8, 33.4 -> 28.0 s and
++1207.7% -> +441.4% (the repair's schedule now comes first)."""
 AFTER_FIT_REPAIR_ROWS = 10
 """Rows per unit the repair from checkpoint-all may still evaluate once another producer's schedule fits (besides
 its time share): counted, so that where it stops does not depend on the load. At 500-1000 units it rarely ends
@@ -560,7 +569,7 @@ class EvictSearch:
     def exhausted(self) -> bool:
         """Whether every producer ended without a schedule (a later call finds nothing more)."""
         return self.found is None and self._least is not None and self._least.done \
-            and self.rep.done and all(r.done for r in self.runs)
+            and self.rep.done and all(r.done or self._given_up(r) for r in self.runs)
 
     def _turn(self, r: EvictRun | _RepairRun | _LeastMemoryRun, rows: int):
         """Generator: ``r`` advanced by ``rows`` more rows of credit (to its end without a deadline), yielding
@@ -581,18 +590,25 @@ class EvictSearch:
             yield None  # cut by the deadline: the rest of its credit at the next call
         yield r
 
+    def _given_up(self, r: EvictRun | _RepairRun | _LeastMemoryRun) -> bool:
+        """Whether ``r`` is an eviction setting that has not fitted within FIRST_PASS_ROWS rows a unit, given up while
+        nothing fits (SETTINGS_GIVE_UP; not without a deadline, where each producer runs to its end)."""
+        return SETTINGS_GIVE_UP and self._deadline is not None and isinstance(r, EvictRun) and not r.done \
+            and r.rows >= FIRST_PASS_ROWS * self.dag.n
+
     def _feasibility(self):
         """Generator of the turns while nothing fits: each eviction setting's first turn (FIRST_ROUND_ROWS), then
         rounds of every producer left (the rest of a whole pass and a retry of each setting in the first round,
-        FIRST_PASS_ROWS in all; SLICE_ROWS after) and the least-memory starts (as many as all of those together).
+        FIRST_PASS_ROWS in all; SLICE_ROWS after, the settings that have not fitted by then given up:
+        SETTINGS_GIVE_UP) and the least-memory starts (as many as all of those together).
         Yields after each step of a turn; a producer that ended is yielded as it is (the caller takes its result)."""
         n = self.dag.n
         for run in self.runs:
             yield from self._turn(run, FIRST_ROUND_ROWS * n)
         first = True
         others: list[EvictRun | _RepairRun] = [*self.runs, self.rep]
-        while not (self.least.done and all(r.done for r in others)):
-            active = [r for r in others if not r.done]
+        while not (self.least.done and all(r.done or self._given_up(r) for r in others)):
+            active = [r for r in others if not r.done and (first or not self._given_up(r))]
             for r in active:
                 yield from self._turn(r, (FIRST_PASS_ROWS - FIRST_ROUND_ROWS) * n
                                       if first and isinstance(r, EvictRun) else SLICE_ROWS)
