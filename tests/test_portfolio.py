@@ -124,3 +124,29 @@ def test_checkmates_last_bound_phase_needs_a_relaxation_to_resume() -> None:
     sched.report.cost, sched.report.gap = sched.cost(dag), 1.0  # (as if far from proven)
     _last_bound(dag, budget, sched, GapBound(float(dag.cost.sum()), 0, 0, 0), Clock(None), 1e-4)
     assert "last_bound" not in sched.report.extras
+
+
+def test_checkmates_deep_improve_takes_the_best_of_all_repairs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_deep_improve`` (checkmate where approx runs alone, after approx's local search) runs the stage search's
+    ``improve`` with whole repairs (``exhaustive``: the best of all moves, not the quick repairs' capped, chunked and
+    free-keep-first choices) and cleans: from the quick repairs' local optimum it finds a cheaper schedule. The quick
+    repairs are narrowed here (no candidates past TOP_K, chunks of one, no swaps) so that they differ on 16 units;
+    on ResNet50 fine at 0.8 they differ as they are (results/bound18)."""
+    from remc.backends import strategies
+    from remc.ir.schedule import Schedule
+    from remc.passes import stagesearch as ss
+    from remc.passes.solver_api import Clock
+    monkeypatch.setattr(ss, "IMPROVE_CANDIDATES", 0)
+    monkeypatch.setattr(ss, "REPAIR_CHUNK", 1)
+    monkeypatch.setattr(ss, "SWAP_CANDIDATES", 0)
+    dag, budget = random_dag(16, np.random.default_rng(22), p=0.2), 31
+    st = ss.StageState(dag, budget, checkpoint_all(dag).S)
+    assert ss.repair(st, None, exhaustive=True)
+    quick = ss.StageState(dag, budget, st.S.copy())
+    ss.improve(quick, None)
+    start = Schedule(quick.R.copy(), quick.S.copy(), strategy="quick")
+    assert start.cost(dag) == pytest.approx(66.0)
+    deep, note = strategies._deep_improve(dag, budget, start, Clock(None))
+    assert not check(dag, deep.R, deep.S) and deep.peak(dag) <= budget
+    assert deep.cost(dag) == pytest.approx(63.0) and "round" in note
+    assert strategies._deep_improve(dag, budget, deep, Clock(None))[0].cost(dag) == pytest.approx(63.0)
