@@ -85,6 +85,7 @@ def test_checkmate_is_approx_alone_where_no_exact_phase_is_built(k: int, monkeyp
     a = solve("approx", dag, budget, make_options("approx", threads=1))
     c = solve("checkmate", dag, budget, make_options("checkmate", threads=1))
     assert c.strategy == "checkmate" and "approx alone" in c.report.extras["portfolio"]
+    assert "improve with whole repairs" in c.report.extras["portfolio"]  # (_deep_improve, without a limit)
     assert not check(dag, c.R, c.S) and c.peak(dag) <= budget
     assert c.cost(dag) <= a.cost(dag)  # approx's schedule, or its local search's from it where time is left
     monkeypatch.undo()  # with the limits as they are, the portfolio runs its phases
@@ -150,3 +151,6 @@ def test_checkmates_deep_improve_takes_the_best_of_all_repairs(monkeypatch: pyte
     assert not check(dag, deep.R, deep.S) and deep.peak(dag) <= budget
     assert deep.cost(dag) == pytest.approx(63.0) and "round" in note
     assert strategies._deep_improve(dag, budget, deep, Clock(None))[0].cost(dag) == pytest.approx(63.0)
+    # from a given start (approx's stage search's schedule before its own improve) rather than the schedule
+    from_start, note = strategies._deep_improve(dag, budget, start, Clock(None), start=st.S)
+    assert from_start.cost(dag) == pytest.approx(63.0) and "start" in note
