@@ -21,6 +21,7 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -183,7 +184,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                                                         iterations=2000, deadline=bound_deadline(clock))
     gb = -math.inf if gbr is None else gbr.bound
     staged = None
-    found: dict[str, float] = {}
+    found: dict[str, Any] = {}
     # the caller's search (``searched`` does not mean it has ended); else one of approx's own, built where it runs
     resumable = search is not None and search.dag is dag and search.budget == budget
     if not resumable:
@@ -223,6 +224,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                         deadline=clock.deadline)
         gb = gbr.bound
+    if state is not None and found.get("improve_start") is not None:
+        state["improve_start"] = found["improve_start"]  # (the stage search's schedule before its improve)
     if state is not None and gbr is not None:
         state["gap_bound"] = gbr  # (its multipliers: a caller may go on with the ascent, gap_bound(resume=...))
     windowed = None

@@ -713,6 +713,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     if deadline is not None and time.perf_counter() >= deadline:  # (no search left: no rebuild, n rows, 1.5-4 s at
         return best.R.copy(), best.S.copy(), best.evals, how   # 1000 units under load, past the deadline)
     best = StageState(dag, budget, best.S)  # fresh rows for the search
+    if info is not None:  # (improve's start: checkmate's _deep_improve may go on from it with whole repairs)
+        info["improve_start"] = best.S.copy()
     # the moves that fit as they are first (a few rows each), then those that need a repair: from own layered
     # n = 1000 seed 21 at 0.8 (+502%), 60 s of that sweep reached +320%, 60 s of improve with repairs +446%
     improve(best, deadline, repairs=False)
