@@ -66,27 +66,31 @@ _HIGHS_STATUS = {"kOptimal": "optimal", "kTimeLimit": "time_limit", "kInfeasible
 
 def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | None = None,
                 threads: int | None = None, gap: float = 1e-4, start: np.ndarray | None = None,
-                progress=None, progress_every: float = 1.0, isolated: bool | None = None) -> SolveResult:
+                progress=None, progress_every: float = 1.0, isolated: bool | None = None,
+                presolve: bool = True) -> SolveResult:
     """Solve ``model`` (the MILP, or its LP relaxation when ``integral`` is False) with HiGHS.
 
     ``progress(dict)`` is called on every improving solution and at most every ``progress_every``
     seconds from HiGHS' MIP interrupt callback, with the incumbent and dual bound in model units.
     ``isolated``: the MILP in a child process (``_solve_isolated``); None: where it has a time limit. False
     saves the child's start (a Python process importing numpy and highspy: 0.3-0.4 s of CPU) where the model is
-    small enough that HiGHS stops at its limit by itself.
+    small enough that HiGHS stops at its limit by itself. ``presolve`` False: a MILP solved here without HiGHS'
+    presolve (as every LP relaxation is: LP_PRESOLVE).
     """
     if integral and time_limit is not None and isolated is not False:
         return _solve_isolated(model, time_limit=time_limit, threads=threads, gap=gap, start=start,
                                progress=progress, progress_every=progress_every)
     return _solve_here(model, integral=integral, time_limit=time_limit, threads=threads, gap=gap, start=start,
-                       progress=progress, progress_every=progress_every)
+                       progress=progress, progress_every=progress_every, presolve=presolve)
 
 
 def _solve_here(model: CheckmateModel, *, integral: bool, time_limit: float | None, threads: int | None,
                 gap: float, start: np.ndarray | None, progress, progress_every: float,
-                on_incumbent=None) -> SolveResult:
+                on_incumbent=None, presolve: bool = True) -> SolveResult:
     """``solve_highs`` in this process (``on_incumbent(x, objective)`` on every improving MIP solution)."""
     h, clock = _load_highs(model, integral, threads, gap)
+    if integral and not presolve:
+        h.setOptionValue("presolve", "off")
     if start is not None and integral:
         h.setSolution(model.num_col, np.arange(model.num_col, dtype=np.int32), np.asarray(start, dtype=float))
     failed: list[BaseException] = []

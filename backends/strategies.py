@@ -186,7 +186,22 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     tried = False  # the stage search from nothing ran
     from ..passes.evict import EvictSearch
     search = EvictSearch(dag, budget)  # the stage search's producers, resumed by each phase that runs it
-    if o.warm_start and cp and start is None and STAGE_FIRST:
+    # the covering MILP first (COVER_FIRST): before the stage search where no start is given (COVER_BEFORE_STAGE);
+    # where its solution read as a schedule fits and meets its bound, that schedule is proven optimal and nothing
+    # else runs (no stage search, no baselines, no CP-SAT)
+    pre: tuple[float, bool, Schedule | None] | None = None
+    if COVER_BEFORE_STAGE and COVER_FIRST and o.warm_start and cp and start is None \
+            and dag.n <= COVER_FIRST_UNITS and not clock.expired():
+        say("cover bound", None, bounds)
+        pre = _cover_first(dag, budget, clock, notes)
+        if math.isfinite(pre[0]):
+            bounds[COVER_SOURCE] = pre[0]
+        if pre[2] is not None:
+            notes["cover_schedule"] = f"cost {pre[2].cost(dag):g}"
+            if _proven(dag, pre[2], bounds, o.gap):
+                staged = incumbent = pre[2]
+                tried = True
+    if o.warm_start and cp and start is None and STAGE_FIRST and staged is None:
         # where CP-SAT runs: the stage search from nothing first, the baselines only where it finds nothing
         # (STAGE_FIRST's measurements)
         say("stage search", None, {})
@@ -206,6 +221,8 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         say("stage search", incumbent, {})  # nothing, briefly
         staged = incumbent = _stage_hint(dag, budget, None, clock, share=_first_stage_share(), search=search)
         tried = True
+    if pre is not None:  # the covering MILP's decoded schedule, where it fits (e.g. where nothing else does)
+        incumbent = _cheaper(dag, incumbent, pre[2])
     cp_first = o.warm_start and cp and incumbent is not None
     gb = -math.inf
     # where nothing fits, approx alone's steps come first (NOTHING_FITS_OWN) and the bound after them
@@ -230,11 +247,14 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
         if staged is None:  # (else the stage search above already ran, to its local optimum)
             say("stage search", incumbent, bounds)
             staged = _stage_hint(dag, budget, incumbent, clock, search=search)
-        if staged is not None:
+        if staged is not None and (pre is None or staged is not pre[2]):
             notes["stage_search"] = f"cost {staged.cost(dag):g}"
         incumbent = _cheaper(dag, incumbent, staged)
         first_cover = -math.inf
-        if COVER_FIRST and incumbent is not None and dag.n <= COVER_FIRST_UNITS and not clock.expired():
+        if pre is not None:  # (run before the stage search: not again)
+            first_cover, covered, decoded = pre
+            incumbent = _cheaper(dag, incumbent, decoded)
+        elif COVER_FIRST and incumbent is not None and dag.n <= COVER_FIRST_UNITS and not clock.expired():
             # the covering MILP first, in this process, where it is small (COVER_FIRST): where it proves the
             # schedule, OR-Tools is never imported; else its bound ends CP-SAT's search once that reaches it
             say("cover bound", incumbent, bounds)
@@ -652,6 +672,12 @@ COVER_HERE_COLUMNS = 2_000
 up to this many columns: Moccasin's n=100 has 158-343 and segnet 620, solved in a fraction of a second, where the
 child's start (a Python process importing numpy and highspy) took 0.3-0.4 s of CPU from CP-SAT."""
 
+COVER_HERE_PRESOLVE = False
+"""HiGHS' MIP presolve on the covering MILP solved in this process (at most COVER_HERE_COLUMNS columns). Off:
+measured (results/pub18/presolve.txt, ``_cover_first``'s solve, 1 thread, CPU of two runs each): ResNet50 of
+Moccasin's set at 0.8 1.17-1.22 s with it, 0.39-0.41 s without (its presolve removed 23 of 646 columns), at 0.9
+0.61-0.82 against 0.12-0.20 s; own random layered graphs of 1043 and 1192 columns 2.3-2.4 against 1.0-1.1 s and
+1.7 against 0.3 s; the same bounds everywhere; slower only on one of 667 columns (0.20-0.25 against 0.25-0.30 s)."""
 
 COVER_FIRST = True
 """checkmate runs the covering MILP (depth 1, in this process) after the stage search and before CP-SAT on graphs of
@@ -672,6 +698,15 @@ COVER_DECODE = True
 training graphs of Moccasin's set it is the optimum (its cost equals the bound), so CP-SAT is not run: ResNet50 and
 MobileNet at 0.8, where CP-SAT's C=2 model took 7-8 s and 4 s of CPU to find it from the stage search's +0.313% /
 +0.401% (BENCHMARKS.md, branch ``pub17b``)."""
+COVER_BEFORE_STAGE = True
+"""checkmate's covering MILP first (COVER_FIRST) runs before the stage search from nothing (where no start is given),
+without the stage search's cost as the point where its lazy kept-parent rows may stop (``enough``): where its solution
+read as a schedule (COVER_DECODE) fits and meets its bound, that schedule is returned, proven, and neither the stage
+search nor CP-SAT runs. Measured (results/pub18/pre.txt, 1 thread, CPU): the covering MILP without ``enough`` took as
+long as with it (VGG19 0.8 0.09 against 0.06 s, ResNet50 0.8 0.88 against 0.95 s, n=100 0.8 0.07 against 0.03 s),
+and the stage search it saves took 0.11-0.35 s on VGG16/19, 0.23-0.50 s on segnet, 0.42-0.68 s on MobileNet and
+0.60-1.66 s on ResNet50. Where the decoded schedule does not prove itself (random layered graphs), the stage search
+runs next as before and the covering MILP is not run again before CP-SAT."""
 COVER_FIRST_SECONDS = 5.0
 """Most seconds of that covering MILP (with at most COVER_SHARE of the time left)."""
 
@@ -720,7 +755,7 @@ class _CancellableMip:
         kw["progress"] = self._check
         if self.mip.name == "highs" and model.num_col <= COVER_HERE_COLUMNS:
             from .highs import solve_highs
-            return solve_highs(model, isolated=False, **kw)
+            return solve_highs(model, isolated=False, presolve=COVER_HERE_PRESOLVE, **kw)
         return self.mip.solve(model, **kw)
 
     def lp_session(self, model, *, threads=None):  # pragma: no cover (the covering MILP needs none)

@@ -514,6 +514,7 @@ def test_checkmate_runs_approx_alones_steps_where_nothing_fits_before_cpsat(monk
     monkeypatch.setattr(strat, "_incumbent", lambda *a, **k: None)  # no baseline fits
     monkeypatch.setattr(strat, "cpsat_phase", lambda dag, budget, *, incumbent, **k: (incumbent, -np.inf, "stub"))
     monkeypatch.setattr(strat, "_cover_phase", lambda *a, **k: None)
+    monkeypatch.setattr(strat, "COVER_BEFORE_STAGE", False)  # (its decoded schedule would fit: something fits)
     monkeypatch.setattr(approx_mod, "evict_search", lambda *a, **k: events.append("approx's stage search"))
     for mod in (approx_mod, bounds_mod):  # (its value is not what is tested: none, at once)
         monkeypatch.setattr(mod, "gap_bound", lambda *a, **k: events.append("bound") or types.SimpleNamespace(bound=-math.inf))

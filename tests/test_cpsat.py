@@ -371,6 +371,8 @@ def test_checkmate_runs_no_baseline_where_the_stage_search_from_nothing_fits(mon
         return real(*a, **k)
 
     monkeypatch.setattr(strategies, "best_baseline", counted)
+    # (the paths where the covering MILP's decoded schedule does not prove itself: else neither search runs)
+    monkeypatch.setattr(strategies, "COVER_BEFORE_STAGE", False)
     costs = []
     for first in (True, False):
         monkeypatch.setattr(strategies, "STAGE_FIRST", first)
@@ -401,6 +403,7 @@ def test_a_stage_search_from_nothing_stopped_by_its_share_is_resumed(monkeypatch
     monkeypatch.setattr(strategies, "_stage_hint", recorded)
     monkeypatch.setattr(strategies, "FIRST_STAGE_SHARE", 0.0)
     monkeypatch.setattr(strategies, "FIRST_STAGE_APPROX", False)  # (else approx alone's share, at least)
+    monkeypatch.setattr(strategies, "COVER_BEFORE_STAGE", False)  # (else its decoded schedule proves itself first)
     s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=60, threads=1))
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget and s.report.status == "optimal"
     assert starts[:2] == [True, False]
@@ -633,3 +636,49 @@ def test_checkmate_takes_the_covering_milps_solution_as_its_schedule() -> None:
     s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=30))
     assert s.cost(dag) == pytest.approx(decoded.cost(dag)) and s.peak(dag) <= budget
     assert "cover_schedule" in s.report.extras and s.report.extras["cp_sat"].startswith("not run")
+
+
+def test_checkmate_skips_the_stage_search_where_the_covering_milps_schedule_proves_itself(monkeypatch) -> None:
+    """COVER_BEFORE_STAGE (backends/strategies.py): the covering MILP runs before the stage search from nothing;
+    where its solution read as a schedule fits and costs its bound (here 126), checkmate returns it without running
+    the stage search (nor the baselines, nor CP-SAT). Without it the stage search runs first (and stops at 127)."""
+    import remc.backends.strategies as strategies
+    from remc.backends.strategies import make_options, solve
+
+    def no_stage_search(*a, **k):
+        raise AssertionError("the stage search ran")
+
+    monkeypatch.setattr(strategies, "_stage_hint", no_stage_search)
+    monkeypatch.setattr(strategies, "best_baseline", no_stage_search)
+    dag = training_graph(20, np.random.default_rng(3), skips=((3, 12), (8, 18)), workspace=True)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.7)
+    s = solve("checkmate", dag, budget, make_options("checkmate", time_limit=30))
+    assert s.peak(dag) <= budget and not check(dag, s.R, s.S) and s.report.status == "optimal"
+    assert s.cost(dag) == pytest.approx(126.0)
+    assert "stage_search" not in s.report.extras and s.report.extras["cp_sat"].startswith("not run")
+
+
+def test_the_covering_milp_solved_in_this_process_runs_without_highs_presolve(monkeypatch) -> None:
+    """COVER_HERE_PRESOLVE (backends/strategies.py): ``_CancellableMip`` solves a covering MILP of at most
+    COVER_HERE_COLUMNS columns in this process with HiGHS' MIP presolve off (on ResNet50 of Moccasin's set at 0.8
+    the presolve was 2/3 of the solve's CPU and removed 23 of 646 columns); the bound is the same."""
+    import threading
+
+    import remc.backends.highs as highs
+    import remc.backends.strategies as strategies
+    from remc.passes.coverbound import cover_bound
+
+    seen: list[str] = []
+    real = highs._run_highs
+
+    def spy(h, *a, **k):
+        seen.append(h.getOptionValue("presolve")[1])
+        return real(h, *a, **k)
+
+    monkeypatch.setattr(highs, "_run_highs", spy)
+    dag = training_graph(20, np.random.default_rng(3), skips=((3, 12), (8, 18)), workspace=True)
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.7)
+    cb = cover_bound(dag, budget, strategies._CancellableMip(highs.HighsBackend(), threading.Event()), time_limit=30,
+                     threads=1, depth=1, max_columns=strategies.COVER_HERE_COLUMNS, kept=True)
+    assert seen and set(seen) == {"off"}
+    assert cb.bound == pytest.approx(126.0, abs=1e-4)
