@@ -581,12 +581,11 @@ def _ratio_said(err: RemcError, ratio: float, unmodified: int, live_only: bool, 
     if least is not None:
         why += (f"; every schedule needs at least {least} bytes in remc's live-bytes model "
                 f"({math.ceil(1000 * least / unmodified) / 1000:g}x)")
-    # a new exception of err's class, its attributes kept, without calling its __init__: copy.copy(err) calls
-    # type(err)(*err.args), which fails for a class whose __init__ takes more than the message (approx's
-    # LpUnfinished and its lp_bound: a TypeError traceback in place of the error)
+    # a new exception of err's class (BaseException.__new__ sets its args), its attributes kept, without calling its
+    # __init__: copy.copy(err) calls type(err)(*err.args), which fails for a class whose __init__ takes more than
+    # the message (approx's LpUnfinished and its lp_bound: a TypeError traceback in place of the error)
     said = type(err).__new__(type(err), why)
     said.__dict__.update(err.__dict__)
-    said.args = (why,)
     return said
 
 
