@@ -88,11 +88,16 @@ class Outputs:
     def _staging_dir(self, final: Path, opt: str = "output") -> Path:
         folder = final.parent.resolve()
         if folder not in self._dirs:
+            import tempfile  # (imported where a file is staged: `remc solve` without --plan writes none)
+            # signals held back until the folder is registered: a SIGINT between mkdtemp and the registration
+            # left the folder behind (``discard`` did not know it; tests/test_cli_user.py, once in CI)
+            old = signal.pthread_sigmask(signal.SIG_BLOCK, _BLOCKED)
             try:
-                import tempfile  # (imported where a file is staged: `remc solve` without --plan writes none)
                 self._dirs[folder] = Path(tempfile.mkdtemp(prefix=f".remc-{os.getpid()}-", dir=folder))
             except OSError as e:
                 raise RemcError(f"{opt} {final}: cannot write in {final.parent} ({e.strerror})") from None
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, old)
         return self._dirs[folder]
 
     def staged(self, final: str | os.PathLike) -> Path:
