@@ -4,6 +4,7 @@ LP is not built still returns a checked schedule with a proven bound."""
 from __future__ import annotations
 
 import math
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -169,8 +170,6 @@ def test_a_setting_that_does_not_end_does_not_hold_back_one_that_fits(monkeypatc
     """Issue #12 item 5: the settings share the time in slices while none fits. The first setting here never
     ends (as one that fails slowly: random layered n = 1000 seed 3 at 0.8, 42 s before failing); run one after
     the other it would take all the time and leave no schedule."""
-    import time
-
     from remc.passes import evict
 
     dag = _layered(200, 10, 2)
@@ -185,6 +184,7 @@ def test_a_setting_that_does_not_end_does_not_hold_back_one_that_fits(monkeypatc
         return (yield from real(dag, budget, weight, closure, net, *state))
 
     monkeypatch.setattr(evict, "_passes", first_never_ends)
+    _counted_clock(monkeypatch)  # (a deadline of so many calls: before, 6 s of the wall clock)
     found = evict_search(dag, budget, deadline=time.perf_counter() + 6)
     assert found is not None
     R, S, _, how = found
@@ -193,11 +193,22 @@ def test_a_setting_that_does_not_end_does_not_hold_back_one_that_fits(monkeypatc
     assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
 
 
+def _counted_clock(monkeypatch) -> None:
+    """``time.perf_counter`` advancing by COUNTED_STEP at each call, for every module: a time limit is then so
+    many calls, whatever the machine's load (the search below finds its first schedule after ~3.6k calls, the
+    20 s limit is 13.3k). Before, these tests ran to a 20 s wall-clock limit and failed under a load of 10-20."""
+    monkeypatch.setattr(time, "perf_counter", _FakeClock(COUNTED_STEP).perf_counter)
+
+
+COUNTED_STEP = 1.5e-3
+
+
 def test_where_nothing_fits_approx_searches_before_its_bound(monkeypatch):
     """Feasibility first (issue #12 item 5): where no schedule fits at approx's start and no LP is built, the
     stage search starts before the retention-gap bound (which then runs with the time left), and the report
     still carries that bound."""
     monkeypatch.setattr(approx_mod, "MAX_LP_COLUMNS", 0)
+    _counted_clock(monkeypatch)
     dag = _layered(80, 10, 1)
     budget = int(0.8 * checkpoint_all(dag).peak(dag))
     events = []
@@ -279,6 +290,7 @@ def test_checkmate_where_only_approx_runs_gives_it_the_time_before_the_bound(mon
     dag = _layered(80, 10, 1)
     budget = int(0.8 * checkpoint_all(dag).peak(dag))
     assert best_baseline(dag, budget) is None  # nothing fits after the baselines
+    _counted_clock(monkeypatch)
     events = []
     sched = solve("checkmate", dag, budget, make_options("checkmate", time_limit=20), progress=events.append)
     phases = [e.phase for e in events]
