@@ -751,6 +751,12 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
         dag = state.dag
         if dag is None or budget <= int(dag.constant):
             raise
+        held = int(dag.constant) + int(dag.kept.sum())
+        if held > report.budget:  # what every plan holds on the device exceeds the budget: nothing to raise for
+            e.args = (f"{e}; every plan holds {held} bytes on the device for the whole run (the always-resident "
+                      f"bytes and the graph's outputs, which ONNX Runtime allocates whatever the schedule), above "
+                      f"the budget of {report.budget} bytes, so no higher solver budget was tried",) + e.args[1:]
+            raise
         first, err, last = _detached(e), e, budget
     # the input graph's saving on the device (``_anticipate``): where ONNX Runtime needs that much less than the
     # live bytes, a plan solved that much higher may fit the budget there (RegNetY-400MF from torchvision: the

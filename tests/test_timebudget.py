@@ -87,7 +87,11 @@ def test_compile_report_accounts_for_every_phase_within_the_limit(tmp_path: Path
     deadlines = {p["phase"]: p["deadline"] for p in t["phases"] if p["deadline"] is not None}
     assert deadlines["costs"] == PROFILE_SHARE * 40 and deadlines["kernel memory"] == KERNEL_SHARE * 40
     # kernel memory first, before the costs: an unmeasured kernel makes a plan need more than predicted
-    assert next(p["deadline"] for p in t["phases"] if p["phase"] == "kernel memory") == KERNEL_FIRST_SHARE * 40
+    # (its share of the limit, or KERNEL_FIRST_LEAST of it from its own start where start-up and import took
+    # longer: 6.9 s under load)
+    first_kernels = next(p for p in t["phases"] if p["phase"] == "kernel memory")
+    assert first_kernels["deadline"] == pytest.approx(max(KERNEL_FIRST_SHARE * 40,
+                                                          first_kernels["start"] + KERNEL_FIRST_LEAST * 40), abs=0.05)
     solves = [p for p in t["phases"] if p["phase"] == "schedule"]
     assert solves and all(p["start"] < p["deadline"] <= 40 for p in solves)
     assert rep["solve_seconds"] == pytest.approx(sum(p["seconds"] for p in solves))
@@ -372,7 +376,7 @@ def test_fit_keeps_no_frame_of_a_failed_solve():
                 raise InfeasibleError("no schedule fits", 1500)
 
     state = State(budget=1000)
-    state.dag = SimpleNamespace(constant=10)
+    state.dag = SimpleNamespace(constant=10, kept=np.zeros(1, np.int64))
     last, first = _solve_raising([FailsAtTheBudget()], state, FitReport(1000, 1000, 0), None, None)
     gc.collect()
     assert (last, state.budget, str(first)) == (1000, 1500, "no schedule fits")
@@ -403,7 +407,7 @@ def test_the_first_raise_is_by_the_input_graphs_saving_on_the_device():
     for excess, want in ((-30000, [100000, 130000]), (4000, [100000, 101000, 101500, 102000])):
         tried.clear()
         state = State(budget=100000)
-        state.dag = SimpleNamespace(constant=10)
+        state.dag = SimpleNamespace(constant=10, kept=np.zeros(1, np.int64))
         report = FitReport(100000, 100000, 0,
                            history=[{"round": 0, "input_graph_excess": excess, "solver_budget": 100000}])
         try:
@@ -411,6 +415,37 @@ def test_the_first_raise_is_by_the_input_graphs_saving_on_the_device():
         except InfeasibleError:
             pass
         assert tried == want
+
+
+def test_no_raise_where_what_every_plan_holds_exceeds_the_budget():
+    """The always-resident bytes and the graph's outputs are on the device whatever the schedule: where they
+    exceed the user's budget, ``_solve_raising`` tries no higher solver budget and says why (before: three raises,
+    each solving again; VGG16 test size at 0.5x took 55 s of a 60 s limit to refuse, Inception-v3 b4 at 0.9x
+    56 s)."""
+    from types import SimpleNamespace
+
+    from remc.fit import FitReport, _solve_raising
+    from remc.ir.errors import InfeasibleError
+    from remc.pipeline import Pass, State
+
+    tried: list[int] = []
+
+    class FailsBelow(Pass):
+        name = "schedule"
+
+        def apply(self, state):
+            tried.append(int(state.budget))
+            if state.budget < 125000:
+                raise InfeasibleError("no schedule fits", 101000)
+
+    for kept, want in ((60000, [100000]), (49000, [100000, 101000, 101500, 102000])):
+        tried.clear()
+        state = State(budget=100000)
+        state.dag = SimpleNamespace(constant=41000, kept=np.array([kept, 0], np.int64))
+        with pytest.raises(InfeasibleError) as got:
+            _solve_raising([FailsBelow()], state, FitReport(100000, 100000, 0), None, None)
+        assert tried == want
+        assert ("every plan holds 101000 bytes on the device" in str(got.value)) == (kept == 60000)
 
 
 @pytest.mark.parametrize("status, continued", [("time_limit", True), ("optimal", False), ("heuristic", False)])
