@@ -242,7 +242,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     try:
         raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
                                                                reserve=reserve), state, report, on_pass, on_round,
-                                                  clock)
+                                                  clock, device, settings)
     except (InfeasibleError, NoScheduleInTime) as e:
         raise _at_user_budget(e, budget, first_solver, device) from None
     # solver budgets: plan too big at; strategy infeasible at
@@ -730,11 +730,12 @@ RAISE_ATTEMPTS = 3
 
 
 def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
-                   on_round: Callable[[dict[str, Any]], None] | None, clock: CompileClock | None = None
+                   on_round: Callable[[dict[str, Any]], None] | None, clock: CompileClock | None = None,
+                   device: str = "cpu", settings: Any = None
                    ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
     """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
-    model (infeasible, or none found within its time limit) although the budget holds the always-resident
-    bytes, solve at a higher solver budget (the
+    model (infeasible, or none found within its time limit) although the user's budget holds what every plan
+    needs on ``device`` (``device_floor``), solve at a higher solver budget (the
     strategy's least feasible budget or its bound, else 0.5% more), at most ``RAISE_ATTEMPTS`` times: the
     live-bytes model counts what ONNX Runtime does not allocate (outputs of in-place and aliasing
     kernels), so a plan above the budget there may still fit on the device, which the replay then decides. The
@@ -751,11 +752,10 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
         dag = state.dag
         if dag is None or budget <= int(dag.constant):
             raise
-        held = int(dag.constant) + int(dag.kept.sum())
-        if held > report.budget:  # what every plan holds on the device exceeds the budget: nothing to raise for
-            e.args = (f"{e}; every plan holds {held} bytes on the device for the whole run (the always-resident "
-                      f"bytes and the graph's outputs, which ONNX Runtime allocates whatever the schedule), above "
-                      f"the budget of {report.budget} bytes, so no higher solver budget was tried",) + e.args[1:]
+        least, why = device_floor(state, device, settings)
+        if least > report.budget:  # what every plan needs on the device exceeds the budget: nothing to raise for
+            e.args = (f"{e}; every plan needs at least {least} bytes on the device ({why}), above the budget of "
+                      f"{report.budget} bytes, so no higher solver budget was tried",) + e.args[1:]
             raise
         first, err, last = _detached(e), e, budget
     # the input graph's saving on the device (``_anticipate``): where ONNX Runtime needs that much less than the
@@ -780,6 +780,70 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
             err, last = _detached(e), new
     state.budget = budget
     raise first
+
+
+def device_floor(state: State, device: str = "cpu", settings: Any = None) -> tuple[int, str]:
+    """(bytes, why): a lower bound on what any plan of ``state.dag`` needs on ``device``, whatever ONNX Runtime
+    saves on remc's live-bytes model (``passes.arena``: outputs aliasing an input, ``ALIAS_OPS``, and outputs
+    written in place, ``IN_PLACE``). Every plan holds the DAG's constant (inputs, parameters, pre-packed weights)
+    and each graph output from its computation to the end; while a node runs, its inputs, its outputs and its
+    kernel's scratch are allocated too. So for each node that neither aliases nor may write in place, with
+    ``k`` its unit (in a frontier-advancing plan units before ``k`` were computed by then): the constant, the
+    graph outputs of units before ``k`` that no aliasing or in-place node produced, the distinct buffers of
+    the node's other inputs (an alias or in-place output is its input's buffer), its outputs and its measured
+    scratch (cached measurements only; none where unmeasured). The largest of those, and the constant with every
+    graph output. Without the graph: the constant and the graph outputs."""
+    dag = state.dag
+    assert dag is not None
+    kept_all = int(dag.constant) + int(dag.kept.sum())
+    what = "the always-resident bytes and the graph's outputs, which ONNX Runtime allocates whatever the schedule"
+    graph = state.graph
+    if graph is None or state.units is None or not dag.members:
+        return kept_all, what
+    import math
+
+    from .backends import runtime
+    from .backends.scratch import unmeasured_kernels
+    from .ir.device import parse_device
+    from .ir.sizes import format_size
+    from .passes.arena import ALIAS_OPS, IN_PLACE
+    from .pipeline import shaped_model
+    shared = ALIAS_OPS | IN_PLACE.get(parse_device(device)[0], frozenset())
+    km: dict = {}
+    if kernels_measurable(device):
+        km, _, _ = unmeasured_kernels(shaped_model(graph), device, deadline=-math.inf,
+                                      settings=settings or runtime.DEFAULT_SETTINGS)
+    kept = graph.kept
+    by_name = {n.name: n for n in graph.nodes}
+
+    def root(v):
+        while v.producer is not None and v.producer.op_type in shared and v.producer.inputs \
+                and v.producer.inputs[0] is not None:
+            v = v.producer.inputs[0]
+        return v
+
+    best, why = kept_all, what
+    before = int(dag.constant)  # the constant and the graph outputs of the units so far
+    for k, members in enumerate(dag.members):  # (unit k's graph outputs: dag.kept[k], 0 where the DAG holds them
+        # in its constant from the start, ``DAG.kept_from_start``)
+        nodes = [by_name[m] for m in members if m in by_name]
+        for n in nodes:
+            if n.op_type in shared:
+                continue
+            ins = {id(r): r for r in (root(v) for v in n.inputs if v is not None)
+                   if r.producer is not None and r not in kept}
+            outs = sum(v.nbytes for v in n.outputs if v is not None)
+            scratch = int(km[n.name].scratch) if n.name in km else 0
+            need = before + sum(r.nbytes for r in ins.values()) + outs + scratch
+            if need > best:
+                best = need
+                why = (f"{format_size(before)} always resident or graph outputs computed by then, and node "
+                       f"{n.name!r} ({n.op_type}) needs its {len(ins)} input buffer(s) "
+                       f"{format_size(sum(r.nbytes for r in ins.values()))}, its outputs {format_size(outs)} and "
+                       f"scratch {format_size(scratch)} while it runs; ONNX Runtime saves nothing on them")
+        before += min(int(dag.kept[k]), sum(v.nbytes for n in nodes for v in n.outputs
+                                            if v is not None and v in kept and n.op_type not in shared))
+    return best, why
 
 
 def _input_graph_saving(report: FitReport) -> int:

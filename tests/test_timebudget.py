@@ -445,7 +445,7 @@ def test_no_raise_where_what_every_plan_holds_exceeds_the_budget():
         with pytest.raises(InfeasibleError) as got:
             _solve_raising([FailsBelow()], state, FitReport(100000, 100000, 0), None, None)
         assert tried == want
-        assert ("every plan holds 101000 bytes on the device" in str(got.value)) == (kept == 60000)
+        assert ("every plan needs at least 101000 bytes on the device" in str(got.value)) == (kept == 60000)
 
 
 @pytest.mark.parametrize("status, continued", [("time_limit", True), ("optimal", False), ("heuristic", False)])
