@@ -10,5 +10,5 @@ for who in main lead; do
 done
 wait
 for who in main lead; do
-  echo "$tag $who: exit wall $(tail -1 ${tag}_$who.time) s; $(grep -o 'every plan holds [0-9]* bytes on the device' ${tag}_$who.err || echo 'no held clause'); output written: $( [ -f ${tag}_$who.onnx ] && echo yes || echo no)"
+  echo "$tag $who: exit wall $(tail -1 ${tag}_$who.time) s; $(grep -o 'every plan needs at least [0-9]* bytes on the device' ${tag}_$who.err || echo 'no floor clause'); output written: $( [ -f ${tag}_$who.onnx ] && echo yes || echo no)"
 done
