@@ -180,10 +180,12 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     # 3 at 0.8 spent 24 s in the baselines and the bound, and its stage search found nothing in the 96 s left)
     deferred = searched and given is None  # (the bound after the search: ``searched``)
     late_bound = given is None and cols > MAX_LP_COLUMNS and not deferred
-    gbr = None if late_bound or deferred else gap_bound(dag, budget, upper=None if given is None else given.cost,
+    # nothing fits and an LP would be built: the bound after the stage search too (SEARCH_BEFORE_BOUND)
+    search_first = SEARCH_BEFORE_BOUND and given is None and not late_bound and not deferred
+    gbr = None if late_bound or deferred or search_first else gap_bound(dag, budget, upper=None if given is None else given.cost,
                                                         iterations=2000, deadline=bound_deadline(clock))
     gb = -math.inf if gbr is None else gbr.bound
-    staged = None
+    staged, whole = None, False
     found: dict[str, Any] = {}
     # the caller's search (``searched`` does not mean it has ended); else one of approx's own, built where it runs
     resumable = search is not None and search.dag is dag and search.budget == budget
@@ -212,7 +214,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             # columns, `remc compile --strategy approx --time-limit 60` at a load of 12 on 2 cores: the search
             # stopped at its share, neither was started, and approx said "no schedule" with 10 s of 20 left)
             share, reserve = 1.0, 0.0
-        if late_bound:
+        whole = share >= 1.0  # (no LP or exact phase follows the search: the bound after it takes what it leaves)
+        if late_bound or search_first:
             share *= 1.0 - LATE_BOUND_SHARE
         search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, given, clock, share, found,
@@ -223,6 +226,10 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if late_bound and not clock.expired():
         gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                         deadline=clock.deadline)
+        gb = gbr.bound
+    if search_first and given is not None and not clock.expired():  # (the search found one: the bound's turn)
+        gbr = gap_bound(dag, budget, upper=given.cost, iterations=2000,
+                        deadline=clock.deadline if whole else bound_deadline(clock))
         gb = gbr.bound
     if state is not None and found.get("improve_start") is not None:
         state["improve_start"] = found["improve_start"]  # (the stage search's schedule before its improve)
@@ -341,7 +348,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     elif math.isfinite(lp_bound):
         extras.update(lp_bound=lp_bound)
     assert best is not None  # raised above otherwise
-    if deferred and not clock.expired():
+    if (deferred or (search_first and gbr is None)) and not clock.expired():
         gbr = gap_bound(dag, budget, upper=best.cost, iterations=2000, deadline=bound_deadline(clock))
         gb = gbr.bound
         if state is not None:
@@ -370,6 +377,16 @@ def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: floa
     sched.report = rep
     return sched
 
+
+SEARCH_BEFORE_BOUND = True
+"""Where nothing fits at approx's start (no baseline, no warm start) and an LP would be built, the stage search runs
+before the retention-gap bound, not after it (as where no LP is built, ``late_bound``, and after checkmate's search,
+``searched``): the bound does not help find a schedule and took its BOUND_SHARE (20%) of the time left first.
+Swin-T from torchvision (309 units, 169k columns) at 0.9x, the solve `remc compile --strategy approx --time-limit 60`
+gave its first round: 11.8 s, of which the bound took 2.3 s, and the search, which needs ~6 s of CPU to its first
+schedule there, found none in the rest. The search keeps LATE_BOUND_SHARE of its time for the bound, which runs once
+the search has a schedule (with all the time left where no LP or exact phase follows, else BOUND_SHARE of it), else
+at the end, after whatever phase found one."""
 
 RESEARCH_LEFT = True
 """Where nothing fits after every phase and time is left (own random layered n = 250 seed 11 at 0.9, `remc solve
