@@ -3,7 +3,7 @@ unmodified graph's need (``fit.unmodified_need``), and a compiled plan's predict
 ``limit`` s, the budget raised to the floor where it is below), neither of which may be below it. One JSON line per
 model.
 
-    python held_check.py MODEL.onnx [RATIO [LIMIT]]
+    python held_check.py MODEL.onnx [RATIO [LIMIT]]   # RATIO "f1.03": the budget is 1.03 x the floor
 """
 import json
 import sys
@@ -16,7 +16,7 @@ from remc.ir.errors import RemcError
 from remc.pipeline import State, compile_pipeline, run, stages
 
 path = sys.argv[1]
-ratio = float(sys.argv[2]) if len(sys.argv) > 2 else 0.9
+spec = sys.argv[2] if len(sys.argv) > 2 else "0.9"
 limit = float(sys.argv[3]) if len(sys.argv) > 3 else 30.0
 t0 = time.perf_counter()
 passes = compile_pipeline(strategy="approx", options=make_options("approx", time_limit=limit))
@@ -28,7 +28,7 @@ dag_with_measured_scratch(st, "cpu", DEFAULT_SETTINGS)
 held, why = device_floor(st, "cpu", DEFAULT_SETTINGS)
 out = {"model": path.rsplit("/", 1)[-1], "floor": held, "unmodified_need": need, "floor_le_need": held <= need,
        "floor_over_need": round(held / need, 4), "why": why[:160]}
-st.budget = max(int(ratio * need), held)
+st.budget = int(float(spec[1:]) * held) if spec.startswith("f") else max(int(float(spec) * need), held)
 out["budget"] = st.budget
 try:
     fit = compile_fit(stages(passes, first="schedule"), st, device="cpu", settings=DEFAULT_SETTINGS)
