@@ -285,6 +285,60 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
                     nested=nested_won, lam=won, kind=kind, multi=strong_multi if kind == "strong" else multi)
 
 
+@dataclass
+class Covering:
+    """The tight covering's rows (module docstring) with each gap's cost including its chain (``_chains``,
+    ``multi``), as the loose and tight relaxations price them: ``gap_rows``. passes/coverbound.py ``gap_cover_bound``
+    solves it as a MILP (its integer optimum, not only its LP's, is a bound on every schedule)."""
+
+    unit: np.ndarray
+    """int64[gaps]: each droppable gap's unit (units that may be recomputed)."""
+    cost: np.ndarray
+    """float[gaps]: a drop's cost, C_i plus the chain's."""
+    G: np.ndarray
+    """int64[pairs]: the gap of each (gap, stage over budget) pair."""
+    T: np.ndarray
+    """int64[pairs]: its stage."""
+    a: np.ndarray
+    """float[pairs]: the bytes a drop frees there, min(M_i, e_t)."""
+    excess: np.ndarray
+    """float[n]: e_t, the bytes stage t exceeds the budget with every gap kept (<= 0: not over)."""
+    infeasible: bool
+    """A stage's fixed part and its unrecomputable gaps alone exceed the budget (no schedule fits)."""
+
+
+def gap_rows(dag: DAG, budget: int, multi: bool = True) -> Covering:
+    """The covering's rows and costs as ``gap_bound`` builds them for its loose and tight relaxations (with chains;
+    ``multi``: with parents of several children read before the unit)."""
+    n = dag.n
+    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem
+    if len(dag.edges):
+        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
+                                    minlength=n).round().astype(np.int64)
+    unit, lo, hi = _gaps(dag)
+    load = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(load, lo, dag.mem[unit])
+    np.add.at(load, hi + 1, -dag.mem[unit])
+    forced = np.zeros(n + 1, dtype=np.int64)
+    pinned = dag.no_recompute[unit]
+    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
+    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
+    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
+    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
+    unit, lo, hi = unit[~pinned], lo[~pinned], hi[~pinned]
+    over = np.flatnonzero(excess > 0)
+    first = np.searchsorted(over, lo)
+    cnt = np.searchsorted(over, hi, side="right") - first
+    span_lo, span_hi = np.full(n, n + 1), np.full(n, -1)
+    np.minimum.at(span_lo, unit[cnt > 0], lo[cnt > 0])
+    np.maximum.at(span_hi, unit[cnt > 0], hi[cnt > 0] + 1)
+    extra, _ = _chains(dag, (span_lo, span_hi), multi)
+    G = np.repeat(np.arange(len(unit)), cnt)
+    T = over[np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))]
+    a = np.minimum(dag.mem[unit][G].astype(np.float64), excess[T])
+    return Covering(unit, dag.cost[unit] + extra[unit], G, T, a, excess, infeasible)
+
+
 RESUME_MIN_STEP = 2.0 ** -8
 """A resumed ascent (``gap_bound(resume=...)``) stops once its step (``_Steps``: 2, halved after each 20 iterations
 without a better value) is below this: at least 160 iterations without progress. GPT-2 fine at 0.9, resumed for the
