@@ -429,10 +429,11 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
            "CP-SAT off")
     clock = Clock(o.time_limit)
     state: dict[str, Any] = {}
-    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=o.time_limit, threads=o.threads, free_form=o.free_form,
+    covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
+    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=clock.left(), threads=o.threads, free_form=o.free_form,
                                                   window=o.window), progress, start, state)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
-            f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})")
+            f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})") + pre_note
     left = clock.left()
     if left is None or left >= 2 * REFINE_SECONDS:
         deeper, how = _deep_improve(dag, budget, sched, clock, state.get("improve_start"))
@@ -463,7 +464,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
         # the time approx left: the covering MILP's bound (passes/coverbound.py), where its model is small enough
         bounds: dict[str, float] = {}
         notes: dict[str, str] = {}
-        _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=1.0)
+        _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=1.0, gap_cover=covered)
         rep.extras.update(notes)
         b = bounds.get(COVER_SOURCE, -math.inf)
         if math.isfinite(b) and b > (rep.bound if rep.bound is not None else -math.inf):
@@ -476,6 +477,36 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
+
+
+GAP_COVER_SHARE = 0.1
+"""Share of checkmate's time limit (where approx runs alone) that the covering with one column per gap
+(passes/coverbound.py ``gap_cover_bound``) may take before approx, for its schedule (approx's start) and its bound
+(the cover phase's, later). 1.5-7 s at 2277 units (ResNet50 and GPT-2 fine, 1 thread, loaded 2 cores)."""
+
+
+def _gap_cover_first(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock,
+                     start: Schedule | None) -> tuple[Any, Schedule | None, str]:
+    """checkmate where approx runs alone (``_approx_alone``), before approx: the covering with one column per gap as a
+    MILP (passes/coverbound.py ``gap_cover_bound``) within GAP_COVER_SHARE of the time limit, its solution read as a
+    schedule (``cover_schedule``: the least R for its S, cleaned, checked, within the budget or none), which becomes
+    approx's start (its stage search's) where it is cheaper than ``start``. GPT-2 fine at 0.8: +0.874% where
+    approx's stage search from the baselines ends at +1.007% (BENCHMARKS.md, branch ``bound19``). (the CoverBound
+    or None, approx's start, a note for the portfolio)."""
+    left = clock.left()
+    secs = COVER_NO_LIMIT if left is None else GAP_COVER_SHARE * left
+    if secs < COVER_MIN_SECONDS:
+        return None, start, ""
+    from ..passes.coverbound import cover_schedule, gap_cover_bound
+    cb = gap_cover_bound(dag, budget, _highs(), time_limit=secs, threads=o.threads, start=True)
+    sched = cover_schedule(dag, budget, cb.start)
+    if sched is None:
+        return cb, start, f"; the covering with one column per gap first: {cb.status}, its schedule over the budget"
+    cost = sched.cost(dag)
+    taken = start is None or cost < start.cost(dag)
+    what = "approx's start" if taken else "not cheaper than the start"
+    return cb, sched if taken else start, (f"; the covering with one column per gap first: {cb.status}, its schedule "
+                                           f"{what} (cost {cost:g})")
 
 
 LAST_BOUND_MIN_SECONDS = 3.0
@@ -618,10 +649,12 @@ Was 4; off since its bound was measured above a checked schedule's cost (passes/
 
 
 def _cover_phase(dag: DAG, budget: int, clock: Clock, threads: int | None, bounds: dict[str, float],
-                 notes: dict[str, str], share: float = COVER_SHARE) -> None:
+                 notes: dict[str, str], share: float = COVER_SHARE, gap_cover: Any = None) -> None:
     """The covering MILP's bound (passes/coverbound.py, HiGHS in a child process) within ``share`` of the time left,
     into ``bounds`` (as COVER_SOURCE) and a note; nothing where the model is above its size limit or too little
-    time is left."""
+    time is left. ``gap_cover``: ``gap_cover_bound``'s result where it was solved already (``_gap_cover_first``)."""
+    if gap_cover is not None and math.isfinite(gap_cover.bound):
+        bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), gap_cover.bound)
     left = clock.left()
     secs = COVER_NO_LIMIT if left is None else share * left
     if secs < COVER_MIN_SECONDS:
@@ -638,13 +671,15 @@ def _cover_phase(dag: DAG, budget: int, clock: Clock, threads: int | None, bound
         # cut into windows of over stages, each solved on its own (passes/coverbound.py window_bound; own random
         # layered n=500 at 0.9: +0.207% against the Lagrangian's +0.165%); the better of both
         from ..passes.coverbound import gap_cover_bound, window_bound
-        gcb = gap_cover_bound(dag, budget, _highs(), time_limit=end - time.perf_counter(), threads=threads)
+        gcb = gap_cover if gap_cover is not None else \
+            gap_cover_bound(dag, budget, _highs(), time_limit=end - time.perf_counter(), threads=threads)
         cb = window_bound(dag, budget, _highs(), time_limit=end - time.perf_counter(), threads=threads, depth=1)
         cb.status = f"{cb.note.split(',')[0] or 'windows'}: {cb.status}"
     # (no seconds: they vary with the machine's speed, and the note goes into the plan text)
     notes["cover_bound"] = f"depth 1: {cb.status} ({cb.columns} columns)"
     if math.isfinite(cb.bound):
-        bounds[COVER_SOURCE] = cb.bound
+        bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), cb.bound) if gap_cover is not None \
+            else cb.bound
     if gcb is not None:
         notes["cover_bound"] = f"one column per gap: {gcb.status} ({gcb.columns} columns); " + notes["cover_bound"]
         if math.isfinite(gcb.bound) and gcb.bound > bounds.get(COVER_SOURCE, -math.inf):

@@ -633,7 +633,7 @@ GAP_COVER_MAX_PAIRS = 2_000_000
 
 
 def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None,
-                    threads: int | None = None, gap: float = 1e-6) -> CoverBound:
+                    threads: int | None = None, gap: float = 1e-6, start: bool = False) -> CoverBound:
     """The covering of passes/bounds.py (``gap_rows``: one 0/1 column y_g per droppable retention gap, its cost with
     its chain, the tightened rows sum_g min(M_g, e_t) y_g >= e_t at each stage over the budget) solved as a MILP:
     its MIP dual bound, plus the cost of computing each unit once, is a lower bound on every schedule's cost. Why:
@@ -645,8 +645,13 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
     is not (one column per gap, one row per stage over the budget: 752 x 1144 on ResNet50 fine at 0.8, against the
     per-stage columns' 182k). Measured (BENCHMARKS.md, branch ``bound19``): ResNet50 fine at 0.8 +0.04884% against
     the Lagrangian's +0.04832%, at 0.9 +0.02437% against +0.02377%; GPT-2 fine at 0.8 +0.62521% against +0.52915%
-    (its LP optimum is the Lagrangian's value: the ascent had converged; what it lacked was integrality)."""
-    from .bounds import gap_rows
+    (its LP optimum is the Lagrangian's value: the ascent had converged; what it lacked was integrality).
+
+    ``start``: also the S of the solver's last solution (``CoverBound.start``): each dropped gap's unit not resident
+    from the gap's first stage to its read b (the least R for it computes it again in stage b; ``cover_schedule``
+    makes the schedule). Not within the budget in general (the recomputations' own memory and their parents' are
+    not in the rows); on GPT-2 fine at 0.8 it fits and costs +0.874% where approx's stage search ends at +1.007%."""
+    from .bounds import _gaps, gap_rows
     t0 = time.perf_counter()
     base = float(dag.cost.sum())
     cov = gap_rows(dag, budget)
@@ -662,26 +667,49 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
     col_of[cols] = np.arange(len(cols))
     row_of = np.full(dag.n, -1, dtype=np.int64)
     row_of[over] = np.arange(len(over))
-    top = float(cov.cost[cols].max()) if len(cols) else 1.0
+    # shared parents (``gap_rows``): a column x_p each, y_g - x_p <= 0 for the droppable gaps g of its roots
+    sh_cost = cov.shared_cost if cov.shared_cost is not None else np.zeros(0)
+    link_g, link_x = [], []
+    for k, rs in enumerate(cov.shared_roots or []):
+        gs = cols[np.isin(cov.unit[cols], rs)]
+        link_g.append(col_of[gs])
+        link_x.append(np.full(len(gs), len(cols) + k, dtype=np.int64))
+    lg = np.concatenate(link_g) if link_g else np.zeros(0, np.int64)
+    lx = np.concatenate(link_x) if link_x else np.zeros(0, np.int64)
+    ncol, nlink = len(cols) + len(sh_cost), len(lg)
+    col_cost = np.concatenate((cov.cost[cols], sh_cost))
+    top = float(col_cost.max()) if ncol else 1.0
     cost_unit = top if top > 0 else 1.0
-    # rows scaled by the excess (as ``build_cover``'s): sum_g min(M_g, e_t) / e_t y_g >= 1
-    A = Csc.from_coo(cov.a / cov.excess[cov.T], row_of[cov.T], col_of[cov.G], (len(over), len(cols)))
+    # cover rows scaled by the excess (as ``build_cover``'s): sum_g min(M_g, e_t) / e_t y_g >= 1; then the links
+    r = np.arange(nlink) + len(over)
+    A = Csc.from_coo(np.concatenate((cov.a / cov.excess[cov.T], np.ones(nlink), -np.ones(nlink))),
+                     np.concatenate((row_of[cov.T], r, r)), np.concatenate((col_of[cov.G], lg, lx)),
+                     (len(over) + nlink, ncol))
     empty = np.zeros((0, 0), dtype=np.int64)
-    ncol = len(cols)
     model = CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=cost_unit, r=empty, s=empty,
-                           free=empty, p=empty, col_cost=cov.cost[cols] / cost_unit, col_lower=np.zeros(ncol),
+                           free=empty, p=empty, col_cost=col_cost / cost_unit, col_lower=np.zeros(ncol),
                            col_upper=np.ones(ncol), integral=np.ones(ncol, dtype=bool), A=A,
-                           row_lower=np.ones(len(over)), row_upper=np.full(len(over), np.inf))
+                           row_lower=np.r_[np.ones(len(over)), np.full(nlink, -np.inf)],
+                           row_upper=np.r_[np.full(len(over), np.inf), np.zeros(nlink)])
     left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
     if left is not None and left < 0.5:
         return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, ncol)
     res = mip.solve(model, integral=True, time_limit=left, threads=threads, gap=gap)
     if res.status == "infeasible":  # not even every gap dropped fits (every schedule maps into the model)
         return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, ncol)
+    S0 = None
+    if start and res.x is not None and len(res.x) == ncol:
+        from ..ir.schedule import checkpoint_all
+        unit, lo, hi = _gaps(dag)
+        free = ~dag.no_recompute[unit]
+        lo, hi = lo[free], hi[free]
+        S0 = checkpoint_all(dag).S.copy()
+        for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
+            S0[lo[g]:hi[g] + 2, cov.unit[g]] = False  # not resident at the start of stages lo..b
     if not math.isfinite(res.bound):
-        return CoverBound(-math.inf, res.status, time.perf_counter() - t0, ncol)
+        return CoverBound(-math.inf, res.status, time.perf_counter() - t0, ncol, start=S0)
     return CoverBound(base + max(res.bound, 0.0) * cost_unit * (1 - SAFETY), res.status, time.perf_counter() - t0,
-                      ncol)
+                      ncol, start=S0)
 
 
 def cover_start(dag: DAG, cm: CoverModel, x: np.ndarray) -> np.ndarray:
