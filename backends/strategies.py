@@ -485,9 +485,10 @@ GAP_COVER_SHARE = 0.1
 (the cover phase's, later). 1.5-7 s at 2277 units (ResNet50 and GPT-2 fine, 1 thread, loaded 2 cores)."""
 GAP_COVER_START_GAP = 0.2
 """Where no start is given, the covering's schedule is approx's start only where its gap to the covering's bound
-(on the overhead) is at most this: GPT-2 fine at 0.8 +0.874% against the bound's +0.822% (6%); on ResNet50 fine
-the least R for its S recomputes whole conv chains (+32% at 0.8 and 0.9, where approx reaches +0.054% and +0.025%),
-and on GPT-2 fine at 0.9 +0.090% against +0.038% (approx: +0.041%): approx starts from the baselines there."""
+(on the overhead) is at most this: GPT-2 fine at 0.8 +0.832% against the bound's +0.822% (1.3%), at 0.9 +0.0406%
+against +0.0379% (6.6%; approx from the baselines: +0.0407%); on ResNet50 fine the least R for its S recomputes
+whole conv chains (+32% at 0.8 and 0.9, where approx reaches +0.054% and +0.025%): approx starts from the
+baselines there."""
 
 
 def _gap_cover_first(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock,
@@ -495,8 +496,9 @@ def _gap_cover_first(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock,
     """checkmate where approx runs alone (``_approx_alone``), before approx: the covering with one column per gap as a
     MILP (passes/coverbound.py ``gap_cover_bound``) within GAP_COVER_SHARE of the time limit, its solution read as a
     schedule (``cover_schedule``: the least R for its S, cleaned, checked, within the budget or none), which becomes
-    approx's start (its stage search's) where it is cheaper than ``start``. GPT-2 fine at 0.8: +0.874% where
-    approx's stage search from the baselines ends at +1.007% (BENCHMARKS.md, branch ``bound19``). (the CoverBound
+    approx's start (its stage search's) where it is cheaper than ``start`` (none given: GAP_COVER_START_GAP). GPT-2
+    fine at 0.8: +0.832% (the covering's bound +0.822%) where approx's stage search from the baselines ends at
+    +1.007% (BENCHMARKS.md, branch ``bound19``). (the CoverBound
     or None, approx's start, a note for the portfolio)."""
     left = clock.left()
     secs = COVER_NO_LIMIT if left is None else GAP_COVER_SHARE * left

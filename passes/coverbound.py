@@ -645,12 +645,18 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
     is not (one column per gap, one row per stage over the budget: 752 x 1144 on ResNet50 fine at 0.8, against the
     per-stage columns' 182k). Measured (BENCHMARKS.md, branch ``bound19``): ResNet50 fine at 0.8 +0.04884% against
     the Lagrangian's +0.04832%, at 0.9 +0.02437% against +0.02377%; GPT-2 fine at 0.8 +0.62521% against +0.52915%
-    (its LP optimum is the Lagrangian's value: the ascent had converged; what it lacked was integrality).
+    without the shared parents (its LP optimum is the Lagrangian's value: the ascent had converged; what it lacked
+    was integrality), +0.82176% with them (``gap_rows``' ``shared``: each x_p a column of cost
+    ``Covering.shared_cost``, with y_g - x_p <= 0 for the droppable gaps of its roots); at 0.9 +0.03788% (the
+    Lagrangian's nested relaxation +0.03752%).
 
     ``start``: also the S of the solver's last solution (``CoverBound.start``): each dropped gap's unit not resident
-    from the gap's first stage to its read b (the least R for it computes it again in stage b; ``cover_schedule``
-    makes the schedule). Not within the budget in general (the recomputations' own memory and their parents' are
-    not in the rows); on GPT-2 fine at 0.8 it fits and costs +0.874% where approx's stage search ends at +1.007%."""
+    from the gap's first stage to the stage after its last stage over the budget, s (at most its read b), and kept
+    from there to b (the least R for it computes it again in stage s, as ``cover_start``; ``cover_schedule`` makes
+    the schedule). Not within the budget in general (the recomputations' own memory and their parents' are not in
+    the rows). On GPT-2 fine at 0.8 it fits and costs +0.832% where approx's stage search ends at +1.007% (recomputed
+    at each read b instead, +0.874%: the residual stream's chain of dropped adds was computed again from its start
+    for each read, 600 recomputations)."""
     from .bounds import _gaps, gap_rows
     t0 = time.perf_counter()
     base = float(dag.cost.sum())
@@ -705,7 +711,11 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
         lo, hi = lo[free], hi[free]
         S0 = checkpoint_all(dag).S.copy()
         for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
-            S0[lo[g]:hi[g] + 2, cov.unit[g]] = False  # not resident at the start of stages lo..b
+            # not resident at the start of stages lo..s, s the stage after the gap's last stage over the budget (at
+            # most its read b): computed again in stage s and kept from there to b
+            last_over = over[np.searchsorted(over, hi[g], side="right") - 1]
+            s_g = min(int(last_over) + 1, int(hi[g]) + 1)
+            S0[lo[g]:s_g + 1, cov.unit[g]] = False
     if not math.isfinite(res.bound):
         return CoverBound(-math.inf, res.status, time.perf_counter() - t0, ncol, start=S0)
     return CoverBound(base + max(res.bound, 0.0) * cost_unit * (1 - SAFETY), res.status, time.perf_counter() - t0,
