@@ -4,6 +4,7 @@ checkmate's cover phase runs above the covering MILP's column limit."""
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from _milp_dags import exhaustive_optimum, layered_dag
@@ -56,12 +57,13 @@ def test_checkmate_cover_phase_runs_the_gap_cover_above_the_column_limit(monkeyp
     dag = layered_dag(24, 4, 1, skip=0.3)
     budget = int(0.8 * checkpoint_all(dag).peak(dag))
     monkeypatch.setattr(cb, "cover_bound", functools.partial(cb.cover_bound, max_columns=5))
-    monkeypatch.setattr(cb, "window_bound", functools.partial(cb.window_bound, window_columns=30))
+    # (the windows, tested in tests/test_coverbound.py, stubbed here: below any bound)
+    monkeypatch.setattr(cb, "window_bound", lambda *a, **k: cb.CoverBound(-math.inf, "time_limit", 0.0, 0, note="windows"))
     bounds: dict[str, float] = {}
     notes: dict[str, str] = {}
     _cover_phase(dag, budget, Clock(None), 1, bounds, notes)
     assert notes["cover_bound"].startswith("one column per gap: optimal"), notes
-    assert bounds[COVER_SOURCE] >= _gcb(dag, budget) > float(dag.cost.sum()), bounds
+    assert bounds[COVER_SOURCE] == _gcb(dag, budget) > float(dag.cost.sum()), bounds
 
 
 def _attention() -> DAG:
@@ -99,13 +101,13 @@ def _shared_dag(rng: np.random.Generator) -> DAG:
 
 
 def test_shared_parents_never_exceed_the_exhaustive_optimum():
-    """Two of scan_shared.py's DAGs (seed 0) where the shared parents raise the bound (that scan: 30 DAGs, every
-    budget, none above; with the size condition or the last-read condition left out, or x_p charged per root, some
-    are above: results/bound19/scan_shared.txt)."""
+    """One of scan_shared.py's DAGs (seed 0) where the shared parents raise the bound (that scan: 30 DAGs, every
+    budget, none above; with the size condition left out, or x_p charged once per root, some are above; the mutant
+    without the last-read condition is not caught there: results/bound19/scan_shared.txt)."""
     rng = np.random.default_rng(0)
-    dags = [_shared_dag(rng) for _ in range(9)]
+    dags = [_shared_dag(rng) for _ in range(3)]
     checked = higher = 0
-    for k in (2, 8):
+    for k in (2,):
         dag = dags[k]
         total = float(dag.cost.sum())
         for budget in range(checkpoint_all(dag).peak(dag), 0, -1):
@@ -116,7 +118,7 @@ def test_shared_parents_never_exceed_the_exhaustive_optimum():
             assert b <= best + 1e-9 * total, (k, budget, b, best)
             checked += 1
             higher += b > gap_rows_bound_without_shared(dag, budget) + 1e-6 * total
-    assert checked >= 4 and higher >= 2, (checked, higher)
+    assert checked >= 3 and higher >= 1, (checked, higher)
 
 
 def gap_rows_bound_without_shared(dag: DAG, budget: int) -> float:
