@@ -429,10 +429,11 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
            "CP-SAT off")
     clock = Clock(o.time_limit)
     state: dict[str, Any] = {}
-    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=o.time_limit, threads=o.threads, free_form=o.free_form,
+    covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
+    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=clock.left(), threads=o.threads, free_form=o.free_form,
                                                   window=o.window), progress, start, state)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
-            f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})")
+            f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})") + pre_note
     left = clock.left()
     if left is None or left >= 2 * REFINE_SECONDS:
         deeper, how = _deep_improve(dag, budget, sched, clock, state.get("improve_start"))
@@ -463,7 +464,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
         # the time approx left: the covering MILP's bound (passes/coverbound.py), where its model is small enough
         bounds: dict[str, float] = {}
         notes: dict[str, str] = {}
-        _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=1.0)
+        _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=1.0, gap_cover=covered)
         rep.extras.update(notes)
         b = bounds.get(COVER_SOURCE, -math.inf)
         if math.isfinite(b) and b > (rep.bound if rep.bound is not None else -math.inf):
@@ -476,6 +477,45 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
+
+
+GAP_COVER_SHARE = 0.1
+"""Share of checkmate's time limit (where approx runs alone) that the covering with one column per gap
+(passes/coverbound.py ``gap_cover_bound``) may take before approx, for its schedule (approx's start) and its bound
+(the cover phase's, later). 1.5-7 s at 2277 units (ResNet50 and GPT-2 fine, 1 thread, loaded 2 cores)."""
+GAP_COVER_START_GAP = 0.2
+"""Where no start is given, the covering's schedule is approx's start only where its gap to the covering's bound
+(on the overhead) is at most this: GPT-2 fine at 0.8 +0.832% against the bound's +0.822% (1.3%), at 0.9 +0.0406%
+against +0.0379% (6.6%; approx from the baselines: +0.0407%); on ResNet50 fine the least R for its S recomputes
+whole conv chains (+32% at 0.8 and 0.9, where approx reaches +0.054% and +0.025%): approx starts from the
+baselines there."""
+
+
+def _gap_cover_first(dag: DAG, budget: int, o: CheckmateOptions, clock: Clock,
+                     start: Schedule | None) -> tuple[Any, Schedule | None, str]:
+    """checkmate where approx runs alone (``_approx_alone``), before approx: the covering with one column per gap as a
+    MILP (passes/coverbound.py ``gap_cover_bound``) within GAP_COVER_SHARE of the time limit, its solution read as a
+    schedule (``cover_schedule``: the least R for its S, cleaned, checked, within the budget or none), which becomes
+    approx's start (its stage search's) where it is cheaper than ``start`` (none given: GAP_COVER_START_GAP). GPT-2
+    fine at 0.8: +0.832% (the covering's bound +0.822%) where approx's stage search from the baselines ends at
+    +1.007% (BENCHMARKS.md, branch ``bound19``). (the CoverBound
+    or None, approx's start, a note for the portfolio)."""
+    left = clock.left()
+    secs = COVER_NO_LIMIT if left is None else GAP_COVER_SHARE * left
+    if secs < COVER_MIN_SECONDS:
+        return None, start, ""
+    from ..passes.coverbound import cover_schedule, gap_cover_bound
+    cb = gap_cover_bound(dag, budget, _highs(), time_limit=secs, threads=o.threads, start=True)
+    sched = cover_schedule(dag, budget, cb.start)
+    if sched is None:
+        return cb, start, f"; the covering with one column per gap first: {cb.status}, its schedule over the budget"
+    cost = sched.cost(dag)
+    near = math.isfinite(cb.bound) and gap_of(cost, cb.bound, float(dag.total_cost)) <= GAP_COVER_START_GAP
+    taken = near if start is None else cost < start.cost(dag)
+    what = "approx's start" if taken else "not cheaper than the start" if start is not None else \
+        f"not approx's start (gap above {GAP_COVER_START_GAP:g})"
+    return cb, sched if taken else start, (f"; the covering with one column per gap first: {cb.status}, its schedule "
+                                           f"{what} (cost {cost:g})")
 
 
 LAST_BOUND_MIN_SECONDS = 3.0
@@ -618,10 +658,12 @@ Was 4; off since its bound was measured above a checked schedule's cost (passes/
 
 
 def _cover_phase(dag: DAG, budget: int, clock: Clock, threads: int | None, bounds: dict[str, float],
-                 notes: dict[str, str], share: float = COVER_SHARE) -> None:
+                 notes: dict[str, str], share: float = COVER_SHARE, gap_cover: Any = None) -> None:
     """The covering MILP's bound (passes/coverbound.py, HiGHS in a child process) within ``share`` of the time left,
     into ``bounds`` (as COVER_SOURCE) and a note; nothing where the model is above its size limit or too little
-    time is left."""
+    time is left. ``gap_cover``: ``gap_cover_bound``'s result where it was solved already (``_gap_cover_first``)."""
+    if gap_cover is not None and math.isfinite(gap_cover.bound):
+        bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), gap_cover.bound)
     left = clock.left()
     secs = COVER_NO_LIMIT if left is None else share * left
     if secs < COVER_MIN_SECONDS:
@@ -630,16 +672,27 @@ def _cover_phase(dag: DAG, budget: int, clock: Clock, threads: int | None, bound
     from ..passes.coverbound import cover_bound
     end = time.perf_counter() + secs
     cb = cover_bound(dag, budget, _highs(), time_limit=secs, threads=threads, depth=1)
+    gcb = None
     if cb.status == "not built (too large)":
-        # above its column limit: the same model cut into windows of over stages, each solved on its own
-        # (passes/coverbound.py window_bound; own random layered n=500 at 0.9: +0.207% against the Lagrangian's +0.165%)
-        from ..passes.coverbound import window_bound
+        # above its column limit: first the covering of passes/bounds.py with one column per gap as a MILP
+        # (passes/coverbound.py gap_cover_bound: seconds at 2277 units; ResNet50 fine at 0.8 +0.04885% against the
+        # Lagrangian's +0.04832%, GPT-2 fine at 0.8 +0.625% against +0.529%), then the same model as cover_bound's
+        # cut into windows of over stages, each solved on its own (passes/coverbound.py window_bound; own random
+        # layered n=500 at 0.9: +0.207% against the Lagrangian's +0.165%); the better of both
+        from ..passes.coverbound import gap_cover_bound, window_bound
+        gcb = gap_cover if gap_cover is not None else \
+            gap_cover_bound(dag, budget, _highs(), time_limit=end - time.perf_counter(), threads=threads)
         cb = window_bound(dag, budget, _highs(), time_limit=end - time.perf_counter(), threads=threads, depth=1)
         cb.status = f"{cb.note.split(',')[0] or 'windows'}: {cb.status}"
     # (no seconds: they vary with the machine's speed, and the note goes into the plan text)
     notes["cover_bound"] = f"depth 1: {cb.status} ({cb.columns} columns)"
     if math.isfinite(cb.bound):
-        bounds[COVER_SOURCE] = cb.bound
+        bounds[COVER_SOURCE] = max(bounds.get(COVER_SOURCE, -math.inf), cb.bound) if gap_cover is not None \
+            else cb.bound
+    if gcb is not None:
+        notes["cover_bound"] = f"one column per gap: {gcb.status} ({gcb.columns} columns); " + notes["cover_bound"]
+        if math.isfinite(gcb.bound) and gcb.bound > bounds.get(COVER_SOURCE, -math.inf):
+            bounds[COVER_SOURCE] = gcb.bound
     left = end - time.perf_counter()
     if COVER_DEEP > 1 and cb.status == "optimal" and left >= max(COVER_MIN_SECONDS, 2 * cb.seconds):
         # solved with time to spare: the model with parents followed COVER_DEEP levels up (GPT-2 fine at 0.9:

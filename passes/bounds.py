@@ -285,6 +285,121 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
                     nested=nested_won, lam=won, kind=kind, multi=strong_multi if kind == "strong" else multi)
 
 
+@dataclass
+class Covering:
+    """The tight covering's rows (module docstring) with each gap's cost including its chain (``_chains``,
+    ``multi``), as the loose and tight relaxations price them: ``gap_rows``. passes/coverbound.py ``gap_cover_bound``
+    solves it as a MILP (its integer optimum, not only its LP's, is a bound on every schedule)."""
+
+    unit: np.ndarray
+    """int64[gaps]: each droppable gap's unit (units that may be recomputed)."""
+    cost: np.ndarray
+    """float[gaps]: a drop's cost, C_i plus the chain's."""
+    G: np.ndarray
+    """int64[pairs]: the gap of each (gap, stage over budget) pair."""
+    T: np.ndarray
+    """int64[pairs]: its stage."""
+    a: np.ndarray
+    """float[pairs]: the bytes a drop frees there, min(M_i, e_t)."""
+    excess: np.ndarray
+    """float[n]: e_t, the bytes stage t exceeds the budget with every gap kept (<= 0: not over)."""
+    infeasible: bool
+    """A stage's fixed part and its unrecomputable gaps alone exceed the budget (no schedule fits)."""
+    shared_cost: np.ndarray | None = None
+    """float[k]: each shared parent's cost, C_p plus its single-child parents' (``gap_rows``' ``shared``)."""
+    shared_roots: list[np.ndarray] | None = None
+    """int64 arrays: the units whose droppable gaps each shared parent serves (a drop of one needs it: y_g <= x_p)."""
+
+
+def _shared(dag: DAG, span_lo: np.ndarray, span_hi: np.ndarray) -> tuple[list[tuple[int, float, np.ndarray]], np.ndarray]:
+    """The shared parents of ``gap_rows`` (its docstring): ([(p, cost, roots)], bool[n] of the units taken: each
+    shared parent and the single-child parents above it). The roots are found through the single-child chains;
+    ``gap_rows`` keeps those that still reach p through their final trees."""
+    n = dag.n
+    nkids = np.bincount(dag.edges[:, 0], minlength=n) if len(dag.edges) else np.zeros(n, dtype=np.int64)
+    _, single = _chains(dag, (span_lo, span_hi), False)
+    roots: dict[int, set[int]] = {}
+    for i in np.flatnonzero(span_lo <= span_hi).tolist():
+        members = {i} | set(single.get(i, ()))
+        for v in members:
+            for p in dag.preds[v].tolist():
+                if p not in members and nkids[p] > 1 and not dag.no_recompute[p] and dag.last_use[p] < span_lo[i]:
+                    roots.setdefault(p, set()).add(i)
+    taken = np.zeros(n, dtype=bool)
+    out = []
+    for p in sorted(roots):
+        rs = np.array(sorted(roots[p]), dtype=np.int64)
+        if len(rs) < 2 or dag.mem[p] < dag.mem[rs].sum() or taken[p]:
+            continue
+        up, v = [p], p  # the single-child parents above p, as large as p (a chain, as ``_chains``')
+        while True:
+            nxt = [q for q in dag.preds[v].tolist()
+                   if nkids[q] == 1 and not dag.no_recompute[q] and dag.mem[q] >= dag.mem[p] and not taken[q]]
+            if not nxt:
+                break
+            v = nxt[0]
+            up.append(v)
+        taken[up] = True
+        out.append((p, float(dag.cost[up].sum()), rs))
+    return out, taken
+
+
+def gap_rows(dag: DAG, budget: int, multi: bool = True, shared: bool = True) -> Covering:
+    """The covering's rows and costs as ``gap_bound`` builds them for its loose and tight relaxations (with chains;
+    ``multi``: with parents of several children read before the unit).
+
+    ``shared``: also the *shared parents*, for a MILP (``Covering.shared_cost``, ``shared_roots``): a recomputable
+    parent p with several children, past its last read before the droppable gaps of two or more units i (roots:
+    p is a parent of i or of a unit of i's single-child chain, and last_p < the first stage of i's droppable gaps),
+    at least as large as all of them together (GPT-2 at ONNX-node granularity: attention's split, 72 MB, parent
+    of the q, k and v transposes' reshapes, 24 MB each). p and the single-child parents above it as large as p
+    join no tree (``_chains``' ``exclude``). Why it is a bound: a gap of such a root i counts as dropped at t only
+    where none of {i}, tree(i), p and the units above it is kept across t. Where one of p's units is kept, it holds
+    at least M_p >= the sum of M_i over p's roots, bytes that no other term of row t counts (past its last read,
+    p is no parent of unit t; its own gaps end by last_p; it is in no tree), so every root's M_i (1 - z) fits in
+    them. Where a drop of i is counted, i is computed in t+1..b, and so is the member of its chain that p is a
+    parent of, which needs p resident then, computed after t (none of p's units was kept across t): one
+    recomputation of p and of those above it, after last_p, which no gap of theirs pays, distinct from every
+    other charge, charged once (x_p) however many of its roots' gaps are dropped (y_g <= x_p): a count of at
+    least one where any is. Measured on GPT-2 fine (BENCHMARKS.md, branch ``bound19``): the 0/1 covering's
+    optimum +0.822% at 0.8 with them, +0.625% without (the q and k transposes dropped as if free)."""
+    n = dag.n
+    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem
+    if len(dag.edges):
+        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
+                                    minlength=n).round().astype(np.int64)
+    unit, lo, hi = _gaps(dag)
+    load = np.zeros(n + 1, dtype=np.int64)
+    np.add.at(load, lo, dag.mem[unit])
+    np.add.at(load, hi + 1, -dag.mem[unit])
+    forced = np.zeros(n + 1, dtype=np.int64)
+    pinned = dag.no_recompute[unit]
+    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
+    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
+    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
+    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
+    unit, lo, hi = unit[~pinned], lo[~pinned], hi[~pinned]
+    over = np.flatnonzero(excess > 0)
+    first = np.searchsorted(over, lo)
+    cnt = np.searchsorted(over, hi, side="right") - first
+    span_lo, span_hi = np.full(n, n + 1), np.full(n, -1)
+    np.minimum.at(span_lo, unit[cnt > 0], lo[cnt > 0])
+    np.maximum.at(span_hi, unit[cnt > 0], hi[cnt > 0] + 1)
+    groups, taken = _shared(dag, span_lo, span_hi) if shared else ([], None)
+    extra, tree = _chains(dag, (span_lo, span_hi), multi, exclude=taken)
+    kept_groups = []
+    for p, cost, rs in groups:  # the roots for which p is a parent of {i} + tree(i) (p and those above it excluded)
+        rs = np.array([i for i in rs.tolist() if any(p in dag.preds[v].tolist() for v in {i} | tree.get(i, set()))],
+                      dtype=np.int64)
+        if len(rs):
+            kept_groups.append((cost, rs))
+    G = np.repeat(np.arange(len(unit)), cnt)
+    T = over[np.repeat(first - np.cumsum(cnt) + cnt, cnt) + np.arange(len(G))]
+    a = np.minimum(dag.mem[unit][G].astype(np.float64), excess[T])
+    return Covering(unit, dag.cost[unit] + extra[unit], G, T, a, excess, infeasible,
+                    shared_cost=np.array([c for c, _ in kept_groups]), shared_roots=[r for _, r in kept_groups])
+
+
 RESUME_MIN_STEP = 2.0 ** -8
 """A resumed ascent (``gap_bound(resume=...)``) stops once its step (``_Steps``: 2, halved after each 20 iterations
 without a better value) is below this: at least 160 iterations without progress. GPT-2 fine at 0.9, resumed for the
@@ -421,7 +536,7 @@ def _ascent(excess: np.ndarray, rows: np.ndarray, c: np.ndarray, price, freed, l
 
 
 def _chains(dag: DAG, spans: tuple[np.ndarray, np.ndarray] | None = None,
-            multi: bool = True) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
+            multi: bool = True, exclude: np.ndarray | None = None) -> tuple[np.ndarray, dict[int, frozenset[int]]]:
     """(float[n]: the sum of C_c over tree(i), {i: tree(i)} where not empty): tree(i) (module docstring, "Chains
     of equal parents") is grown from i through recomputable parents p with M_p >= M_i > 0 whose only child is in
     the tree already, or (``multi``) with several children, last_p <= i, and no other tree holding p whose span
@@ -429,13 +544,15 @@ def _chains(dag: DAG, spans: tuple[np.ndarray, np.ndarray] | None = None,
 
     ``spans``: (lo[n], hi[n]), the first and last stage of each root's droppable gaps' ranges (a gap's stages and
     its read, lo..hi + 1; lo > hi: no tree is grown for that unit); default every unit, i + 1..last_i. Roots take
-    their several-children parents by decreasing M_i (ties: by stage)."""
+    their several-children parents by decreasing M_i (ties: by stage). ``exclude``: bool[n], units that join no
+    tree (``gap_rows``' shared parents)."""
     n = dag.n
     extra = np.zeros(n)
     tree: dict[int, frozenset[int]] = {}
     nkids = np.bincount(dag.edges[:, 0], minlength=n) if len(dag.edges) else np.zeros(n, dtype=np.int64)
-    ok = (nkids == 1) & ~dag.no_recompute
-    many = (nkids > 1) & ~dag.no_recompute if multi else np.zeros(n, dtype=bool)
+    usable = ~dag.no_recompute if exclude is None else ~dag.no_recompute & ~exclude
+    ok = (nkids == 1) & usable
+    many = (nkids > 1) & usable if multi else np.zeros(n, dtype=bool)
     if not (ok | many).any():
         return extra, tree
     preds, mem, cost, last = dag.preds, dag.mem, dag.cost, dag.last_use

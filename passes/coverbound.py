@@ -627,6 +627,101 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
     return CoverBound(base + over_cost, status, time.perf_counter() - t0, model.num_col, note=note, start=S0)
 
 
+GAP_COVER_MAX_PAIRS = 2_000_000
+"""Largest covering (pairs, the nonzeros of its rows) that ``gap_cover_bound`` builds: ResNet50 fine at 0.8 has 182k
+(752 columns, 1144 rows; HiGHS proves its optimum in 1.5-3.5 s)."""
+
+
+def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None,
+                    threads: int | None = None, gap: float = 1e-6, start: bool = False) -> CoverBound:
+    """The covering of passes/bounds.py (``gap_rows``: one 0/1 column y_g per droppable retention gap, its cost with
+    its chain, the tightened rows sum_g min(M_g, e_t) y_g >= e_t at each stage over the budget) solved as a MILP:
+    its MIP dual bound, plus the cost of computing each unit once, is a lower bound on every schedule's cost. Why:
+    every schedule within the budget maps to a 0/1 point (y_g = 1 where the gap is dropped at some stage, i.e. where
+    no unit of {i} + tree(i) is kept across it; passes/bounds.py's module docstring, "Chains of equal parents" and
+    "Parents read before i") that meets every row (the stage's bytes fit) and costs at most the schedule's
+    recomputations (distinct for distinct gaps); the Lagrangian of ``gap_bound``'s loose and tight relaxations is
+    at most this covering's LP optimum, the MILP's bound is at least it. Small where the model of ``cover_bound``
+    is not (one column per gap, one row per stage over the budget: 752 x 1144 on ResNet50 fine at 0.8, against the
+    per-stage columns' 182k). Measured (BENCHMARKS.md, branch ``bound19``): ResNet50 fine at 0.8 +0.04884% against
+    the Lagrangian's +0.04832%, at 0.9 +0.02437% against +0.02377%; GPT-2 fine at 0.8 +0.62521% against +0.52915%
+    without the shared parents (its LP optimum is the Lagrangian's value: the ascent had converged; what it lacked
+    was integrality), +0.82176% with them (``gap_rows``' ``shared``: each x_p a column of cost
+    ``Covering.shared_cost``, with y_g - x_p <= 0 for the droppable gaps of its roots); at 0.9 +0.03788% (the
+    Lagrangian's nested relaxation +0.03752%).
+
+    ``start``: also the S of the solver's last solution (``CoverBound.start``): each dropped gap's unit not resident
+    from the gap's first stage to the stage after its last stage over the budget, s (at most its read b), and kept
+    from there to b (the least R for it computes it again in stage s, as ``cover_start``; ``cover_schedule`` makes
+    the schedule). Not within the budget in general (the recomputations' own memory and their parents' are not in
+    the rows). On GPT-2 fine at 0.8 it fits and costs +0.832% where approx's stage search ends at +1.007% (recomputed
+    at each read b instead, +0.874%: the residual stream's chain of dropped adds was computed again from its start
+    for each read, 600 recomputations)."""
+    from .bounds import _gaps, gap_rows
+    t0 = time.perf_counter()
+    base = float(dag.cost.sum())
+    cov = gap_rows(dag, budget)
+    if cov.infeasible:
+        return CoverBound(math.inf, "a stage's fixed part exceeds the budget", time.perf_counter() - t0, 0)
+    over = np.flatnonzero(cov.excess > 0)
+    if len(over) == 0:
+        return CoverBound(base, "no stage over the budget", time.perf_counter() - t0, 0)
+    if len(cov.G) > GAP_COVER_MAX_PAIRS:
+        return CoverBound(-math.inf, "not built (too large)", time.perf_counter() - t0, 0)
+    cols = np.unique(cov.G)  # gaps with a stage over the budget (the others are never dropped)
+    col_of = np.full(len(cov.unit), -1, dtype=np.int64)
+    col_of[cols] = np.arange(len(cols))
+    row_of = np.full(dag.n, -1, dtype=np.int64)
+    row_of[over] = np.arange(len(over))
+    # shared parents (``gap_rows``): a column x_p each, y_g - x_p <= 0 for the droppable gaps g of its roots
+    sh_cost = cov.shared_cost if cov.shared_cost is not None else np.zeros(0)
+    link_g, link_x = [], []
+    for k, rs in enumerate(cov.shared_roots or []):
+        gs = cols[np.isin(cov.unit[cols], rs)]
+        link_g.append(col_of[gs])
+        link_x.append(np.full(len(gs), len(cols) + k, dtype=np.int64))
+    lg = np.concatenate(link_g) if link_g else np.zeros(0, np.int64)
+    lx = np.concatenate(link_x) if link_x else np.zeros(0, np.int64)
+    ncol, nlink = len(cols) + len(sh_cost), len(lg)
+    col_cost = np.concatenate((cov.cost[cols], sh_cost))
+    top = float(col_cost.max()) if ncol else 1.0
+    cost_unit = top if top > 0 else 1.0
+    # cover rows scaled by the excess (as ``build_cover``'s): sum_g min(M_g, e_t) / e_t y_g >= 1; then the links
+    r = np.arange(nlink) + len(over)
+    A = Csc.from_coo(np.concatenate((cov.a / cov.excess[cov.T], np.ones(nlink), -np.ones(nlink))),
+                     np.concatenate((row_of[cov.T], r, r)), np.concatenate((col_of[cov.G], lg, lx)),
+                     (len(over) + nlink, ncol))
+    empty = np.zeros((0, 0), dtype=np.int64)
+    model = CheckmateModel(dag=dag, scale=MemoryScale(1.0, False, math.inf), cost_unit=cost_unit, r=empty, s=empty,
+                           free=empty, p=empty, col_cost=col_cost / cost_unit, col_lower=np.zeros(ncol),
+                           col_upper=np.ones(ncol), integral=np.ones(ncol, dtype=bool), A=A,
+                           row_lower=np.r_[np.ones(len(over)), np.full(nlink, -np.inf)],
+                           row_upper=np.r_[np.full(len(over), np.inf), np.zeros(nlink)])
+    left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+    if left is not None and left < 0.5:
+        return CoverBound(-math.inf, "no time left", time.perf_counter() - t0, ncol)
+    res = mip.solve(model, integral=True, time_limit=left, threads=threads, gap=gap)
+    if res.status == "infeasible":  # not even every gap dropped fits (every schedule maps into the model)
+        return CoverBound(math.inf, "infeasible", time.perf_counter() - t0, ncol)
+    S0 = None
+    if start and res.x is not None and len(res.x) == ncol:
+        from ..ir.schedule import checkpoint_all
+        unit, lo, hi = _gaps(dag)
+        free = ~dag.no_recompute[unit]
+        lo, hi = lo[free], hi[free]
+        S0 = checkpoint_all(dag).S.copy()
+        for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
+            # not resident at the start of stages lo..s, s the stage after the gap's last stage over the budget (at
+            # most its read b): computed again in stage s and kept from there to b
+            last_over = over[np.searchsorted(over, hi[g], side="right") - 1]
+            s_g = min(int(last_over) + 1, int(hi[g]) + 1)
+            S0[lo[g]:s_g + 1, cov.unit[g]] = False
+    if not math.isfinite(res.bound):
+        return CoverBound(-math.inf, res.status, time.perf_counter() - t0, ncol, start=S0)
+    return CoverBound(base + max(res.bound, 0.0) * cost_unit * (1 - SAFETY), res.status, time.perf_counter() - t0,
+                      ncol, start=S0)
+
+
 def cover_start(dag: DAG, cm: CoverModel, x: np.ndarray) -> np.ndarray:
     """An S (checkpoint-all's, bool[n, n]) read off a solution ``x`` of ``cm``'s columns: for each retention gap
     (unit i, stages lo..hi, read again at b = hi + 1) whose first pair is 1, with its last pair at 1 (the drop) at

@@ -108,7 +108,7 @@ def test_checkmate_where_approx_runs_alone_goes_on_with_the_bounds_ascent(monkey
     dag = _attention_chain()
     # without the chain charge (passes/bounds.py ``_chains``), which proves the optimum (210) at once on this graph,
     # leaving the last phase nothing to do
-    monkeypatch.setattr(bounds, "_chains", lambda dag, *a: (np.zeros(dag.n), {}))
+    monkeypatch.setattr(bounds, "_chains", lambda dag, *a, **k: (np.zeros(dag.n), {}))
     monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
     monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
     c = solve("checkmate", dag, 22, make_options("checkmate", threads=1)).report
