@@ -109,6 +109,18 @@ STALL_MIN = 2.0
 2 cores at load ~8): MobileNet at 0.8 found its last solution at 1.6 s and was proven (for C=2) at 13.6 s;
 its CP-SAT phase took 21.8 s with 2 s here against 30.5 s with the former 5 s, ResNet50 at 0.9 12.1 against
 15.1 s; no change where the model is proven before it stalls (segnet, Moccasin's n=100 at 0.8)."""
+STALL_MIN_PER_UNIT = 0.012
+"""On larger graphs the least stall is this many seconds a unit where that is more than STALL_MIN (``stall_min``):
+Moccasin's random layered n=250 at 0.9, the C=2 model from the stage search's +1.222% (1 worker, CPU seconds), found
+its first better schedule 2.1 s after its hint, so that STALL_MIN stopped it at the hint in one checkmate run of two
+(60 s: +1.148% against +0.904%); own random layered n=200-250 improved 0.2-0.9 s after it. From the same hint
+with 1 worker (results/pub19/c2stall_n250_09.txt, 4 runs each): 2 s stopped it at the hint (+1.222%) in 3 of 4 runs,
+3 s (this rule) reached +0.904% in all 4."""
+
+
+def stall_min(n: int) -> float:
+    """Least seconds without a better solution before ``CpSatOptions.stall`` stops a search of ``n`` units."""
+    return max(STALL_MIN, STALL_MIN_PER_UNIT * n)
 
 
 def _event(t: int, i: int) -> int:
@@ -215,7 +227,7 @@ def solve_cpsat(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     solver = _solver(cp_model, options, t0, presolve)
     solver.parameters.relative_gap_limit = options.gap
     status = _solve_watched(cp_model, solver, m, options.stall, stop if top == cap else None,
-                            lambda obj: (fixed + obj) / scale)
+                            lambda obj: (fixed + obj) / scale, stall_min(n))
     name = solver.StatusName(status)
     if status == cp_model.INFEASIBLE:
         raise InfeasibleError(f"CP-SAT proved that no schedule with at most {options.copies} computations per "
@@ -272,9 +284,9 @@ def _search_clock(workers: int) -> Callable[[], float]:
 
 
 def _solve_watched(cp_model, solver, m, stall: float | None, stop: Callable[[float], bool] | None = None,
-                   cost: Callable[[float], float] | None = None) -> int:
+                   cost: Callable[[float], float] | None = None, least: float = STALL_MIN) -> int:
     """``solver.Solve(m)``; with ``stall``, a watchdog thread stops the search once no better solution has
-    come for ``stall`` x the time since the start (at least STALL_MIN seconds), after the first one, both
+    come for ``stall`` x the time since the start (at least ``least`` seconds), after the first one, both
     counted in the search's CPU seconds per worker (``_search_clock``); with ``stop``, once
     ``stop(cost(objective of the best solution so far))`` is true (inf before the first)."""
     if stall is None and stop is None:
@@ -295,7 +307,7 @@ def _solve_watched(cp_model, solver, m, stall: float | None, stop: Callable[[flo
         while not done.wait(WATCH_SECONDS):
             now = clock()
             seen = last[0]
-            if stall is not None and seen is not None and now - seen >= max(STALL_MIN, stall * (now - t0)):
+            if stall is not None and seen is not None and now - seen >= max(least, stall * (now - t0)):
                 solver.stop_search()
                 return
             if stop is not None and stop(best[0]):

@@ -682,3 +682,27 @@ def test_the_covering_milp_solved_in_this_process_runs_without_highs_presolve(mo
                      threads=1, depth=1, max_columns=strategies.COVER_HERE_COLUMNS, kept=True)
     assert seen and set(seen) == {"off"}
     assert cb.bound == pytest.approx(126.0, abs=1e-4)
+
+
+def test_the_c2_models_least_stall_grows_with_the_graph(monkeypatch) -> None:
+    """STALL_MIN_PER_UNIT (backends/cpsat.py): a stalled search of a larger graph is stopped only after
+    ``stall_min(n)`` seconds without a better solution (Moccasin's n=250 at 0.9: the C=2 model's first better
+    schedule came 2.1 s after its hint, past STALL_MIN); on small graphs STALL_MIN, as before."""
+    import remc.backends.cpsat as cpsat
+
+    assert cpsat.stall_min(100) == cpsat.STALL_MIN and cpsat.stall_min(250) > 2.1
+    seen: list[float] = []
+    real = cpsat._solve_watched
+
+    def spy(*a, **k):
+        seen.append(k["least"] if "least" in k else a[6] if len(a) > 6 else cpsat.STALL_MIN)
+        return real(*a, **k)
+
+    monkeypatch.setattr(cpsat, "_solve_watched", spy)
+    monkeypatch.setattr(cpsat, "STALL_MIN_PER_UNIT", 1.0)
+    dag = training_graph(6, np.random.default_rng(3), skips=((0, 3), (1, 5)))
+    budget = math.ceil(checkpoint_all(dag).peak(dag) * 0.9)
+    s = solve_cpsat(dag, budget, CpSatOptions(copies=3, threads=1, time_limit=30, stall=0.5))
+    assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
+    assert seen == [float(dag.n)]
+
