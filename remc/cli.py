@@ -536,8 +536,9 @@ def cmd_compile(args: argparse.Namespace) -> int:
                     fit = compile_fit(rest, state, device=args.device, verify=args.verify,
                                       on_round=fit_round_note(progress), settings=settings)
             except RemcError as e:
+                e = _kernels_said(e, clock.notes)
                 if ratio is None or unmodified is None:
-                    raise
+                    raise e from None
                 raise _ratio_said(e, ratio, unmodified, args.no_fit, args.device) from None
         t0 = clock.elapsed()
         lay = fit.prediction.layout if fit is not None and fit.prediction is not None else None
@@ -581,9 +582,24 @@ def _ratio_said(err: RemcError, ratio: float, unmodified: int, live_only: bool, 
     if least is not None:
         why += (f"; every schedule needs at least {least} bytes in remc's live-bytes model "
                 f"({math.ceil(1000 * least / unmodified) / 1000:g}x)")
-    # a new exception of err's class (BaseException.__new__ sets its args), its attributes kept, without calling its
-    # __init__: copy.copy(err) calls type(err)(*err.args), which fails for a class whose __init__ takes more than
-    # the message (approx's LpUnfinished and its lp_bound: a TypeError traceback in place of the error)
+    return _restated(err, why)
+
+
+def _kernels_said(err: RemcError, notes: list[str]) -> RemcError:
+    """``err`` with the clock's note on kernel signatures the time limit left unmeasured, where there is one: the
+    bytes the error gives (least feasible, what the unmodified graph needs) then lack their scratch and pre-packed
+    weights (AlexNet b4 from torchvision at --budget 0.8x: 438794919 bytes with its classifier's Gemm unmeasured,
+    546169101 once measured; the first error said nothing of it)."""
+    from .fit import KERNEL_NOTE
+    said = [n for n in notes if n.startswith(KERNEL_NOTE)]
+    return _restated(err, f"{err}; {said[0]}") if said else err
+
+
+def _restated(err: RemcError, why: str) -> RemcError:
+    """A new exception of ``err``'s class saying ``why``, its attributes kept (BaseException.__new__ sets its
+    args), without calling its __init__: copy.copy(err) calls type(err)(*err.args), which fails for a class
+    whose __init__ takes more than the message (approx's LpUnfinished and its lp_bound: a TypeError traceback
+    in place of the error)."""
     said = type(err).__new__(type(err), why)
     said.__dict__.update(err.__dict__)
     return said
