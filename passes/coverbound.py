@@ -718,12 +718,14 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
         free = ~dag.no_recompute[unit]
         lo, hi = lo[free], hi[free]
         S0 = checkpoint_all(dag).S.copy()
+        xs = np.asarray(res.x)[len(cols):] > 0.5  # shared parents paid: their roots' drops recompute them
+        paid = set(np.concatenate([rs for k, rs in enumerate(cov.shared_roots or []) if xs[k]] or [[]]).tolist())
         for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
             # not resident at the start of stages lo..s, s the stage after the gap's last stage over the budget (at
             # most its read b): computed again in stage s and kept from there to b
             last_over = over[np.searchsorted(over, hi[g], side="right") - 1]
             s_g = min(int(last_over) + 1, int(hi[g]) + 1)
-            need = _start_parents(dag, int(cov.unit[g]), s_g)
+            need = [] if int(cov.unit[g]) in paid else _start_parents(dag, int(cov.unit[g]), s_g)
             if need is None:
                 continue
             S0[lo[g]:s_g + 1, cov.unit[g]] = False
@@ -745,7 +747,8 @@ def _start_parents(dag: DAG, i: int, s: int) -> list[int] | None:
     outside it and past its last read before s is kept until s where smaller than i (the drop still frees bytes:
     ResNet50 fine's ``layer4.2/relu/grad/1``, 103 MB, needs its 26 MB relu mask); where one is as large as i, the
     drop is left out (a BatchNorm statistic of 256 bytes needs x - mean: the least R recomputed whole conv chains,
-    +32% on ResNet50 fine at 0.9 against the covering's +0.024%)."""
+    +32% on ResNet50 fine at 0.9 against the covering's +0.024%). Not called for the roots of a shared parent that the
+    covering pays for (``gap_rows``' ``shared``): the least R recomputes it (``_attention`` of tests/test_gapcover.py)."""
     chain, k = [i], 0
     while k < len(chain):
         for p in dag.preds[chain[k]].tolist():
