@@ -719,7 +719,7 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
         lo, hi = lo[free], hi[free]
         S0 = checkpoint_all(dag).S.copy()
         xs = np.asarray(res.x)[len(cols):] > 0.5  # shared parents paid: their roots' drops recompute them
-        paid = set(np.concatenate([rs for k, rs in enumerate(cov.shared_roots or []) if xs[k]] or [[]]).tolist())
+        paid = {int(i) for k, rs in enumerate(cov.shared_roots or []) if xs[k] for i in rs.tolist()}
         for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
             # not resident at the start of stages lo..s, s the stage after the gap's last stage over the budget (at
             # most its read b): computed again in stage s and kept from there to b
