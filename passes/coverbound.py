@@ -634,8 +634,9 @@ MIP_ABS_GAP = 1e-6
 """HiGHS' default ``mip_abs_gap`` (model units): it prunes a node whose LP bound is within max(this, the relative gap
 times the incumbent) of the incumbent, and reports as its dual bound what is left, up to the incumbent itself. So
 ``gap_cover_bound`` takes at most the incumbent less that tolerance as proven. Measured (BENCHMARKS.md, branch
-``bound19b``): ResNet50 fine at 0.9, cost unit 6.9e11 (the costliest column), HiGHS' bound 1,592,972,413 above the
-overhead, where a schedule within the budget recomputes 1,592,814,651 (its 0/1 point meets every row)."""
+``bound19b``): ResNet50 fine at 0.9, cost unit 6.9e11 (the costliest column), HiGHS' dual bound its incumbent,
+1,592,974,006 above the cost of computing each unit once, where a schedule within the budget recomputes 1,592,814,651
+(its 0/1 point meets every row)."""
 
 
 def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None,
