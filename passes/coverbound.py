@@ -630,6 +630,13 @@ def cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float 
 GAP_COVER_MAX_PAIRS = 2_000_000
 """Largest covering (pairs, the nonzeros of its rows) that ``gap_cover_bound`` builds: ResNet50 fine at 0.8 has 182k
 (752 columns, 1144 rows; HiGHS proves its optimum in 1.5-3.5 s)."""
+MIP_ABS_GAP = 1e-6
+"""HiGHS' default ``mip_abs_gap`` (model units): it prunes a node whose LP bound is within max(this, the relative gap
+times the incumbent) of the incumbent, and reports as its dual bound what is left, up to the incumbent itself. So
+``gap_cover_bound`` takes at most the incumbent less that tolerance as proven. Measured (BENCHMARKS.md, branch
+``bound19b``): ResNet50 fine at 0.9, cost unit 6.9e11 (the costliest column), HiGHS' dual bound its incumbent,
+1,592,974,006 above the cost of computing each unit once, where a schedule within the budget recomputes 1,592,814,651
+(its 0/1 point meets every row)."""
 
 
 def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: float | None,
@@ -653,7 +660,9 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
     ``start``: also the S of the solver's last solution (``CoverBound.start``): each dropped gap's unit not resident
     from the gap's first stage to the stage after its last stage over the budget, s (at most its read b), and kept
     from there to b (the least R for it computes it again in stage s, as ``cover_start``; ``cover_schedule`` makes
-    the schedule). Not within the budget in general (the recomputations' own memory and their parents' are not in
+    the schedule), its chain's smaller parents kept until s, a drop whose chain needs a parent as large past its
+    last read left out (``_start_parents``: on ResNet50 fine at 0.8 and 0.9 the schedule then fits and costs the
+    bound, where before it recomputed whole conv chains, +32%). Not within the budget in general (the recomputations' own memory and their parents' are not in
     the rows). On GPT-2 fine at 0.8 it fits and costs +0.832% where approx's stage search ends at +1.007% (recomputed
     at each read b instead, +0.874%: the residual stream's chain of dropped adds was computed again from its start
     for each read, 600 recomputations)."""
@@ -710,16 +719,47 @@ def gap_cover_bound(dag: DAG, budget: int, mip: SolverBackend, *, time_limit: fl
         free = ~dag.no_recompute[unit]
         lo, hi = lo[free], hi[free]
         S0 = checkpoint_all(dag).S.copy()
+        xs = np.asarray(res.x)[len(cols):] > 0.5  # shared parents paid: their roots' drops recompute them
+        paid = {int(i) for k, rs in enumerate(cov.shared_roots or []) if xs[k] for i in rs.tolist()}
         for g in cols[np.asarray(res.x)[:len(cols)] > 0.5].tolist():
             # not resident at the start of stages lo..s, s the stage after the gap's last stage over the budget (at
             # most its read b): computed again in stage s and kept from there to b
             last_over = over[np.searchsorted(over, hi[g], side="right") - 1]
             s_g = min(int(last_over) + 1, int(hi[g]) + 1)
+            need = [] if int(cov.unit[g]) in paid else _start_parents(dag, int(cov.unit[g]), s_g)
+            if need is None:
+                continue
             S0[lo[g]:s_g + 1, cov.unit[g]] = False
+            for p in need:
+                S0[int(dag.last_use[p]) + 1:s_g + 1, p] = True
     if not math.isfinite(res.bound):
         return CoverBound(-math.inf, res.status, time.perf_counter() - t0, ncol, start=S0)
-    return CoverBound(base + max(res.bound, 0.0) * cost_unit * (1 - SAFETY), res.status, time.perf_counter() - t0,
+    low = res.bound
+    if res.x is not None and math.isfinite(res.objective):  # nodes pruned within the solver's gap tolerances
+        low = min(low, res.objective - max(MIP_ABS_GAP, gap * abs(res.objective)))
+    return CoverBound(base + max(low, 0.0) * cost_unit * (1 - SAFETY), res.status, time.perf_counter() - t0,
                       ncol, start=S0)
+
+
+def _start_parents(dag: DAG, i: int, s: int) -> list[int] | None:
+    """For ``gap_cover_bound``'s start, a drop of unit i recomputed in stage s: the parents to keep from their last
+    read to s, or None where the drop is left out (kept). i's chain is i and its single-child parents at least as
+    large (as ``bounds._chains``' single-child trees), recomputed with it by the least R; a parent of the chain
+    outside it and past its last read before s is kept until s where smaller than i (the drop still frees bytes:
+    ResNet50 fine's ``layer4.2/relu/grad/1``, 103 MB, needs its 26 MB relu mask); where one is as large as i, the
+    drop is left out (a BatchNorm statistic of 256 bytes needs x - mean: the least R recomputed whole conv chains,
+    +32% on ResNet50 fine at 0.9 against the covering's +0.024%). Not called for the roots of a shared parent that the
+    covering pays for (``gap_rows``' ``shared``): the least R recomputes it (``_attention`` of tests/test_gapcover.py)."""
+    chain, k = [i], 0
+    while k < len(chain):
+        for p in dag.preds[chain[k]].tolist():
+            if len(dag.succs[p]) == 1 and dag.mem[p] >= dag.mem[i] and p not in chain:
+                chain.append(p)
+        k += 1
+    need = sorted({p for v in chain for p in dag.preds[v].tolist() if p not in chain and dag.last_use[p] < s})
+    if any(dag.mem[p] >= dag.mem[i] for p in need):
+        return None
+    return need
 
 
 def cover_start(dag: DAG, cm: CoverModel, x: np.ndarray) -> np.ndarray:

@@ -155,3 +155,43 @@ def test_the_coverings_schedule_far_from_its_bound_is_not_approxs_start(monkeypa
     monkeypatch.setattr(strategies, "GAP_COVER_START_GAP", -1.0)
     cb, start, note = strategies._gap_cover_first(_attention(), 11, CheckmateOptions(threads=1), Clock(None), None)
     assert start is None and "not approx's start" in note and 216.99 < cb.bound <= 217.0
+
+
+def _mask() -> DAG:
+    """ResNet50 fine's ``layer4.2/relu/grad/1`` in small: r (the relu, cost 10) -> m (its mask, 1 byte); z (1 byte) ->
+    a (4 bytes, z's only child) -> g = a * m (4 bytes); y (workspace 8) in g's gap; d reads g and y. Dropping g across
+    y (a in its chain) needs m and z, past their last reads, at its recomputation: kept, they cost 2 bytes there."""
+    edges = [(0, 1), (2, 3), (3, 4), (1, 4), (4, 6), (5, 6)]
+    return DAG(tuple("rmzagyd"), np.array([10.0, 1, 1, 1, 1, 1, 1]), np.array([4, 1, 1, 4, 4, 1, 1]),
+               np.array(edges), workspace=np.array([0, 0, 0, 0, 0, 8, 0]))
+
+
+def test_the_coverings_schedule_keeps_the_smaller_parents_of_a_dropped_chain():
+    """``_start_parents``: the covering's schedule keeps m and z until g's recomputation and costs the optimum (18);
+    before, the least R computed m again from r (30)."""
+    from remc.passes.coverbound import cover_schedule
+    dag = _mask()
+    for budget in (11, 12):
+        assert exhaustive_optimum(dag, budget) == 18.0
+        cb = gap_cover_bound(dag, budget, HighsBackend(), time_limit=None, threads=1, start=True)
+        sched = cover_schedule(dag, budget, cb.start)
+        assert sched is not None and sched.cost(dag) == 18.0 and cb.bound <= 18.0
+
+
+def test_gap_cover_bound_takes_the_solvers_gap_tolerance_off_its_bound():
+    """A MIP solver's bound may stand up to its absolute gap tolerance above its incumbent (HiGHS prunes nodes within
+    it): on ResNet50 fine at 0.9 it stood above a schedule's cost. Here the solver's bound is raised by 9e-7 model
+    units (the costliest column's cost, c's 1000, is the unit; the optimum's drops cost 2): still at most the
+    optimum."""
+    from remc.passes.solver_api import SolveResult
+
+    class Raised(HighsBackend):
+        def solve(self, model, **kw):
+            r = super().solve(model, **kw)
+            return SolveResult(r.status, r.x, r.objective, r.objective + 9e-7, r.seconds, r.nodes)
+
+    edges = [(0, 1), (2, 3), (3, 4), (1, 4), (4, 7), (5, 7), (6, 7)]  # _mask with c (cost 1000, 1 byte) read by d
+    dag = DAG(tuple("rmzagcyd"), np.array([10.0, 1, 1, 1, 1, 1000, 1, 1]), np.array([4, 1, 1, 4, 4, 1, 1, 1]),
+              np.array(edges), workspace=np.array([0, 0, 0, 0, 0, 0, 8, 0]))
+    best = 1018.0  # exhaustive_optimum(dag, 13) (5 s: not run here); the covering MILP proves 1018 - 2e-6
+    assert gap_cover_bound(dag, 13, Raised(), time_limit=None, threads=1).bound <= best
