@@ -331,6 +331,9 @@ KICKS = 12
 """Where a repair from scratch (no ``cap``, not ``exhaustive``) is stuck (no move, swap or pair lowers the bytes over
 budget), ``_kick_repair`` tries this many moves at the highest stage that leave the bytes over budget as they are
 and lower the cost (most saved first; 0: none), each followed by the repair resumed for up to KICK_ROWS rows."""
+SPAN_KICKS = False
+"""Whether the least-memory starts' repairs (``evict._LeastMemoryRun``: several starts, most of which are stuck where
+one fits) kick too; the repair from checkpoint-all, ``repair_start`` and ``stage_search`` do (KICKS)."""
 KICK_ROWS = 4000
 """Rows a repair resumed after a kick may evaluate before it is given up (``_kick_repair``)."""
 KICK_SHARE = 1.25

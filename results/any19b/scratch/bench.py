@@ -1,5 +1,5 @@
 """bench.py OUT.jsonl SPEC...: EvictSearch.feasible (the stage search's producers while nothing fits; a 600 s deadline,
-so that eviction settings give up as in a solve) with stagesearch.KICKS 0 and 12, alternately, on each graph and
+so that eviction settings give up as in a solve) with (stagesearch.KICKS, SPAN_KICKS) from VARIANTS (default "0:0 12:0"), alternately, on each graph and
 ratio. SPEC: own:PATH (nodelink json), moc:N:SEED (tools/bench_moccasin.random_layered), lay:N:W:SEED
 (tests/test_evict._layered); ratios from RATIOS env (default 0.7 0.8 0.9) of checkpoint-all's peak. Per run: the
 producer that fitted, rows, CPU s, cost over computing each unit once, and the repair from checkpoint-all alone
@@ -36,8 +36,9 @@ for spec in sys.argv[2:]:
     peak = checkpoint_all(dag).peak(dag)
     for ratio in [float(x) for x in os.environ.get("RATIOS", "0.7 0.8 0.9").split()] if fixed is None else [0.0]:
         B = fixed if fixed is not None else math.ceil(ratio * peak)
-        for k in (0, 12):
-            ss.KICKS = k
+        for var in os.environ.get("VARIANTS", "0:0 12:0").split():
+            k, sk = (int(x) for x in var.split(":"))
+            ss.KICKS, ss.SPAN_KICKS = k, bool(sk)
             st = ss.StageState(dag, B, checkpoint_all(dag).S); r0 = st.rows; c = time.process_time()
             rep = ss.repair_steps(st, None); rep_rows, rep_cpu = st.rows - r0, time.process_time() - c
             rep_cost = st.total_cost() / dag.cost.sum() if rep == "fit" else None
@@ -50,7 +51,7 @@ for spec in sys.argv[2:]:
             if res is not None:
                 R = res.result.R if hasattr(res.result, "R") else res.result[0]
                 cost = float((np.asarray(R, dtype=float) @ dag.cost).sum() / dag.cost.sum()) if hasattr(res.result, "R") else None
-            rec = dict(graph=name, n=dag.n, ratio=ratio, kicks=k, repair=rep, repair_rows=rep_rows, repair_cpu=round(rep_cpu, 2),
+            rec = dict(graph=name, n=dag.n, ratio=ratio, kicks=k, span_kicks=sk, repair=rep, repair_rows=rep_rows, repair_cpu=round(rep_cpu, 2),
                        repair_cost=rep_cost, found=None if res is None else getattr(res, "name", type(res).__name__), rows=s.rows, cpu=round(cpu, 2), cost=cost,
                        load=os.getloadavg()[0])
             print(json.dumps(rec), flush=True); out.write(json.dumps(rec) + "\n"); out.flush()
