@@ -479,6 +479,7 @@ class _LeastMemoryRun:
     def advance(self, until: float | None, rows: int | None = None) -> bool:
         """Repair until ``until`` (None: to the end), until ``rows`` more rows are evaluated (whole repair steps;
         None: no count) or a span fits; True when done."""
+        from . import stagesearch
         from .stagesearch import repair_steps, span_start
         stop_at = None if rows is None else self.rows + rows
         while not self.done:
@@ -489,7 +490,8 @@ class _LeastMemoryRun:
                     break
                 self._st = StageState(self.dag, self.budget, span_start(self.dag, span))
                 self.least = min(self.least, int(self._st.peak.max()))
-            out = repair_steps(self._st, until, None if stop_at is None else stop_at - self._rows)
+            out = repair_steps(self._st, until, None if stop_at is None else stop_at - self._rows,
+                               kicks=stagesearch.SPAN_KICKS)
             self.least = min(self.least, int(self._st.peak.max()))
             if out == "fit":
                 self.result, self.done = self._st, True

@@ -135,6 +135,8 @@ class StageState:
         self._e0, self._e1 = dag.edges[:, 0], dag.edges[:, 1]
         self._emem = dag.mem[self._e0] if len(dag.edges) else np.zeros(0, np.int64)
         self.evals = 0
+        self.first_stall: int | None = None
+        """``rows`` at the repair's first stall (``_kick_repair``; KICK_SHARE)."""
         self.rows = 0
         """Rows evaluated (``_row_r`` and ``_row_peak`` calls): the search's work, counted, for slices that end at
         the same point whatever the machine's load."""
@@ -290,7 +292,7 @@ def repair(st: StageState, deadline: float | None, cap: int | None = None, exhau
 
 
 def repair_steps(st: StageState, deadline: float | None, rows: int | None = None, cap: int | None = None,
-                 exhaustive: bool = False) -> str:
+                 exhaustive: bool = False, kicks: bool = True) -> str:
     """``repair`` in whole steps: "fit" (every stage within the budget), "stuck" (no move or pair helps),
     "paused" (``st.rows`` reached ``rows``, checked between steps: a caller resumes it later with a higher
     count; the sequence of moves does not depend on where it paused) or "time" (``deadline`` passed, which may
@@ -317,9 +319,67 @@ def repair_steps(st: StageState, deadline: float | None, rows: int | None = None
             continue
         if SWAP_CANDIDATES and not exhaustive and _swap_repair(st, floor, deadline):
             continue
-        if not _pair_repair(st, cands[:TOP_K], floor, deadline):
-            return "time" if deadline is not None and time.perf_counter() >= deadline else "stuck"
+        if _pair_repair(st, cands[:TOP_K], floor, deadline):
+            continue
+        if kicks and KICKS and cap is None and not exhaustive and _kick_repair(st, floor, deadline):
+            continue
+        return "time" if deadline is not None and time.perf_counter() >= deadline else "stuck"
     return "fit"
+
+
+KICKS = 12
+"""Where a repair from scratch (no ``cap``, not ``exhaustive``) is stuck (no move, swap or pair lowers the bytes over
+budget), ``_kick_repair`` tries this many moves at the highest stage that leave the bytes over budget as they are
+and lower the cost (most saved first; 0: none), each followed by the repair resumed for up to KICK_ROWS rows."""
+SPAN_KICKS = False
+"""Whether the least-memory starts' repairs (``evict._LeastMemoryRun``: several starts, most of which are stuck where
+one fits) kick too; the repair from checkpoint-all, ``repair_start`` and ``stage_search`` do (KICKS)."""
+KICK_ROWS = 4000
+"""Rows a repair resumed after a kick may evaluate before it is given up (``_kick_repair``)."""
+KICK_SHARE = 1.25
+"""Rows the repair may evaluate after its first stall, as a share of its rows up to it (``_kick_repair`` stops
+kicking past that): where kicks do not get it to fit, a repair takes at most 1 + KICK_SHARE times its rows without
+them (and some steps between kicks)."""
+
+
+def _kick_repair(st: StageState, floor: float, deadline: float | None) -> bool:
+    """Get past a stall: for each of KICKS moves at the highest stage that leave the bytes over budget unchanged
+    and lower the cost (keeping a value resident where the repair recomputes it; most saved first), apply it and
+    resume the repair (without kicks) for up to KICK_ROWS rows; keep the first whose repair ends with fewer bytes
+    over budget than the stall (True), else undo each (False). The bytes over budget fall with every kick kept, so
+    kicks cannot cycle; no kick starts past KICK_SHARE more rows than the repair took to its first stall."""
+    if st.first_stall is None:
+        st.first_stall = st.rows
+    until = int((1 + KICK_SHARE) * st.first_stall)  # rows: no kick starts past this
+    if st.rows >= until:
+        return False
+    ex0 = st.excess(st.peak)
+    kicks: list[tuple[float, int, int, int, bool]] = []
+    for _, i, lo, hi, value in _repair_moves(st, floor):
+        if deadline is not None and time.perf_counter() >= deadline:
+            break
+        got: list[float] = []
+
+        def measure(c0: float, c1: float, p0: np.ndarray, p1: np.ndarray, got: list = got) -> bool:
+            if st.excess(p0) == st.excess(p1) and c1 - c0 < -floor:
+                got.append(c1 - c0)
+            return False  # measure only
+
+        st.try_move(i, lo, hi, value, measure)
+        if got:
+            kicks.append((got[0], i, lo, hi, value))
+    kicks.sort(key=lambda k: k[0])
+    snap = st.snapshot()
+    for _, i, lo, hi, value in kicks[:KICKS]:
+        left = until - st.rows
+        if left <= 0 or deadline is not None and time.perf_counter() >= deadline:
+            break
+        st.try_move(i, lo, hi, value, lambda *a: True)
+        out = repair_steps(st, deadline, st.rows + min(KICK_ROWS, left), kicks=False)
+        if out == "fit" or st.excess(st.peak) < ex0:
+            return True
+        st.restore(snap)
+    return False
 
 
 def _first_chunk_repair(st: StageState, cands: list, floor: float, deadline: float | None) -> bool:

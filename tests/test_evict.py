@@ -460,6 +460,7 @@ def test_repair_swaps_a_large_value_for_its_small_parent_where_no_drop_helps(mon
     R, S = clean(dag, st.R, st.S)
     assert not check(dag, R, S) and stage_peaks(dag, R, S).max() <= budget
     monkeypatch.setattr(stagesearch, "SWAP_CANDIDATES", 0)  # the repair as it was: stuck
+    monkeypatch.setattr(stagesearch, "KICKS", 0)
     assert stagesearch.repair_steps(stagesearch.StageState(dag, budget, checkpoint_all(dag).S), None) == "stuck"
 
 

@@ -90,3 +90,27 @@ def test_edge_system_sums_each_path_once():
         for v in range(dag.n):
             want[v] = dag.cost[v] + sum(want[p] for p in dag.preds[v] if not inside[p])
         assert np.allclose(x, want, rtol=1e-12)
+
+
+def test_a_stuck_repair_gets_past_its_stall_by_a_kick(monkeypatch):
+    """A repair from checkpoint-all that no move, swap or pair takes further (stuck without KICKS) fits once a move
+    that lowers the cost at the same bytes over budget is applied and the repair resumed (``_kick_repair``); the
+    schedule is correct and within the budget. (Swin-T's first fit round at 0.9x: stuck at 1.002x without.)"""
+    import math
+
+    from test_evict import _layered
+
+    from remc.passes import stagesearch
+    from remc.passes.stagesearch import repair_steps
+
+    dag = _layered(30, 4, 31)
+    budget = math.ceil(0.75 * checkpoint_all(dag).peak(dag))
+    monkeypatch.setattr(stagesearch, "KICKS", 0)
+    st = StageState(dag, budget, checkpoint_all(dag).S)
+    assert repair_steps(st, None) == "stuck"
+    monkeypatch.undo()
+    st = StageState(dag, budget, checkpoint_all(dag).S)
+    assert repair_steps(st, None) == "fit"
+    R, S = clean(dag, st.R, st.S)
+    assert not check(dag, R, S)
+    assert memory_profile(dag, R, S).max() <= budget
