@@ -148,6 +148,30 @@ def _gaps(dag: DAG) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return np.concatenate(units), np.concatenate(lo).astype(np.int64), np.concatenate(hi).astype(np.int64)
 
 
+def gap_excess(dag: DAG, budget: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, bool]:
+    """The retention gaps a schedule may drop (``_gaps``' unit, lo, hi, without the no-recompute units'), each
+    stage's bytes over ``budget`` with every gap kept (float64[n]: unit t running in stage t with its inputs, the
+    constant, the kept outputs and every gap held across t, less the budget), and whether the gaps that must be
+    kept (no-recompute units') already exceed the budget at some stage, so that no schedule fits."""
+    n = dag.n
+    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem  # unit t running in stage t
+    if len(dag.edges):
+        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
+                                    minlength=n).round().astype(np.int64)
+    unit, lo, hi = _gaps(dag)
+    load = np.zeros(n + 1, dtype=np.int64)  # bytes of every gap kept, per stage (difference array)
+    np.add.at(load, lo, dag.mem[unit])
+    np.add.at(load, hi + 1, -dag.mem[unit])
+    forced = np.zeros(n + 1, dtype=np.int64)
+    pinned = dag.no_recompute[unit]
+    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
+    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
+    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
+    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
+    free = ~pinned
+    return unit[free], lo[free], hi[free], excess, infeasible
+
+
 def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: int = 500,
               deadline: float | None = None, strong: bool = True, nested: bool = True,
               resume: GapBound | None = None, chains: bool = True, multi: bool = True) -> GapBound:
@@ -167,23 +191,9 @@ def gap_bound(dag: DAG, budget: int, *, upper: float | None = None, iterations: 
     nearer target: checkmate's last phase)."""
     n = dag.n
     base = float(dag.cost.sum())
-    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem  # unit t running in stage t
-    if len(dag.edges):
-        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
-                                    minlength=n).round().astype(np.int64)
-    unit, lo, hi = _gaps(dag)
-    load = np.zeros(n + 1, dtype=np.int64)  # bytes of every gap kept, per stage (difference array)
-    np.add.at(load, lo, dag.mem[unit])
-    np.add.at(load, hi + 1, -dag.mem[unit])
-    forced = np.zeros(n + 1, dtype=np.int64)
-    pinned = dag.no_recompute[unit]
-    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
-    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
-    if (fixed + np.cumsum(forced)[:n] > budget).any():
-        return GapBound(float("inf"), 0, int((~pinned).sum()), n)
-    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
-    free = ~pinned
-    unit, lo, hi = unit[free], lo[free], hi[free]
+    unit, lo, hi, excess, infeasible = gap_excess(dag, budget)
+    if infeasible:
+        return GapBound(float("inf"), 0, len(unit), n)
     c0, m = dag.cost[unit], dag.mem[unit].astype(np.float64)
     rows = excess > 0
     if not rows.any():
@@ -364,21 +374,7 @@ def gap_rows(dag: DAG, budget: int, multi: bool = True, shared: bool = True) -> 
     least one where any is. Measured on GPT-2 fine (BENCHMARKS.md, branch ``bound19``): the 0/1 covering's
     optimum +0.822% at 0.8 with them, +0.625% without (the q and k transposes dropped as if free)."""
     n = dag.n
-    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem
-    if len(dag.edges):
-        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
-                                    minlength=n).round().astype(np.int64)
-    unit, lo, hi = _gaps(dag)
-    load = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(load, lo, dag.mem[unit])
-    np.add.at(load, hi + 1, -dag.mem[unit])
-    forced = np.zeros(n + 1, dtype=np.int64)
-    pinned = dag.no_recompute[unit]
-    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
-    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
-    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
-    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
-    unit, lo, hi = unit[~pinned], lo[~pinned], hi[~pinned]
+    unit, lo, hi, excess, infeasible = gap_excess(dag, budget)
     over = np.flatnonzero(excess > 0)
     first = np.searchsorted(over, lo)
     cnt = np.searchsorted(over, hi, side="right") - first

@@ -176,24 +176,8 @@ class CoverBound:
 
 def _pairs(dag: DAG, budget: int):
     """The retention gaps, the stages over budget and the (gap, over stage) pairs (as passes/bounds.py)."""
-    from .bounds import _gaps
-    n = dag.n
-    fixed = dag.constant + dag.kept_before + dag.kept_first + dag.workspace + dag.mem
-    if len(dag.edges):
-        fixed = fixed + np.bincount(dag.edges[:, 1], weights=dag.mem[dag.edges[:, 0]].astype(np.float64),
-                                    minlength=n).round().astype(np.int64)
-    unit, lo, hi = _gaps(dag)
-    load = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(load, lo, dag.mem[unit])
-    np.add.at(load, hi + 1, -dag.mem[unit])
-    pinned = dag.no_recompute[unit]
-    forced = np.zeros(n + 1, dtype=np.int64)
-    np.add.at(forced, lo[pinned], dag.mem[unit[pinned]])
-    np.add.at(forced, hi[pinned] + 1, -dag.mem[unit[pinned]])
-    infeasible = bool((fixed + np.cumsum(forced)[:n] > budget).any())
-    excess = (fixed + np.cumsum(load)[:n] - budget).astype(np.float64)
-    keep = ~pinned
-    unit, lo, hi = unit[keep], lo[keep], hi[keep]
+    from .bounds import gap_excess
+    unit, lo, hi, excess, infeasible = gap_excess(dag, budget)
     over = np.flatnonzero(excess > 0)
     first = np.searchsorted(over, lo)
     cnt = np.searchsorted(over, hi, side="right") - first
