@@ -314,6 +314,14 @@ def _run_highs(h, clock: _Deadline, integral: bool, time_limit: float | None,
     obj = info.objective_function_value - off if has_x else math.inf
     if integral:
         bound = info.mip_dual_bound - off
+        if has_x and math.isfinite(obj):
+            # HiGHS prunes a node whose LP bound is within max(feasibility tolerance, absolute gap, relative gap x
+            # incumbent) of the incumbent (HighsMipSolverData::computeNewUpperLimit, for an objective it does not
+            # find integral) and leaves it out of its dual bound, which then reaches the incumbent: at most the
+            # incumbent less that tolerance is proven (ir/report.py SOLVER_RESOLUTION)
+            tol = max(*(float(h.getOptionValue(k)[1]) for k in ("mip_feasibility_tolerance", "mip_abs_gap")),
+                      float(h.getOptionValue("mip_rel_gap")[1]) * abs(info.objective_function_value))
+            bound = min(bound, obj - tol)
     else:
         bound = _lp_bound(h, model) if model is not None else (obj if st == "optimal" else -math.inf)
     return SolveResult(st, x, obj, bound, h.getRunTime() - before, int(info.mip_node_count) if integral else 0)

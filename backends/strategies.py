@@ -22,7 +22,7 @@ import numpy as np
 
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, RemcError, SolverError
-from ..ir.report import gap_of
+from ..ir.report import gap_of, within_gap
 from ..ir.schedule import Schedule, check
 from ..passes.milp_model import clean, lower_bound_text, model_columns, simple_lower_bound
 from ..passes.options import ApproxOptions, BaselineOptions, CheckmateOptions
@@ -880,9 +880,9 @@ class _CoverBeside:
 
 
 def _proven(dag: DAG, sched: Schedule, bounds: dict[str, float], gap: float) -> bool:
-    """Whether ``bounds`` prove ``sched`` within ``gap`` of the recomputation overhead."""
-    base, cost = float(dag.total_cost), sched.cost(dag)
-    return cost - max(bounds.values(), default=base) <= gap * max(cost - base, 0.0) + 1e-9 * max(cost, 1.0)
+    """Whether ``bounds`` prove ``sched`` within ``gap`` of the recomputation overhead (``report.within_gap``)."""
+    base = float(dag.total_cost)
+    return within_gap(sched.cost(dag), max(bounds.values(), default=base), base, gap, float(dag.cost.max()))
 
 
 def _approx_first(dag: DAG, budget: int, o: CheckmateOptions, incumbent: Schedule | None,

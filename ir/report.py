@@ -124,3 +124,15 @@ def gap_of(cost: float | None, bound: float | None, base: float, measure: str = 
         return 0.0
     denom = (cost - base) if measure == "overhead" else cost
     return (cost - bound) / denom if denom > 0 else 0.0
+
+
+SOLVER_RESOLUTION = 1e-6
+"""What a solver's proof resolves, as a fraction of the costliest unit's cost: HiGHS prunes every node whose LP bound
+is within its ``mip_feasibility_tolerance`` (1e-6, model units, the costliest unit being 1) of the incumbent, also at
+a gap of 0, and leaves those nodes out of its dual bound (backends/highs.py ``_run_highs``)."""
+
+
+def within_gap(cost: float, bound: float, base: float, gap: float, unit: float = 0.0) -> bool:
+    """Whether ``bound`` proves ``cost`` within ``gap`` of the recomputation overhead (cost - ``base``), or within the
+    solvers' resolution (``SOLVER_RESOLUTION`` of ``unit``, the costliest unit's cost): what "optimal" means."""
+    return cost - bound <= gap * max(cost - base, 0.0) + 1e-9 * max(abs(cost), 1.0) + SOLVER_RESOLUTION * unit

@@ -13,7 +13,7 @@ import math
 
 from ..ir.dag import DAG
 from ..ir.errors import InfeasibleError, NoScheduleInTime, SolverError
-from ..ir.report import SolveReport, gap_of
+from ..ir.report import SolveReport, gap_of, within_gap
 from ..ir.schedule import Schedule, check, checkpoint_all, stage_peaks
 from .milp_model import (
     CheckmateModel,
@@ -81,7 +81,7 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     seed, seed_note = _pick(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
     lp_bound, approx_note = -math.inf, "not run"
     given = dict(bounds or {})
-    proven = seed is not None and _within_gap(seed.cost(dag), max(given.values(), default=base), base, o.gap)
+    proven = seed is not None and within_gap(seed.cost(dag), max(given.values(), default=base), base, o.gap, float(dag.cost.max()))
     if o.warm_start and not proven and (seed is None or seed.cost(dag) > base * (1 + 1e-12)):
         sched, lp_bound, approx_note = _approx_seed(dag, budget, o, lp, seed, progress, clock)
         if sched is not None:
@@ -126,11 +126,6 @@ def solve_milp(dag: DAG, budget: int, options: CheckmateOptions | None = None, *
     return _finish(dag, budget, seed, base, sources, extras, o, clock, res)
 
 
-def _within_gap(cost: float, bound: float, base: float, gap: float) -> bool:
-    """Whether ``bound`` proves ``cost`` within ``gap`` of the recomputation overhead (cost - ``base``)."""
-    return cost - bound <= gap * max(cost - base, 0.0) + 1e-9 * max(abs(cost), 1.0)
-
-
 def _finish(dag: DAG, budget: int, seed: Schedule, base: float, sources: dict, extras: dict,
             o: CheckmateOptions, clock: Clock, res: SolveResult | None) -> Schedule:
     """``seed`` (cleaned, checked) as checkmate's schedule with its typed report."""
@@ -142,7 +137,7 @@ def _finish(dag: DAG, budget: int, seed: Schedule, base: float, sources: dict, e
     rep = SolveReport(cost=cost, peak=sched.peak(dag), bound=min(sources[source], cost), solver=o.solver,
                       bound_source=source, seconds=clock.elapsed(), extras=extras)
     rep.set_gap(base)
-    if rep.gap is not None and rep.gap <= o.gap + 1e-12:
+    if rep.gap is not None and (rep.gap <= o.gap + 1e-12 or within_gap(cost, rep.bound, base, o.gap, float(dag.cost.max()))):
         rep.status = "optimal"
     elif clock.expired() or (res is not None and res.status == "time_limit") \
             or str(extras.get("milp", "")).startswith("not started"):  # too little time left to start it

@@ -30,7 +30,7 @@ def test_window_bounds_never_exceed_the_exhaustive_optimum_and_one_window_is_exa
                     assert wb.bound <= opt + 1e-6 * opt
                     above_once += wb.bound > float(dag.cost.sum()) + 1e-9
                     if stages == dag.n and integral:
-                        assert abs(wb.bound - opt) <= 1e-6 * opt
+                        assert abs(wb.bound - opt) <= 2e-6 * opt  # HiGHS proves it within its relative gap, 1e-6
                         exact += 1
     assert exact >= 3 and above_once >= 3  # (the cases are not trivial)
 
