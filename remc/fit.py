@@ -245,7 +245,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     try:
         raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
                                                                reserve=reserve), state, report, on_pass, on_round,
-                                                  clock, device, settings)
+                                                  clock, device, settings, reserve)
     except (InfeasibleError, NoScheduleInTime) as e:
         raise _at_user_budget(e, budget, first_solver, device) from None
     # solver budgets: plan too big at; strategy infeasible at
@@ -677,16 +677,17 @@ def _after_solve(clock: CompileClock | None) -> float:
     return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
 
 
-def _later_share(clock: CompileClock | None) -> float:
+def _later_share(clock: CompileClock | None, after: float | None = None) -> float:
     """A later round's share of the time left less what the steps after a solve take (``_after_solve``):
     LATER_ROUND_SHARE where the rest would still hold another round (those steps again and MIN_ROUND_SECONDS),
     else ONLY_ROUND_SHARE: no round can follow it, so the half it would keep back is of no use. EfficientNetV2-S
     from torchvision at 0.9x, 60 s: round 1's plan needed 0.1% more than the budget, 7.5 s were left, of which the
     steps after a solve took 5.3 s, and round 2's solve got half of the 2.2 s: its warm start's repair did not
-    finish and it returned a baseline (1.380x of ideal against 1.002x)."""
+    finish and it returned a baseline (1.380x of ideal against 1.002x). ``after``: those steps' seconds where the
+    caller has its own estimate."""
     if clock is None or clock.time_limit is None:
         return LATER_ROUND_SHARE
-    after, left = _after_solve(clock), clock.left() or 0.0
+    after, left = _after_solve(clock) if after is None else after, clock.left() or 0.0
     rest = (1 - LATER_ROUND_SHARE) * max(left - after, 0.0)
     return LATER_ROUND_SHARE if rest >= after + MIN_ROUND_SECONDS else ONLY_ROUND_SHARE
 
@@ -773,7 +774,7 @@ schedule at 388-389 MB in 0.2-0.6 s of CPU (2.3k rows; at 386 MB 3.3 s, 19.5k ro
 
 def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
                    on_round: Callable[[dict[str, Any]], None] | None, clock: CompileClock | None = None,
-                   device: str = "cpu", settings: Any = None
+                   device: str = "cpu", settings: Any = None, reserve: float = 0.0
                    ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
     """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
     model (infeasible, or none found within its time limit) although the user's budget holds what every plan
@@ -816,7 +817,11 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
         if on_round is not None:
             on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
         try:
-            run(timed_passes(passes[-3:], state, clock, share=_later_share(clock), reserve=_after_solve(clock)),
+            # (no plan yet, so no steps after a solve measured: the first round's estimate of them, ``reserve``;
+            # without it Swin-T's raised solve at a load of 25 took half of what was left and the compile ended
+            # at 61-65 s of a 60 s limit)
+            after = _after_solve(clock) or reserve
+            run(timed_passes(passes[-3:], state, clock, share=_later_share(clock, after), reserve=after),
                 state, on_pass=on_pass)
             return last, first
         except (InfeasibleError, NoScheduleInTime) as e:
