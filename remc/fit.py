@@ -239,7 +239,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     # (the input graph's prediction: the arena estimate, or the ratio budget's measure where it was reused)
     reserve = 0.0 if clock is None else 2 * (sum(p.seconds for p in clock.phases if p.name == "arena estimate")
                                              or sum(p.seconds for p in clock.phases
-                                                    if p.name == "unmodified graph's need"))
+                                                    if p.name == "unmodified graph's need")) + _write_estimate(clock)
     first_share = SLACK_FIRST_SHARE if _saving_expected(report) else FIRST_ROUND_SHARE
     first_solver = int(state.budget)
     try:
@@ -669,18 +669,27 @@ MIN_ROUND_SECONDS = 0.5
 
 
 def _after_solve(clock: CompileClock | None) -> float:
-    """Seconds the steps after the last solve took (plan, lower, arena check, verify): what a later round
-    keeps back from its solve's share."""
+    """Seconds the steps after the last solve took (plan, lower, arena check, verify), and the output's write
+    (``_write_estimate``): what a later round keeps back from its solve's share. 0 before any solve."""
     if clock is None:
         return 0.0
     last = max((k for k, p in enumerate(clock.phases) if p.name == "schedule"), default=None)
-    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
+    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:]) + _write_estimate(clock)
+
+
+def _write_estimate(clock: CompileClock | None) -> float:
+    """What writing the lowered model (``remc compile``'s last phase) will take: what reading the input took
+    (``import``: the same weights, and shape inference besides). Kept back by every round's solve: Swin-T from
+    torchvision (115 MB) at a load of 25 wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s
+    limit."""
+    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import")
 
 
 def _later_share(clock: CompileClock | None, after: float | None = None) -> float:
     """A later round's share of the time left less what the steps after a solve take (``_after_solve``):
     LATER_ROUND_SHARE where the rest would still hold another round (those steps again and MIN_ROUND_SECONDS),
-    else ONLY_ROUND_SHARE: no round can follow it, so the half it would keep back is of no use. EfficientNetV2-S
+    else FIRST_ROUND_SHARE, as a first round that is the only one: no round can follow it, so the half it would
+    keep back is of no use. EfficientNetV2-S
     from torchvision at 0.9x, 60 s: round 1's plan needed 0.1% more than the budget, 7.5 s were left, of which the
     steps after a solve took 5.3 s, and round 2's solve got half of the 2.2 s: its warm start's repair did not
     finish and it returned a baseline (1.380x of ideal against 1.002x). ``after``: those steps' seconds where the
@@ -689,7 +698,7 @@ def _later_share(clock: CompileClock | None, after: float | None = None) -> floa
         return LATER_ROUND_SHARE
     after, left = _after_solve(clock) if after is None else after, clock.left() or 0.0
     rest = (1 - LATER_ROUND_SHARE) * max(left - after, 0.0)
-    return LATER_ROUND_SHARE if rest >= after + MIN_ROUND_SECONDS else ONLY_ROUND_SHARE
+    return LATER_ROUND_SHARE if rest >= after + MIN_ROUND_SECONDS else FIRST_ROUND_SHARE
 
 
 def timed_passes(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
