@@ -177,13 +177,20 @@ def live_peak(blocks: list[Block] | tuple[Block, ...]) -> tuple[int, str]:
     return best, what
 
 
-ORDERS = ("size", "area", "time")
+ORDERS = ("size", "area", "time", "size-first-fit")
+"""The greedy orders ``layout`` tries, keeping the lowest. ``size-first-fit``: the 'size' order, each block at the
+lowest gap that holds it rather than the smallest: on a torchvision Swin-T training step (3561 blocks, most of
+them 9 MiB) best fit left the layout 3.44% above the live lower bound in its best order, first fit 1.06%; on
+the unmodified graph 1.85% against 0.65% (``results/any20``)."""
+FIRST_FIT = frozenset({"size-first-fit"})
+"""The orders placed by first fit (``_place``)."""
 
 
 def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarray,
-           fixed: Mapping[int, int] | None = None) -> np.ndarray:
-    """Greedy best-fit placement of the blocks in ``order`` (around the blocks of ``fixed``, index -> offset,
-    already in place); their offsets."""
+           fixed: Mapping[int, int] | None = None, first_fit: bool = False) -> np.ndarray:
+    """Greedy placement of the blocks in ``order`` (around the blocks of ``fixed``, index -> offset, already in
+    place): each at the smallest gap that holds it (best fit) or, ``first_fit``, at the lowest one; else on top
+    of the placed blocks whose lifetimes overlap its own. Their offsets."""
     n = len(size)
     off = np.zeros(n, dtype=np.int64)
     placed = np.zeros(n, dtype=bool)
@@ -203,7 +210,7 @@ def _place(size: np.ndarray, start: np.ndarray, end: np.ndarray, order: np.ndarr
             gaps = o - prev
             fits = np.flatnonzero(gaps >= sz)
             if len(fits):
-                j = fits[np.argmin(gaps[fits])]
+                j = fits[0] if first_fit else fits[np.argmin(gaps[fits])]
                 off[i] = prev[j]
             else:
                 off[i] = reach[-1]
@@ -222,10 +229,11 @@ def layout(events: GraphEvents | list[Block], orders: tuple[str, ...] = ORDERS) 
     end = np.array([b.end for b in blocks], dtype=np.int64)
     keys = {"size": (start, -(end - start), -size), "area": (start, -size, -(end - start) * size),
             "time": (-size, start)}
+    keys["size-first-fit"] = keys["size"]
     best: tuple[int, np.ndarray, str] | None = None
     for name in orders:
         order = np.lexsort(keys[name])
-        off = _place(size, start, end, order)
+        off = _place(size, start, end, order, first_fit=name in FIRST_FIT)
         h = int((off + size).max())
         if best is None or h < best[0]:
             best = (h, off, name)

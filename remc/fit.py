@@ -129,7 +129,7 @@ def predict_loop(step: onnx.ModelProto, device: str, steps: int, *, budget: int 
 
 def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: bool | None = None,
             cap: int | None = None, settings: Any = None, deadline: float | None = None,
-            layout_time_left: float | None = None) -> ArenaPrediction:
+            layout_time_left: float | None = None, kernels: tuple[dict, int] | None = None) -> ArenaPrediction:
     """What ``lowered`` needs on ``device``: with remc's placement (CUDA, ``settings.placed``) the height of its
     layout; else ONNX Runtime's arena replayed. Kernel memory is measured on the device
     when it is here (``measure_kernels`` None: CPU always, CUDA when the provider is available). The bytes in
@@ -138,7 +138,8 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     signatures not in the cache is measured until ``deadline`` (a ``time.perf_counter()`` value; the rest
     are counted in ``kernels_unmeasured``). ``layout_time_left`` (seconds; a compile's check): remc's layout
     may then skip CP-SAT's improvement (``backends.placement.best_layout``) and be an upper bound of the run's
-    (``layout_upper_bound``)."""
+    (``layout_upper_bound``). ``kernels``: ``lowered``'s kernel-memory table and its unmeasured signatures,
+    where the caller has them (``input_kernels``)."""
     from .backends import runtime
     from .backends.placement import plan_layout
     from .backends.scratch import unmeasured_kernels
@@ -147,7 +148,9 @@ def predict(lowered: onnx.ModelProto, device: str = "cpu", *, measure_kernels: b
     if measure_kernels is None:
         measure_kernels = kernels_measurable(device)
     km, unmeasured = None, 0
-    if measure_kernels:
+    if measure_kernels and kernels is not None:
+        km, unmeasured = kernels
+    elif measure_kernels:
         km, unmeasured, _ = unmeasured_kernels(lowered, device, settings=settings, deadline=deadline)
     ev = graph_events(lowered, device, km)
     if settings.placed(device):
@@ -236,13 +239,13 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
     # (the input graph's prediction: the arena estimate, or the ratio budget's measure where it was reused)
     reserve = 0.0 if clock is None else 2 * (sum(p.seconds for p in clock.phases if p.name == "arena estimate")
                                              or sum(p.seconds for p in clock.phases
-                                                    if p.name == "unmodified graph's need"))
+                                                    if p.name == "unmodified graph's need")) + _write_estimate(clock)
     first_share = SLACK_FIRST_SHARE if _saving_expected(report) else FIRST_ROUND_SHARE
     first_solver = int(state.budget)
     try:
         raised_from, first_error = _solve_raising(timed_passes(passes, state, clock, share=first_share,
                                                                reserve=reserve), state, report, on_pass, on_round,
-                                                  clock, device, settings)
+                                                  clock, device, settings, reserve)
     except (InfeasibleError, NoScheduleInTime) as e:
         raise _at_user_budget(e, budget, first_solver, device) from None
     # solver budgets: plan too big at; strategy infeasible at
@@ -342,7 +345,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
             if on_round is not None:
                 on_round({"round": rnd + 1, "predicted": pred.total, "budget": budget, "solver_budget": new})
             try:
-                run(timed_passes(passes[-3:], state, clock, share=LATER_ROUND_SHARE, warm=True,
+                run(timed_passes(passes[-3:], state, clock, share=_later_share(clock), warm=True,
                                  reserve=_after_solve(clock)), state, on_pass=on_pass)
                 break
             except (InfeasibleError, SolverError):
@@ -531,8 +534,11 @@ def unmodified_need(state: State, device: str, settings: Any = None) -> int:
     kernel_deadline = _measure_kernels(state, device, clock, settings)
     t0 = None if clock is None else clock.elapsed()
     try:
-        state.input_need = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline,
-                                   layout_time_left=None if clock is None else clock.left())
+        km, left, _, shaped = input_kernels(state, device, settings, kernel_deadline) \
+            if kernels_measurable(device) else (None, 0, 0, shaped_model(state.graph))
+        state.input_need = predict(shaped, device, settings=settings, deadline=kernel_deadline,
+                                   layout_time_left=None if clock is None else clock.left(),
+                                   kernels=None if km is None else (km, left))
         return int(state.input_need.total)
     finally:
         if clock is not None and t0 is not None:
@@ -564,16 +570,12 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None, sett
     each from the cache)."""
     if clock is None or state.graph is None or not kernels_measurable(device):
         return None
-    from .backends import runtime
-    from .backends.scratch import unmeasured_kernels
-    from .pipeline import shaped_model
     at = clock.until(share)
     if at is not None and clock.time_limit is not None and least > 0:
         at = min(max(at, clock.elapsed() + least * clock.time_limit), clock.time_limit)
     deadline = clock.perf_deadline(at)
     t0 = clock.elapsed()
-    _, left, total = unmeasured_kernels(shaped_model(state.graph), device, deadline=deadline,
-                                        settings=settings or runtime.DEFAULT_SETTINGS)
+    _, left, total, _ = input_kernels(state, device, settings, deadline)
     clock.record("kernel memory", t0, at)
     clock.notes[:] = [n for n in clock.notes if not n.startswith(KERNEL_NOTE)]
     if left:
@@ -584,6 +586,28 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None, sett
                            "one that this limit cut short is not started again with as little time: a compile "
                            "with a longer --time-limit measures the rest")
     return deadline
+
+
+def input_kernels(state: State, device: str, settings: Any = None, deadline: float | None = None
+                  ) -> tuple[dict, int, int, onnx.ModelProto]:
+    """(the input graph's kernel-memory table, signatures left unmeasured at ``deadline``, signatures in all, the
+    shaped model it is of): ``backends.scratch.unmeasured_kernels`` on ``shaped_model(state.graph)``, kept on the
+    state once every signature is measured (``State.input_kernels``), so that the compile's later reads of the
+    same table (the kernel-memory phases, the unmodified graph's need, the solver's scratch, the device floor)
+    do not build it again: each took 0.15-0.5 s of CPU on a torchvision Swin-T (shape inference and one cache
+    look-up per node), 1-2 s of wall under a load of 9."""
+    from .backends import runtime
+    from .backends.scratch import unmeasured_kernels
+    from .pipeline import shaped_model
+    settings = settings or runtime.DEFAULT_SETTINGS
+    memo = state.input_kernels
+    if memo is not None and memo[0] is state.graph and memo[1] == (device, settings):
+        return memo[2], 0, memo[3], memo[4]
+    shaped = shaped_model(state.graph)
+    km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings)
+    if not left:
+        state.input_kernels = (state.graph, (device, settings), km, total, shaped)
+    return km, left, total, shaped
 
 
 def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
@@ -597,12 +621,8 @@ def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
     than the rule."""
     if state.graph is None or state.units is None:
         return 0
-    from .backends import runtime
-    from .backends.scratch import unmeasured_kernels
     from .passes.dagbuild import build_dag, kernel_scratch
-    from .pipeline import shaped_model
-    shaped = shaped_model(state.graph)
-    km, _, _ = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings or runtime.DEFAULT_SETTINGS)
+    km, _, _, shaped = input_kernels(state, device, settings, deadline)
     by_name = {n.name: n for n in state.graph.nodes}
     scratch = {name: int(k.scratch) for name, k in km.items()
                if name in by_name and k.scratch > kernel_scratch(by_name[name], device)}
@@ -649,12 +669,36 @@ MIN_ROUND_SECONDS = 0.5
 
 
 def _after_solve(clock: CompileClock | None) -> float:
-    """Seconds the steps after the last solve took (plan, lower, arena check, verify): what a later round
-    keeps back from its solve's share."""
+    """Seconds the steps after the last solve took (plan, lower, arena check, verify), and the output's write
+    (``_write_estimate``): what a later round keeps back from its solve's share. 0 before any solve."""
     if clock is None:
         return 0.0
     last = max((k for k, p in enumerate(clock.phases) if p.name == "schedule"), default=None)
-    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:])
+    return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:]) + _write_estimate(clock)
+
+
+def _write_estimate(clock: CompileClock | None) -> float:
+    """What writing the lowered model (``remc compile``'s last phase) will take: what reading the input took
+    (``import``: the same weights, and shape inference besides). Kept back by every round's solve: Swin-T from
+    torchvision (115 MB) at a load of 25 wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s
+    limit."""
+    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import")
+
+
+def _later_share(clock: CompileClock | None, after: float | None = None) -> float:
+    """A later round's share of the time left less what the steps after a solve take (``_after_solve``):
+    LATER_ROUND_SHARE where the rest would still hold another round (those steps again and MIN_ROUND_SECONDS),
+    else FIRST_ROUND_SHARE, as a first round that is the only one: no round can follow it, so the half it would
+    keep back is of no use. EfficientNetV2-S
+    from torchvision at 0.9x, 60 s: round 1's plan needed 0.1% more than the budget, 7.5 s were left, of which the
+    steps after a solve took 5.3 s, and round 2's solve got half of the 2.2 s: its warm start's repair did not
+    finish and it returned a baseline (1.380x of ideal against 1.002x). ``after``: those steps' seconds where the
+    caller has its own estimate."""
+    if clock is None or clock.time_limit is None:
+        return LATER_ROUND_SHARE
+    after, left = _after_solve(clock) if after is None else after, clock.left() or 0.0
+    rest = (1 - LATER_ROUND_SHARE) * max(left - after, 0.0)
+    return LATER_ROUND_SHARE if rest >= after + MIN_ROUND_SECONDS else FIRST_ROUND_SHARE
 
 
 def timed_passes(passes: list[Pass], state: State, clock: CompileClock | None, *, share: float,
@@ -727,11 +771,19 @@ def _loop_prediction(lowered: onnx.ModelProto, device: str, steps: int, budget: 
 
 RAISE_ATTEMPTS = 3
 """Solves above the user's budget (``_solve_raising``) before its InfeasibleError stands."""
+RAISE_SAVING_SHARES = (0.5, 1.0)
+"""The first raises above the user's budget, as shares of the input graph's saving on the device (the raise after
+them: 0.5% of the budget). A plan with recomputations saves less there than the input graph: Swin-T from
+torchvision at 0.9x (the input graph 14.8 MB less on the device than its live bytes) found no schedule at the
+budget in 13 s under a load of 27, and the raise by the whole saving gave a plan of 394.3 MB live bytes that needed
+384.3 MB on the device for a budget of 380.7 MB, with no time left for a round below it; the stage search finds a
+schedule at 388-389 MB in 0.2-0.6 s of CPU (2.3k rows; at 386 MB 3.3 s, 19.5k rows). Then the whole saving
+(RegNetY-400MF: the least feasible budget was 1.5 MB above its budget, its saving 8.7 MB)."""
 
 
 def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass: Callable | None,
                    on_round: Callable[[dict[str, Any]], None] | None, clock: CompileClock | None = None,
-                   device: str = "cpu", settings: Any = None
+                   device: str = "cpu", settings: Any = None, reserve: float = 0.0
                    ) -> tuple[int | None, InfeasibleError | NoScheduleInTime | None]:
     """Run ``passes`` at ``state.budget``. When the strategy finds no schedule there in remc's live-bytes
     model (infeasible, or none found within its time limit) although the user's budget holds what every plan
@@ -761,19 +813,24 @@ def _solve_raising(passes: list[Pass], state: State, report: FitReport, on_pass:
     # the input graph's saving on the device (``_anticipate``): where ONNX Runtime needs that much less than the
     # live bytes, a plan solved that much higher may fit the budget there (RegNetY-400MF from torchvision: the
     # live-bytes model holds 85.2 MB without recomputation, the device 76.5 MB; at --budget 0.95x no strategy
-    # found a schedule within 72.7 MB in remc's model, and raises of 0.5% ended "least feasible 74.2 MB")
+    # found a schedule within 72.7 MB in remc's model, and raises of 0.5% ended "least feasible 74.2 MB"); a plan
+    # with recomputations saves less than the input graph, so first by a part of it (RAISE_SAVING_SHARES)
     saving = _input_graph_saving(report)
-    for _ in range(RAISE_ATTEMPTS):
+    for k in range(RAISE_ATTEMPTS):
         if clock is not None and clock.time_limit is not None and clock.left() == 0:
             break
         least = err.least_feasible if isinstance(err, InfeasibleError) else None
-        new = max(int(least) if least is not None else 0, last + max(budget // 200, 256, saving))
-        saving = 0  # (once: the replayed arena decides, and later raises step by 0.5% from there)
+        by_saving = budget + int(RAISE_SAVING_SHARES[k] * saving) if k < len(RAISE_SAVING_SHARES) else 0
+        new = max(int(least) if least is not None else 0, last + max(budget // 200, 256), by_saving)
         state.budget = report.solver_budget = new
         if on_round is not None:
             on_round({"round": 1, "predicted": new, "budget": budget, "solver_budget": new, "raised": True})
         try:
-            run(timed_passes(passes[-3:], state, clock, share=LATER_ROUND_SHARE, reserve=_after_solve(clock)),
+            # (no plan yet, so no steps after a solve measured: the first round's estimate of them, ``reserve``;
+            # without it Swin-T's raised solve at a load of 25 took half of what was left and the compile ended
+            # at 61-65 s of a 60 s limit)
+            after = _after_solve(clock) or reserve
+            run(timed_passes(passes[-3:], state, clock, share=_later_share(clock, after), reserve=after),
                 state, on_pass=on_pass)
             return last, first
         except (InfeasibleError, NoScheduleInTime) as e:
@@ -802,17 +859,13 @@ def device_floor(state: State, device: str = "cpu", settings: Any = None) -> tup
         return kept_all, what
     import math
 
-    from .backends import runtime
-    from .backends.scratch import unmeasured_kernels
     from .ir.device import parse_device
     from .ir.sizes import format_size
     from .passes.arena import ALIAS_OPS, IN_PLACE
-    from .pipeline import shaped_model
     shared = ALIAS_OPS | IN_PLACE.get(parse_device(device)[0], frozenset())
     km: dict = {}
     if kernels_measurable(device):
-        km, _, _ = unmeasured_kernels(shaped_model(graph), device, deadline=-math.inf,
-                                      settings=settings or runtime.DEFAULT_SETTINGS)
+        km, _, _, _ = input_kernels(state, device, settings, -math.inf)
     kept = graph.kept
     by_name = {n.name: n for n in graph.nodes}
 
