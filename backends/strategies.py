@@ -124,7 +124,20 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None, firs
         warm = repair_start(dag, budget, start.S, deadline=at)
         if warm is not None:
             return warm
-    return best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline, first=first)
+    found = best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline, first=first)
+    if found is None and first and LATE_FIRST_FIT and clock.expired():
+        # the limit passed before any baseline could run (a compile that reached its solve with no time left):
+        # the first that fits, quickest first, each cheaply (best_baseline's late knob values, no whole search),
+        # past the limit: a schedule beats none. GPT-2 b8 fine at 15.5 GiB, `remc compile --strategy approx
+        # --time-limit 30` at a load of 26 on 2 cores: its solve got 0.05 s and the compile ended in an error
+        # ("no schedule within ... was found") after 36 s, where ap-sqrtn fits (1.7 s there)
+        found = best_baseline(dag, budget, deadline=-math.inf, hard=math.inf, first=True)
+    return found
+
+
+LATE_FIRST_FIT = True
+"""``_incumbent`` where approx takes the first fitting baseline (BASELINE_FIRST_FIT) and its limit passed before one
+was found: the first that fits, past the limit, rather than none."""
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,

@@ -623,3 +623,23 @@ def test_cpsat_that_cannot_build_its_model_in_the_limit_searches_from_the_first_
     assert firsts == [True] and len(starts) == 1 and np.array_equal(starts[0], base.S)
     assert sched.peak(dag) <= budget and sched.cost(dag) <= base.cost(dag)
     assert sched.report.extras["cp_sat"].startswith("not built")
+
+
+def test_the_first_fitting_baseline_past_an_expired_limit_rather_than_none() -> None:
+    """``_incumbent(first=True)`` (approx where no LP is built) whose limit passed before any baseline ran (a compile
+    that reached its solve with no time left: GPT-2 b8 fine at 30 s, load 26) returns the first baseline that fits,
+    past the limit (LATE_FIRST_FIT), not None (then approx raised "no schedule" and the compile ended in an error).
+    Above LARGE_GRAPH units (111 here), where best_baseline stops at the caller's limit; the clock started at -inf."""
+    from remc.backends.strategies import _incumbent
+    from remc.passes.solver_api import Clock
+    from remc.passes.strategies import LARGE_GRAPH, best_baseline
+
+    dag = training_graph(55, np.random.default_rng(1))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert dag.n > LARGE_GRAPH and checkpoint_all(dag).peak(dag) > budget
+    clock = Clock(1.0)
+    clock.start = -math.inf  # (expired: no wall clock read against a deadline)
+    assert clock.expired() and best_baseline(dag, budget, deadline=-math.inf, hard=clock.deadline, first=True) is None
+    got = _incumbent(dag, budget, clock, None, first=True)
+    assert got is not None and got.peak(dag) <= budget
+    assert got.cost(dag) == best_baseline(dag, budget, first=True).cost(dag)  # (chen-sqrtn, the first that fits)
