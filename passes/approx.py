@@ -61,6 +61,26 @@ LP_LOAD_MARGIN = 1.5
 (2.5e-4 s a column) with 12 s left, and the process ran 55 s."""
 
 
+STAGE_BUILD_SECONDS_PER_UNIT = 4e-5
+"""Seconds per unit, at a load of one per core, of one ``stagesearch.StageState`` build (every row; not
+interruptible): 0.86 s a build at 1730 units (GPT-2 fine) at a load of 26 on 2 cores (seven builds in 6.0 s)."""
+SCIPY_SPARSE_SECONDS = 0.33
+"""Seconds, at a load of one per core, of the first import of scipy.sparse.linalg (the rows' sparse solve, above
+stagesearch.ROW_SPARSE_FROM units): 4.3 s at a load of 26 on 2 cores."""
+
+
+def stage_build_seconds(n: int) -> float:
+    """About how long the stage search's first ``StageState`` build at ``n`` units takes now (``load_per_core``),
+    with the import of scipy.sparse.linalg where it is not imported yet. approx does not start its stage search from
+    a schedule in hand with less time left than this: the search would return that schedule after the build, past
+    the limit (GPT-2 fine at 0.82 with a 5 s limit at a load of 26: started with ~0 s left, ended at 11.5 s)."""
+    import sys
+
+    from .stagesearch import ROW_SPARSE_FROM
+    first = n >= ROW_SPARSE_FROM and "scipy.sparse.linalg" not in sys.modules
+    return (STAGE_BUILD_SECONDS_PER_UNIT * n + (SCIPY_SPARSE_SECONDS if first else 0.0)) * load_per_core()
+
+
 def lp_build_seconds(cols: int) -> float:
     """About how long building approx's LP of ``cols`` columns takes now (``load_per_core``)."""
     return LP_BUILD_SECONDS_PER_COLUMN * cols * LP_LOAD_MARGIN * load_per_core()
@@ -206,7 +226,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     left0 = clock.left()
     reserve = (FEASIBLE_SHARE * left0 if exact_reserve is None else min(left0, exact_reserve)) \
         if exact_phase and given is None and left0 is not None and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred:
+    late = given is not None and (left_now := clock.left()) is not None and left_now < stage_build_seconds(dag.n)
+    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred and not late:
         # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
         # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
         # more and found nothing)
@@ -248,7 +269,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if state is not None and gbr is not None:
         state["gap_bound"] = gbr  # (its multipliers: a caller may go on with the ascent, gap_bound(resume=...))
     windowed = None
-    if cols > MAX_LP_COLUMNS and o.window and given is not None and not good and not clock.expired():
+    if cols > MAX_LP_COLUMNS and o.window and given is not None and not good and not late and not clock.expired():
         # no LP: eq. (9) on windows of stages from the best schedule, with the time left (passes/window.py)
         note("window search", best=given)
         ws = window_search(dag, budget, given.R, given.S, lp, deadline=clock.deadline, threads=o.threads)
@@ -365,7 +386,13 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         gb = gbr.bound
         if state is not None:
             state["gap_bound"] = gbr
-    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
+    if late:
+        extras["stage_search_skipped"] = (f"not started: {left_now:.1f} s left, less than one build of its rows "
+                                          f"(about {stage_build_seconds(dag.n):.1f} s now)")
+    sched = _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
+    if late and sched.report.status == "feasible":
+        sched.report.status = "time_limit"  # (its search was not started for lack of time)
+    return sched
 
 
 def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: float, extras: dict | None,
