@@ -124,7 +124,20 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None, firs
         warm = repair_start(dag, budget, start.S, deadline=at)
         if warm is not None:
             return warm
-    return best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline, first=first)
+    found = best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline, first=first)
+    if found is None and first and LATE_FIRST_FIT and clock.expired():
+        # the limit passed before any baseline could run (a compile that reached its solve with no time left):
+        # the first that fits, quickest first, each cheaply (best_baseline's late knob values, no whole search),
+        # past the limit: a schedule beats none. GPT-2 b8 fine at 15.5 GiB, `remc compile --strategy approx
+        # --time-limit 30` at a load of 26 on 2 cores: its solve got 0.05 s and the compile ended in an error
+        # ("no schedule within ... was found") after 36 s, where ap-sqrtn fits (1.7 s there)
+        found = best_baseline(dag, budget, deadline=-math.inf, hard=math.inf, first=True)
+    return found
+
+
+LATE_FIRST_FIT = True
+"""``_incumbent`` where approx takes the first fitting baseline (BASELINE_FIRST_FIT) and its limit passed before one
+was found: the first that fits, past the limit, rather than none."""
 
 
 def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Progress | None,
@@ -430,12 +443,16 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     clock = Clock(o.time_limit)
     state: dict[str, Any] = {}
     covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
+    known = covered.bound if covered is not None and math.isfinite(covered.bound) else -math.inf
     sched = _approx_fn(dag, budget, ApproxOptions(time_limit=clock.left(), threads=o.threads, free_form=o.free_form,
-                                                  window=o.window), progress, start, state)
+                                                  window=o.window), progress, start, state,
+                       enough=_enough(dag, known, o.gap) if STOP_AT_GAP else -math.inf)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
             f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})") + pre_note
+    if STOP_AT_GAP:
+        _take_bound(dag, sched, known, o.gap)  # (the covering's bound, which the cover phase below would take too)
     left = clock.left()
-    if left is None or left >= 2 * REFINE_SECONDS:
+    if not _within(sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         deeper, how = _deep_improve(dag, budget, sched, clock, state.get("improve_start"))
         if deeper.cost(dag) < sched.cost(dag):
             deeper.report = sched.report
@@ -443,9 +460,10 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
             if sched.report.bound is not None and math.isfinite(sched.report.bound):
                 sched.report.gap = gap_of(sched.report.cost, sched.report.bound, float(dag.total_cost))
             sched = deeper
+            _take_bound(dag, sched, -math.inf, o.gap)  # (the status where the cheaper schedule is within the gap)
         note += f"; then the stage search's improve with whole repairs: {how}"
     left = clock.left()
-    if left is None or left >= 2 * REFINE_SECONDS:
+    if not _within(sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         # approx's search ended by itself well before the limit (a local optimum): its local search from there,
         # at most REFINE_SECONDS, which stops long before the limit (ResNet50 fine at 0.8, 300 s: +0.0537%
         # against approx's +0.0542%); not where less is left (its evaluations at 1000 units ran 2.6 s past it)
@@ -457,6 +475,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
             if report.bound is not None and math.isfinite(report.bound):
                 report.gap = gap_of(report.cost, report.bound, float(dag.total_cost))
             sched = refined
+            _take_bound(dag, sched, -math.inf, o.gap)
         note += f"; then its local search: {how}"
         sched.report.seconds = clock.elapsed()
     rep = sched.report
@@ -473,10 +492,51 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
             if rep.gap is not None and rep.gap <= o.gap + 1e-12:
                 rep.status = "optimal"
         rep.seconds = clock.elapsed()
-    _last_bound(dag, budget, sched, state.get("gap_bound"), clock, o.gap)
+    elif STOP_AT_GAP and covered is not None:
+        rep.extras["cover_bound"] = f"one column per gap: {covered.status} ({covered.columns} columns); " \
+                                    "no more: the schedule is within the gap"
+    rep.seconds = clock.elapsed()
+    if not _within(sched, o.gap):
+        _last_bound(dag, budget, sched, state.get("gap_bound"), clock, o.gap)
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
+
+
+STOP_AT_GAP = True
+"""checkmate where approx runs alone (``_approx_alone``) stops once its schedule is within its gap target (on the
+recomputation overhead) of the covering's bound (``_gap_cover_first``): approx's stage search ends there (``enough``;
+its retention-gap bound and window search are then not run), and so do the phases after it (whole repairs, the local
+search, the cover phase's windows). Before, every phase ran to its own end: GPT-2 fine at 0.8, 300 s, proven within
+1e-4 (+0.821759% against the bound's +0.821744%) at 239 s, the schedule found by approx's stage search at 141 s
+(results/p720)."""
+
+
+def _enough(dag: DAG, bound: float, gap: float) -> float:
+    """The highest cost that ``bound`` proves within ``gap`` of the recomputation overhead (cost - bound <= gap x
+    (cost - the sum of costs), as ``_proven``); -inf without a bound."""
+    if not math.isfinite(bound) or gap >= 1.0:
+        return -math.inf
+    return (bound - gap * float(dag.total_cost)) / (1.0 - gap)
+
+
+def _within(sched: Schedule, gap: float) -> bool:
+    """Whether ``sched``'s report proves it within ``gap`` of the overhead."""
+    rep = sched.report
+    return rep.gap is not None and rep.gap <= gap + 1e-12
+
+
+def _take_bound(dag: DAG, sched: Schedule, bound: float, gap: float) -> None:
+    """``bound`` (the covering's, COVER_SOURCE) into ``sched``'s report where it is higher, with the gap on the
+    overhead and the status "optimal" where that is within ``gap``."""
+    rep = sched.report
+    if rep.cost is None:
+        return
+    if math.isfinite(bound) and bound > (rep.bound if rep.bound is not None else -math.inf):
+        rep.bound, rep.bound_source = min(bound, rep.cost), COVER_SOURCE
+        rep.set_gap(float(dag.cost.sum()))
+    if _within(sched, gap):
+        rep.status = "optimal"
 
 
 GAP_COVER_SHARE = 0.1
@@ -1104,7 +1164,7 @@ def _deep_improve(dag: DAG, budget: int, sched: Schedule, clock: Clock,
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None,
-               start: Schedule | None = None, state: dict | None = None) -> Schedule:
+               start: Schedule | None = None, state: dict | None = None, enough: float = -math.inf) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
     # where neither the LP nor the feasibility MILP is built, the stage search has the time that matters: the
@@ -1113,7 +1173,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
                                                             _approx_mod().MAX_FEASIBLE_COLUMNS)
     incumbent = _incumbent(dag, budget, clock, start, first=first)
     return _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
-                                clock=clock, race=_race(), state=state)
+                                clock=clock, race=_race(), state=state, enough=enough)
 
 
 BASELINE_FIRST_FIT = True

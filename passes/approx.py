@@ -61,6 +61,26 @@ LP_LOAD_MARGIN = 1.5
 (2.5e-4 s a column) with 12 s left, and the process ran 55 s."""
 
 
+STAGE_BUILD_SECONDS_PER_UNIT = 4e-5
+"""Seconds per unit, at a load of one per core, of one ``stagesearch.StageState`` build (every row; not
+interruptible): 0.86 s a build at 1730 units (GPT-2 fine) at a load of 26 on 2 cores (seven builds in 6.0 s)."""
+SCIPY_SPARSE_SECONDS = 0.33
+"""Seconds, at a load of one per core, of the first import of scipy.sparse.linalg (the rows' sparse solve, above
+stagesearch.ROW_SPARSE_FROM units): 4.3 s at a load of 26 on 2 cores."""
+
+
+def stage_build_seconds(n: int) -> float:
+    """About how long the stage search's first ``StageState`` build at ``n`` units takes now (``load_per_core``),
+    with the import of scipy.sparse.linalg where it is not imported yet. approx does not start its stage search from
+    a schedule in hand with less time left than this: the search would return that schedule after the build, past
+    the limit (GPT-2 fine at 0.82 with a 5 s limit at a load of 26: started with ~0 s left, ended at 11.5 s)."""
+    import sys
+
+    from .stagesearch import ROW_SPARSE_FROM
+    first = n >= ROW_SPARSE_FROM and "scipy.sparse.linalg" not in sys.modules
+    return (STAGE_BUILD_SECONDS_PER_UNIT * n + (SCIPY_SPARSE_SECONDS if first else 0.0)) * load_per_core()
+
+
 def lp_build_seconds(cols: int) -> float:
     """About how long building approx's LP of ``cols`` columns takes now (``load_per_core``)."""
     return LP_BUILD_SECONDS_PER_COLUMN * cols * LP_LOAD_MARGIN * load_per_core()
@@ -114,7 +134,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
                  clock: Clock | None = None, state: dict | None = None, repair_only: bool = False,
                  race: ExactSearch | None = None, exact_phase: bool = True,
                  searched: bool = False, exact_reserve: float | None = None,
-                 search: EvictSearch | None = None) -> Schedule:
+                 search: EvictSearch | None = None, enough: float = -math.inf) -> Schedule:
     """A schedule of ``dag`` within ``budget`` bytes by LP relaxation (solved by backend ``lp``) and two-phase
     rounding, then a local search; anytime: when ``options.time_limit`` (or ``clock``, shared with the
     caller) runs out, the best schedule in hand is returned.
@@ -160,6 +180,11 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     the caller left them; each stage search here resumes it rather than starting over (by default one of its own,
     shared by its first run and its run with the time left, RESEARCH_LEFT). With ``searched``, the run with the
     time left resumes the caller's search where it was given.
+    ``enough``: a cost at or below which a schedule is good enough for the caller (its proven bound within its gap
+    target: checkmate's ``_approx_alone`` after the covering with one column per gap): a start that costs at most
+    this is returned as it is (its report's bound approx's own: the caller has the better one). Where the stage search runs
+    from a schedule in hand, it runs before the retention-gap bound (which the caller's bound makes less needed) and
+    stops once a schedule costs at most this; then neither the retention-gap bound nor the window search runs.
 
     Raises InfeasibleError, with a proven lower bound on the least feasible budget, when the LP at the
     true budget is infeasible, when the feasibility MILP is (then the bound is above the budget), or when
@@ -173,6 +198,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     given = _fitting(dag, budget, [("given", incumbent), ("checkpoint-all", checkpoint_all(dag))])
     if given is not None and given.cost <= base * (1 + 1e-12):  # nothing is recomputed: optimal
         return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock, "not needed")
+    if given is not None and given.cost <= enough:  # the caller's bound proves the start: nothing to search
+        return _finish(dag, budget, given, base, -math.inf, None, [], False, None, o, clock,
+                       "not needed (the caller's bound proves the start)")
     note = _report_progress(progress, clock, given, base)
     cols = model_columns(dag)
     # the retention-gap bound (passes/bounds.py) first, within BOUND_SHARE of the time left; where nothing fits
@@ -182,7 +210,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     late_bound = given is None and cols > MAX_LP_COLUMNS and not deferred
     # nothing fits and an LP would be built: the bound after the stage search too (SEARCH_BEFORE_BOUND)
     search_first = SEARCH_BEFORE_BOUND and given is None and not late_bound and not deferred
-    gbr = None if late_bound or deferred or search_first else gap_bound(dag, budget, upper=None if given is None else given.cost,
+    # a caller's bound that may prove the schedule (``enough``): the stage search first, the bound where it does not
+    ahead = math.isfinite(enough) and given is not None and dag.n > STAGE_SEARCH_UNITS and not deferred
+    gbr = None if late_bound or deferred or search_first or ahead else gap_bound(dag, budget, upper=None if given is None else given.cost,
                                                         iterations=2000, deadline=bound_deadline(clock))
     gb = -math.inf if gbr is None else gbr.bound
     staged, whole = None, False
@@ -196,7 +226,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     left0 = clock.left()
     reserve = (FEASIBLE_SHARE * left0 if exact_reserve is None else min(left0, exact_reserve)) \
         if exact_phase and given is None and left0 is not None and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred:
+    late = given is not None and (left_now := clock.left()) is not None and left_now < stage_build_seconds(dag.n)
+    if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred and not late:
         # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
         # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
         # more and found nothing)
@@ -215,11 +246,12 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
             # stopped at its share, neither was started, and approx said "no schedule" with 10 s of 20 left)
             share, reserve = 1.0, 0.0
         whole = share >= 1.0  # (no LP or exact phase follows the search: the bound after it takes what it leaves)
-        if late_bound or search_first:
+        if late_bound or search_first or ahead:
             share *= 1.0 - LATE_BOUND_SHARE
         search = search or EvictSearch(dag, budget)
         staged = _stage_search(dag, budget, given, clock, share, found,
-                               on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search)
+                               on_best=lambda cost: note("stage search", bound=gb, cost=cost), search=search,
+                               enough=enough)
         if staged is not None and not resumable:
             search = None  # (its producers' states, up to n x n each, are not held through the LP once one fits)
         given = _cheaper(given, staged)
@@ -227,7 +259,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         gbr = gap_bound(dag, budget, upper=None if given is None else given.cost, iterations=2000,
                         deadline=clock.deadline)
         gb = gbr.bound
-    if search_first and given is not None and not clock.expired():  # (the search found one: the bound's turn)
+    good = given is not None and given.cost <= enough  # (the caller's bound proves it: nothing more to do)
+    if (search_first or ahead) and given is not None and not good and not clock.expired():  # (the bound's turn)
         gbr = gap_bound(dag, budget, upper=given.cost, iterations=2000,
                         deadline=clock.deadline if whole else bound_deadline(clock))
         gb = gbr.bound
@@ -236,7 +269,7 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     if state is not None and gbr is not None:
         state["gap_bound"] = gbr  # (its multipliers: a caller may go on with the ascent, gap_bound(resume=...))
     windowed = None
-    if cols > MAX_LP_COLUMNS and o.window and given is not None and not clock.expired():
+    if cols > MAX_LP_COLUMNS and o.window and given is not None and not good and not late and not clock.expired():
         # no LP: eq. (9) on windows of stages from the best schedule, with the time left (passes/window.py)
         note("window search", best=given)
         ws = window_search(dag, budget, given.R, given.S, lp, deadline=clock.deadline, threads=o.threads)
@@ -353,7 +386,13 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         gb = gbr.bound
         if state is not None:
             state["gap_bound"] = gbr
-    return _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
+    if late:
+        extras["stage_search_skipped"] = (f"not started: {left_now:.1f} s left, less than one build of its rows "
+                                          f"(about {stage_build_seconds(dag.n):.1f} s now)")
+    sched = _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
+    if late and sched.report.status == "feasible":
+        sched.report.status = "time_limit"  # (its search was not started for lack of time)
+    return sched
 
 
 def _finish(dag: DAG, budget: int, best: _Candidate, base: float, lp_bound: float, extras: dict | None,
@@ -402,8 +441,8 @@ its search to resume (``search``), nor where every producer of the search ended 
 def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
                   share: float, info: dict | None = None,
                   on_best: Callable[[float], None] | None = None,
-                  search: EvictSearch | None = None) -> _Candidate | None:
-    """The eviction pass and stage search's schedule (passes/evict.py; ``search`` resumed) within ``share`` of the time left
+                  search: EvictSearch | None = None, enough: float = -math.inf) -> _Candidate | None:
+    """The eviction pass and stage search's schedule (passes/evict.py; ``search`` resumed; ``enough`` ends it) within ``share`` of the time left
     (30 s without a limit), cleaned and checked; None when it finds none. ``given`` (within budget: e.g. a
     warm start or the best baseline) competes as a start of the local search. ``info`` receives the
     least-memory phase's ``least_peak`` when it ran, and ``first_fit_seconds`` on ``clock`` where the search
@@ -411,7 +450,7 @@ def _stage_search(dag: DAG, budget: int, given: _Candidate | None, clock: Clock,
     left, began = clock.left(), clock.elapsed()
     end = time.perf_counter() + (30.0 if left is None else share * left)
     found = evict_search(dag, budget, deadline=end, start=None if given is None else given.S, info=info,
-                         on_best=on_best, search=search)
+                         on_best=on_best, search=search, enough=enough)
     if info is not None and "first_fit_seconds" in info:  # on the solve's clock (the baselines before it included)
         info["first_fit_seconds"] += began
     if found is None:

@@ -635,7 +635,8 @@ class EvictSearch:
 def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improve_share: float = 1.0,
                  start: np.ndarray | None = None, info: dict | None = None,
                  on_best: Callable[[float], None] | None = None,
-                 search: EvictSearch | None = None) -> tuple[np.ndarray, np.ndarray, int, str] | None:
+                 search: EvictSearch | None = None,
+                 enough: float = -math.inf) -> tuple[np.ndarray, np.ndarray, int, str] | None:
     """(R, S, evaluations, how) of the cheapest schedule within ``budget`` of the eviction pass over
     ``VARIANTS``, of the stage search's repair from checkpoint-all and of ``start`` (an S within budget, e.g.
     a warm start), improved by the stage search's ``improve`` until ``deadline``. None when none finds one in
@@ -654,7 +655,9 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     ``on_best``, when given, hears the cost of each cheaper schedule as it is found and the cost after ``improve``
     (for a live display: a 1000-unit search runs for minutes). ``search`` (an ``EvictSearch`` of this dag and
     budget), when given, holds the producers: this call resumes them where an earlier call left them (their turns,
-    their rows), and starts from the cheapest schedule one of them found there; without it, a search of its own."""
+    their rows), and starts from the cheapest schedule one of them found there; without it, a search of its own.
+    ``enough``: a schedule that costs at most this ends the search (a caller's proven bound within its gap target:
+    checkmate's ``_approx_alone``); the settings left, the repair and ``improve`` are not run once one does."""
     from .stagesearch import improve
     best, how = None, ""
     if start is not None:
@@ -690,6 +693,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     # something fits: the settings left, one after the other, until STARTS_SHARE of the time, each to at most
     # FIRST_PASS_ROWS rows a unit in all (counted: a setting still failing there is given up)
     for r in runs:
+        if best is not None and best.total_cost() <= enough:
+            break
         if r.done or (deadline is not None and r.rows >= FIRST_PASS_ROWS * dag.n):
             continue
         now = time.perf_counter()
@@ -702,7 +707,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             take(r)
     # the repair from checkpoint-all too, within a third of the time left: the eviction pass is greedy and
     # sometimes far off (random layered n=500 at 0.9: +226%, where the repair gives +14%)
-    if best is not None and not rep.done:
+    if best is not None and not rep.done and best.total_cost() > enough:
         left = None if deadline is None else deadline - time.perf_counter()
         until = None if left is None else time.perf_counter() + left / 3
         if until is not None and starts_end is not None and left is not None:
@@ -712,15 +717,15 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
                 take(rep)
     if best is None:
         return None
-    if deadline is not None and time.perf_counter() >= deadline:  # (no search left: no rebuild, n rows, 1.5-4 s at
+    if best.total_cost() <= enough or deadline is not None and time.perf_counter() >= deadline:  # (no search left: no rebuild, n rows, 1.5-4 s at
         return best.R.copy(), best.S.copy(), best.evals, how   # 1000 units under load, past the deadline)
     best = StageState(dag, budget, best.S)  # fresh rows for the search
     if info is not None:  # (improve's start: checkmate's _deep_improve may go on from it with whole repairs)
         info["improve_start"] = best.S.copy()
     # the moves that fit as they are first (a few rows each), then those that need a repair: from own layered
     # n = 1000 seed 21 at 0.8 (+502%), 60 s of that sweep reached +320%, 60 s of improve with repairs +446%
-    improve(best, deadline, repairs=False)
-    improve(best, deadline)
+    improve(best, deadline, repairs=False, enough=enough)
+    improve(best, deadline, enough=enough)
     if on_best is not None:
         on_best(float(best.total_cost()))
     return best.R.copy(), best.S.copy(), best.evals, how

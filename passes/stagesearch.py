@@ -558,7 +558,7 @@ def _best_repair(st: StageState, cands: list, floor: float, deadline: float | No
 
 
 def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER, repairs: bool = True,
-            exhaustive: bool = False) -> None:
+            exhaustive: bool = False, enough: float = -math.inf) -> None:
     """Replace recomputations by residency while that lowers the cost: a move that fits is taken when it is
     cheaper; one that does not is followed by ``repair`` and kept when the repaired schedule is cheaper
     (``repairs`` False: dropped, so that a sweep costs a few rows a move). ``order``: "chain" tries first the
@@ -566,9 +566,11 @@ def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER, 
     ``exhaustive``: those repairs take the best of all moves (``repair_steps``), not IMPROVE_CANDIDATES of them
     and the first chunk that helps: ResNet50 fine at 0.8, from the eviction pass's +0.07194%, 60 s of improve gave
     +0.07135% with the quicker repairs and +0.06997% with these, +0.05425% once cleaned
-    (``milp_model.clean``: the repairs leave values resident that nothing reads; results/bound18)."""
+    (``milp_model.clean``: the repairs leave values resident that nothing reads; results/bound18).
+    ``enough``: it stops once the cost is at most this (a caller's proven bound within its gap target:
+    checkmate's ``_approx_alone``)."""
     dag = st.dag
-    changed = True
+    changed = st.total_cost() > enough
     while changed:
         changed = False
         rec = np.argwhere(st.R & ~np.eye(st.n, dtype=bool))
@@ -601,6 +603,8 @@ def improve(st: StageState, deadline: float | None, order: str = IMPROVE_ORDER, 
                     st.restore(snap)
                     continue
             changed = True
+            if st.total_cost() <= enough:
+                return
 
 
 def chain_savings(st: StageState, rec: np.ndarray) -> np.ndarray:

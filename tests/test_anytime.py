@@ -623,3 +623,46 @@ def test_cpsat_that_cannot_build_its_model_in_the_limit_searches_from_the_first_
     assert firsts == [True] and len(starts) == 1 and np.array_equal(starts[0], base.S)
     assert sched.peak(dag) <= budget and sched.cost(dag) <= base.cost(dag)
     assert sched.report.extras["cp_sat"].startswith("not built")
+
+
+def test_the_first_fitting_baseline_past_an_expired_limit_rather_than_none() -> None:
+    """``_incumbent(first=True)`` (approx where no LP is built) whose limit passed before any baseline ran (a compile
+    that reached its solve with no time left: GPT-2 b8 fine at 30 s, load 26) returns the first baseline that fits,
+    past the limit (LATE_FIRST_FIT), not None (then approx raised "no schedule" and the compile ended in an error).
+    Above LARGE_GRAPH units (111 here), where best_baseline stops at the caller's limit; the clock started at -inf."""
+    from remc.backends.strategies import _incumbent
+    from remc.passes.solver_api import Clock
+    from remc.passes.strategies import LARGE_GRAPH, best_baseline
+
+    dag = training_graph(55, np.random.default_rng(1))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert dag.n > LARGE_GRAPH and checkpoint_all(dag).peak(dag) > budget
+    clock = Clock(1.0)
+    clock.start = -math.inf  # (expired: no wall clock read against a deadline)
+    assert clock.expired() and best_baseline(dag, budget, deadline=-math.inf, hard=clock.deadline, first=True) is None
+    got = _incumbent(dag, budget, clock, None, first=True)
+    assert got is not None and got.peak(dag) <= budget
+    assert got.cost(dag) == best_baseline(dag, budget, first=True).cost(dag)  # (chen-sqrtn, the first that fits)
+
+
+def test_approx_starts_no_stage_search_with_less_time_left_than_one_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """approx with a schedule in hand does not start its stage search (nor the window search) where the time left is
+    less than one build of the search's rows (``stage_build_seconds``, patched here: no clock read): the search would
+    only return that schedule, past the limit (GPT-2 fine, 5 s limit, load 26: ended at 11.5 s). The schedule in hand
+    comes back, "time_limit", and the report says why."""
+    import remc.passes.approx as pa
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(65, np.random.default_rng(1))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert dag.n > pa.STAGE_SEARCH_UNITS
+    monkeypatch.setattr(pa, "MAX_LP_COLUMNS", 0)
+    monkeypatch.setattr(pa, "MAX_FEASIBLE_COLUMNS", 0)
+    monkeypatch.setattr(pa, "gap_bound", lambda *a, **k: types.SimpleNamespace(bound=-math.inf))  # (its 2000 steps)
+    real, calls = pa.evict_search, []
+    monkeypatch.setattr(pa, "evict_search", lambda *a, **k: calls.append(1) or real(*a, **k))
+    opts = make_options("approx", time_limit=1000.0, threads=1, window=False)
+    monkeypatch.setattr(pa, "stage_build_seconds", lambda n: math.inf)
+    s = solve("approx", dag, budget, opts)
+    assert not calls and s.report.status == "time_limit" and s.peak(dag) <= budget
+    assert "not started" in s.report.extras["stage_search_skipped"]

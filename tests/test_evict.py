@@ -403,9 +403,9 @@ def test_the_search_sweeps_the_moves_that_fit_before_those_that_need_a_repair(mo
     calls: list[bool] = []
     real = stagesearch.improve
 
-    def recorded(st_, deadline, order=stagesearch.IMPROVE_ORDER, repairs=True):
+    def recorded(st_, deadline, order=stagesearch.IMPROVE_ORDER, repairs=True, **kw):
         calls.append(repairs)
-        return real(st_, deadline, order, repairs)
+        return real(st_, deadline, order, repairs, **kw)
 
     monkeypatch.setattr(stagesearch, "improve", recorded)
     assert evict_search(dag, budget, deadline=None) is not None

@@ -195,3 +195,29 @@ def test_gap_cover_bound_takes_the_solvers_gap_tolerance_off_its_bound():
               np.array(edges), workspace=np.array([0, 0, 0, 0, 0, 0, 8, 0]))
     best = 1018.0  # exhaustive_optimum(dag, 13) (5 s: not run here); the covering MILP proves 1018 - 2e-6
     assert gap_cover_bound(dag, 13, Raised(), time_limit=None, threads=1).bound <= best
+
+
+def test_checkmate_where_approx_runs_alone_stops_once_the_coverings_bound_proves_its_start(monkeypatch):
+    """STOP_AT_GAP: where the covering's schedule is within checkmate's gap of the covering's bound (``_attention`` at
+    11: 217, the bound 216.9999), approx returns it at once and nothing runs after it (approx's retention-gap bound,
+    LP and local search; checkmate's whole repairs, local search, cover phase, last bound): the report is
+    "optimal", with the covering's bound. Before, every phase ran to its end (GPT-2 fine at 0.8, 300 s: proven at 239 s,
+    its schedule in hand at 141 s)."""
+    from remc.backends import strategies
+    from remc.passes import approx
+    from remc.passes.options import CheckmateOptions
+
+    def never(*a, **k):
+        raise AssertionError("ran after the schedule was proven within the gap")
+
+    for mod, name in [(approx, "gap_bound"), (approx, "_Relaxation"), (approx, "_refine"), (strategies, "_deep_improve"),
+                      (strategies, "_refine"), (strategies, "_cover_phase"), (strategies, "_last_bound")]:
+        monkeypatch.setattr(mod, name, never)
+    dag = _attention()
+    s = strategies._approx_alone(dag, 11, CheckmateOptions(threads=1, cpsat_share=0.0), None, None)
+    rep = s.report
+    assert s.cost(dag) == 217.0 and s.peak(dag) <= 11 and s.strategy == "checkmate"
+    assert rep.status == "optimal" and rep.bound_source == strategies.COVER_SOURCE and 216.99 < rep.bound <= 217.0
+    assert rep.gap is not None and rep.gap <= 1e-4 and "within the gap" in rep.extras["cover_bound"]
+    # a gap target the covering's bound does not meet: no stop (the cost the start must reach is below it)
+    assert strategies._enough(dag, rep.bound, 0.0) == rep.bound < 217.0

@@ -114,3 +114,27 @@ def test_a_stuck_repair_gets_past_its_stall_by_a_kick(monkeypatch):
     R, S = clean(dag, st.R, st.S)
     assert not check(dag, R, S)
     assert memory_profile(dag, R, S).max() <= budget
+
+
+def test_improve_and_the_stage_search_stop_once_the_cost_is_enough():
+    """``improve(enough=...)`` and ``evict_search(enough=...)`` (checkmate's stop at its gap target, backends/strategies.py
+    STOP_AT_GAP): they stop at the first schedule that costs at most ``enough``, within the budget, above the cost
+    the whole search reaches (training_graph seed 1 at 0.6: from the repair's 183 to 96)."""
+    from remc.passes.evict import evict_search
+    from remc.passes.stagesearch import improve, repair
+    dag = training_graph(12, np.random.default_rng(1))
+    budget = int(0.6 * checkpoint_all(dag).peak(dag))
+    st = StageState(dag, budget, checkpoint_all(dag).S)
+    assert repair(st, None)
+    start = st.S.copy()
+    whole = StageState(dag, budget, start)
+    improve(whole, None)
+    assert whole.total_cost() == 96.0 and st.total_cost() == 183.0
+    cut = StageState(dag, budget, start)
+    improve(cut, None, enough=150.0)
+    assert 96.0 < cut.total_cost() <= 150.0 and cut.peak.max() <= budget
+    R, S, _, _ = evict_search(dag, budget, start=start)
+    assert float(R.sum(axis=0) @ dag.cost) < 183.0  # (its settings and improve: 98)
+    R, S, _, how = evict_search(dag, budget, start=start, enough=200.0)  # (the start is enough: returned as it is)
+    assert how == "the given schedule" and (S == start).all() and float(R.sum(axis=0) @ dag.cost) == 183.0
+    assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget

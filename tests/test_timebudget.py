@@ -724,3 +724,33 @@ def test_the_input_graphs_kernel_table_is_built_once_when_complete(monkeypatch) 
     assert (n_left, total) == (0, 5) and len(calls) == 3
     assert input_kernels(st, "cpu", None, 4.0)[0] is km and len(calls) == 3  # complete: kept
     assert input_kernels(st, "cuda", None, 4.0) and len(calls) == 4  # another device: its own table
+
+
+@pytest.mark.parametrize("limit, slack_share", [(60.0, True), (20.0, False)])
+def test_the_first_solve_keeps_time_for_a_slack_round_only_where_one_can_run(monkeypatch, limit: float,
+                                                                              slack_share: bool) -> None:
+    """Where the input graph needs less on the device than its live bytes, the first solve gets SLACK_FIRST_SHARE
+    of the time left (less the steps after it), keeping the rest for ``_use_slack``'s re-solve, but only where that
+    rest could hold the re-solve's start (``_slack_room``); else FIRST_ROUND_SHARE (before: half of a short limit
+    kept for a round that could not run). Fake clock: the solve is reached at 10 s, the steps after it take 2."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import SLACK_FIRST_SHARE, ArenaPrediction, compile_fit
+    from remc.pipeline import SchedulePass, State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    clock = CompileClock(limit, now=FakeTime())
+    st = run(stages(passes, last="units"), State(model=model, budget=128, clock=clock))
+    preds = iter([0, 108, 127])  # the input graph (a saving: 128 bytes less), the plan at 128, the plan at 148
+    monkeypatch.setattr(fit_mod, "predict", lambda lowered, device, **kw: ArenaPrediction(next(preds), 0, 0))
+    seen: list[SchedulePass] = []
+    compile_fit(stages(passes, first="schedule"), st, device="cuda:9",
+                on_pass=lambda p, s: seen.append(p) if isinstance(p, SchedulePass) else None)
+    first = clock.phases[next(k for k, p in enumerate(clock.phases) if p.name == "schedule")]
+    reserve = 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate")
+    left = limit - (first.deadline - seen[0].options.time_limit)  # the time left when the limit was set
+    share = SLACK_FIRST_SHARE if slack_share else FIRST_ROUND_SHARE
+    assert seen[0].options.time_limit == pytest.approx(share * (left - reserve))
+    assert (len(seen) > 1) == slack_share  # (the slack round ran where there was room for it)
