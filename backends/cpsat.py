@@ -362,12 +362,6 @@ GROW = 3
 """Instances added per round of ``cpsat_bound`` to a unit whose merged instance was used at more than one
 event. Measured (Moccasin's random layered n=100 at 0.8, 2 loaded cores, 2 workers, from its optimum as
 hint): rounds to the proof took 22 s adding 1, 13 s adding 2, 11 s adding 3, 14 s adding 4 or 6."""
-HINT_GROW = 2
-"""Instances added up front, before ``cpsat_bound``'s first round, to each unit its hint computes more than once
-(with a cutoff: checkmate's rounds from its incumbent), so that no round has to find a relaxation that uses their
-merged instance twice before growing them. Measured (the rounds from the C=2 optimum, 1 worker, CPU seconds, two
-runs each, results/pub20/moc100_hint.txt): Moccasin's n=100 at 0.8 5.24 / 6.17 without, 4.02 / 3.99 adding 2,
-4.25 / 3.91 adding 3, 4.75 / 4.77 adding 4; at 0.9 0.99 / 1.11 without, 0.43 / 0.45 adding 2."""
 
 
 def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *,
@@ -381,8 +375,7 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     again (at most ``rounds`` times, within ``options.time_limit`` in all): every round's bound holds, the
     best is kept. When the relaxation's solution is a schedule within the budget it is returned too (its
     cost then equals the bound: optimal for every schedule). ``hint`` (a schedule that fits) gives the rounds
-    its instance counts (with ``stop_at``, HINT_GROW more for each unit it computes more than once) and, without
-    ``stop_at``, starts each search. ``stop_at`` (cost units, e.g. the
+    its instance counts and, without ``stop_at``, starts each search. ``stop_at`` (cost units, e.g. the
     incumbent less the gap asked for) is an objective cutoff: each round looks only for a relaxation below
     it, and when CP-SAT proves there is none the bound is ``stop_at`` and the status CUTOFF (a round that
     finds one below it goes on as without the cutoff). ``first``: each round stops at its first relaxation
@@ -396,10 +389,6 @@ def cpsat_bound(dag: DAG, budget: int, options: CpSatOptions = CpSatOptions(), *
     t0 = time.perf_counter()
     n = dag.n
     copies = [1 if dag.no_recompute[v] else max(1, min(options.copies, n - v)) for v in range(n)]
-    if hint is not None and stop_at is not None:  # the units the hint recomputes: HINT_GROW more up front
-        twice = np.asarray(hint.R, dtype=bool).sum(axis=0) > 1
-        copies = [min(c + HINT_GROW, n - v) if twice[v] and not dag.no_recompute[v] else c
-                  for v, c in enumerate(copies)]
     best = CpBound(float(dag.total_cost), "not run", 0.0)
     for k in range(rounds):
         left = None if options.time_limit is None else options.time_limit - (time.perf_counter() - t0)

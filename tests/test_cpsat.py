@@ -706,37 +706,3 @@ def test_the_c2_models_least_stall_grows_with_the_graph(monkeypatch) -> None:
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert seen == [float(dag.n)]
 
-
-
-def test_bound_rounds_give_the_units_the_hint_recomputes_more_instances_up_front(monkeypatch) -> None:
-    """cpsat_bound from a hint with a cutoff (checkmate's rounds) starts with HINT_GROW more instances for each unit
-    the hint computes more than once, so that its first round need not find a relaxation that uses their merged
-    instance twice before growing them; its bound stays at or below exhaustive search's optimum."""
-    import remc.backends.cpsat as cpsat
-
-    seen: list[list[int]] = []
-    real = cpsat._bound_round
-
-    def spy(dag, budget, copies, *a, **k):
-        seen.append(list(copies))
-        return real(dag, budget, copies, *a, **k)
-
-    monkeypatch.setattr(cpsat, "_bound_round", spy)
-    grown = 0
-    for dag in tiny_cases(8, 5):
-        for budget in range(checkpoint_all(dag).peak(dag), -1, -1):
-            best = exhaustive_optimum(dag, budget)
-            if best is None:
-                break
-            hint = solve_cpsat(dag, budget, CpSatOptions(copies=dag.n, threads=1, time_limit=60))
-            twice = [v for v in range(dag.n) if np.asarray(hint.R, bool)[:, v].sum() > 1]
-            if not twice:
-                continue
-            seen.clear()
-            res = cpsat.cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60), hint=hint,
-                                    stop_at=hint.cost(dag), quick=2)
-            assert res.bound <= best + 1e-9
-            for v in twice:  # (without the growth: 1, the copies asked for)
-                assert seen[0][v] == min(1 + cpsat.HINT_GROW, dag.n - v) >= min(2, dag.n - v)
-            grown += 1
-    assert grown > 0
