@@ -94,10 +94,10 @@ def test_solver_process_dies_with_its_parent(sig: signal.Signals) -> None:
 
 
 def test_milp_bound_leaves_out_nothing_pruned_within_the_gap_tolerances():
-    """HiGHS prunes a node whose LP bound is within its absolute gap of the incumbent and then reports the incumbent
-    as its dual bound: with near-tied costs (1 + up to 3e-6) and HiGHS' default 1e-6 that bound was above the optimum
-    (in 4 of 200 such coverings, by up to 8.9e-7). The reported bound must stay at or below the optimum, found here by
-    enumeration."""
+    """HiGHS prunes a node whose LP bound is within its feasibility tolerance (1e-6) of the incumbent, also at a gap
+    of 0, and then reports the incumbent as its dual bound: with near-tied costs (1 + up to 3e-6) that bound was above
+    the optimum in 13 of these 200 coverings, by up to 8.9e-7. The reported bound must stay at or below the optimum,
+    found here by enumeration."""
     import itertools
 
     import numpy as np
