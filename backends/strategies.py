@@ -452,7 +452,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     if STOP_AT_GAP:
         _take_bound(dag, sched, known, o.gap)  # (the covering's bound, which the cover phase below would take too)
     left = clock.left()
-    if not _within(sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
+    if not _within(dag, sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         deeper, how = _deep_improve(dag, budget, sched, clock, state.get("improve_start"))
         if deeper.cost(dag) < sched.cost(dag):
             deeper.report = sched.report
@@ -463,7 +463,7 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
             _take_bound(dag, sched, -math.inf, o.gap)  # (the status where the cheaper schedule is within the gap)
         note += f"; then the stage search's improve with whole repairs: {how}"
     left = clock.left()
-    if not _within(sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
+    if not _within(dag, sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         # approx's search ended by itself well before the limit (a local optimum): its local search from there,
         # at most REFINE_SECONDS, which stops long before the limit (ResNet50 fine at 0.8, 300 s: +0.0537%
         # against approx's +0.0542%); not where less is left (its evaluations at 1000 units ran 2.6 s past it)
@@ -479,24 +479,18 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
         note += f"; then its local search: {how}"
         sched.report.seconds = clock.elapsed()
     rep = sched.report
-    if rep.cost is not None and rep.gap is not None and rep.gap > o.gap:
+    if rep.cost is not None and not _within(dag, sched, o.gap):
         # the time approx left: the covering MILP's bound (passes/coverbound.py), where its model is small enough
         bounds: dict[str, float] = {}
         notes: dict[str, str] = {}
         _cover_phase(dag, budget, clock, o.threads, bounds, notes, share=1.0, gap_cover=covered)
         rep.extras.update(notes)
-        b = bounds.get(COVER_SOURCE, -math.inf)
-        if math.isfinite(b) and b > (rep.bound if rep.bound is not None else -math.inf):
-            rep.bound, rep.bound_source = min(b, rep.cost), COVER_SOURCE
-            rep.set_gap(float(dag.cost.sum()))
-            if rep.gap is not None and rep.gap <= o.gap + 1e-12:
-                rep.status = "optimal"
-        rep.seconds = clock.elapsed()
+        _take_bound(dag, sched, bounds.get(COVER_SOURCE, -math.inf), o.gap)
     elif STOP_AT_GAP and covered is not None:
         rep.extras["cover_bound"] = f"one column per gap: {covered.status} ({covered.columns} columns); " \
                                     "no more: the schedule is within the gap"
     rep.seconds = clock.elapsed()
-    if not _within(sched, o.gap):
+    if not _within(dag, sched, o.gap):
         _last_bound(dag, budget, sched, state.get("gap_bound"), clock, o.gap)
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
@@ -520,10 +514,11 @@ def _enough(dag: DAG, bound: float, gap: float) -> float:
     return (bound - gap * float(dag.total_cost)) / (1.0 - gap)
 
 
-def _within(sched: Schedule, gap: float) -> bool:
-    """Whether ``sched``'s report proves it within ``gap`` of the overhead."""
+def _within(dag: DAG, sched: Schedule, gap: float) -> bool:
+    """Whether ``sched``'s report proves it within ``gap`` of the overhead (``report.within_gap``)."""
     rep = sched.report
-    return rep.gap is not None and rep.gap <= gap + 1e-12
+    return rep.cost is not None and rep.bound is not None and \
+        within_gap(rep.cost, rep.bound, float(dag.total_cost), gap, float(dag.cost.max()))
 
 
 def _take_bound(dag: DAG, sched: Schedule, bound: float, gap: float) -> None:
@@ -535,7 +530,7 @@ def _take_bound(dag: DAG, sched: Schedule, bound: float, gap: float) -> None:
     if math.isfinite(bound) and bound > (rep.bound if rep.bound is not None else -math.inf):
         rep.bound, rep.bound_source = min(bound, rep.cost), COVER_SOURCE
         rep.set_gap(float(dag.cost.sum()))
-    if _within(sched, gap):
+    if _within(dag, sched, gap):
         rep.status = "optimal"
 
 
