@@ -63,6 +63,10 @@ units). With all of them, ``improve``, which repairs after each move it tries, g
 Moccasin's random layered n = 1000 at 0.8 (+26.1%); with this cap it reached +18.7%
 (results/sched14/scratch/imp.py). A repair from checkpoint-all with the cap ends far worse (Moccasin's n = 500 at
 0.9: stuck at +713%, where all candidates give +14%)."""
+ROW_LIST_UNITS = 48
+"""Most units computed in a stage for which ``StageState._row_peak`` walks the stage in Python lists instead of NumPy
+calls over every edge (the same integers): its ~20 calls on small arrays cost more than a short loop. Below
+ROW_SPARSE_FROM units ``_row_r``'s walk over the ancestors reads lists too."""
 DFS_STEPS = 24
 """Units ``StageState._row_r`` visits one by one before it finishes the row with one sparse solve
 (``EdgeSystem.ancestors``; at once when the row starts with more than a quarter of that): a row that
@@ -141,6 +145,7 @@ class StageState:
         """Rows evaluated (``_row_r`` and ``_row_peak`` calls): the search's work, counted, for slices that end at
         the same point whatever the machine's load."""
         self._system: EdgeSystem | None = None
+        self._lists: tuple | None = None
         if evaluate:
             for t in range(self.n):
                 self._set_row(t)
@@ -162,6 +167,17 @@ class StageState:
             full = self._edges().ancestors(row, have)
             if full is not None:
                 return full
+        if not sparse:  # the walk in lists (ROW_LIST_UNITS)
+            preds_l = self._as_lists()[0]
+            have_l = have.tolist()
+            seen = row.tolist()
+            stack = np.flatnonzero(row).tolist()
+            while stack:
+                for p in preds_l[stack.pop()]:
+                    if not have_l[p] and not seen[p]:
+                        seen[p] = True
+                        stack.append(p)
+            return np.array(seen, dtype=bool)
         stack = np.flatnonzero(row).tolist()
         preds = dag.preds
         steps = DFS_STEPS if sparse else -1
@@ -179,6 +195,12 @@ class StageState:
                     stack.append(p)
         return row
 
+    def _as_lists(self) -> tuple:
+        """(parents per unit, M per unit, W per unit) as Python lists, made once."""
+        if self._lists is None:
+            self._lists = ([q.tolist() for q in self.dag.preds], self.dag.mem.tolist(), self.dag.workspace.tolist())
+        return self._lists
+
     def _edges(self) -> EdgeSystem:
         if self._system is None:
             self._system = EdgeSystem(self.dag)
@@ -191,6 +213,8 @@ class StageState:
         dag, S, n = self.dag, self.S, self.n
         self.rows += 1
         P = np.flatnonzero(row)  # sorted; ends with t
+        if len(P) <= ROW_LIST_UNITS:
+            return self._row_peak_lists(t, P.tolist())
         s_next = S[t + 1] if t + 1 < n else np.zeros(n, dtype=bool)
         gc = np.zeros(len(P), dtype=np.int64)
         if len(self._e0):
@@ -213,6 +237,32 @@ class StageState:
         if t + 1 < n:
             peak = max(peak, int(base + cum_alloc[-1] - cum_gc[-1] + dag.kept[t]))
         return peak
+
+    def _row_peak_lists(self, t: int, P: list[int]) -> int:
+        """``_row_peak`` for the computed units ``P`` (sorted, ends with t), in Python lists: each parent of a computed
+        unit is freed after its last computed user unless stage t+1 keeps it."""
+        dag, S, n = self.dag, self.S, self.n
+        preds_l, mem, ws = self._as_lists()
+        last = {p: idx for idx, k in enumerate(P) for p in preds_l[k]}  # (the last computed user wins)
+        gc = [0] * len(P)
+        if last:
+            keep = S[t + 1].tolist() if t + 1 < n else None
+            for p, idx in last.items():
+                if keep is None or not keep[p]:
+                    gc[idx] += mem[p]
+        base = dag.constant + int(dag.kept_before[t] + dag.mem[S[t]].sum())
+        level = base  # resident before P[idx]'s allocation, the frees of the units before it done
+        peak = base if P[0] > 0 else -1
+        for k, free in zip(P, gc):
+            u = level + mem[k] + ws[k]
+            if u > peak:
+                peak = u
+            level += mem[k] - free
+        tail = level + gc[-1] + ws[t] + int(dag.kept_first[t])  # unit t (the last) with its own kept outputs
+        peak = max(peak, tail)
+        if t + 1 < n:
+            peak = max(peak, level + int(dag.kept[t]))
+        return int(peak)
 
     def _set_row(self, t: int) -> bool:
         """Re-evaluate stage t; False when it would recompute a no-recompute unit."""

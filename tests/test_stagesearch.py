@@ -138,3 +138,31 @@ def test_improve_and_the_stage_search_stop_once_the_cost_is_enough():
     R, S, _, how = evict_search(dag, budget, start=start, enough=200.0)  # (the start is enough: returned as it is)
     assert how == "the given schedule" and (S == start).all() and float(R.sum(axis=0) @ dag.cost) == 183.0
     assert not check(dag, R, S) and memory_profile(dag, R, S).max() <= budget
+
+
+def test_stage_peaks_in_lists_equal_the_full_evaluation(monkeypatch):
+    """``StageState._row_peak`` in Python lists (stages of at most ROW_LIST_UNITS computed units) and by NumPy over
+    the edges give the same peaks, equal to ``memory_profile`` row by row, with workspace, a constant and kept
+    outputs, and so do the moves."""
+    import dataclasses
+
+    from remc.passes import stagesearch
+
+    for units in (0, 3, 10**9):
+        monkeypatch.setattr(stagesearch, "ROW_LIST_UNITS", units)
+        rng = np.random.default_rng(44)
+        for k in range(8):
+            dag = random_dag(int(rng.integers(8, 40)), rng, p=0.25, workspace=True, constant=k * 3)
+            kept = rng.integers(0, 3, dag.n) * (rng.random(dag.n) < 0.3)
+            dag = dataclasses.replace(dag, kept=kept, kept_first=kept // 2)
+            S = checkpoint_all(dag).S & (rng.random((dag.n, dag.n)) < rng.choice([0.1, 0.4, 0.8]))
+            st = StageState(dag, 10**12, S)
+            R = solve_r(dag, S)
+            assert (st.R == R).all()
+            assert (st.peak == memory_profile(dag, R, S).max(axis=1)).all()
+            for _ in range(10):
+                i = int(rng.integers(0, dag.n - 1))
+                a = int(rng.integers(i + 1, dag.n))
+                st.try_move(i, a, int(rng.integers(a, dag.n)), bool(rng.random() < 0.5), lambda *x: True)
+            R = solve_r(dag, st.S)
+            assert (st.R == R).all() and (st.peak == memory_profile(dag, R, st.S).max(axis=1)).all()
