@@ -365,7 +365,8 @@ bound rounds from the optimum, 1 worker, 2 loaded cores, one run each; results/p
 n=100 at 0.8 that probing took 0.75-1.08 s of wall in each of the 4 rounds (its deterministic time said 0.05-0.08 s),
 and the rounds took 3.32 s of CPU without it against 4.82 s; own random layered graphs at 0.8 (seeds 2004, 2005,
 2009, 2006, 2001) 2.03 / 1.39 / 2.87 / 0.51 / 0.61 s against 3.22 / 3.53 / 4.64 / 1.78 / 1.20 s. (The C=2 model keeps
-its default: with level 1 it was faster on 2 of those graphs and slower on 3, results/pub21/e2e_probe.txt.)"""
+its default: with level 1 it took 2.49 / 2.51 s of CPU against 1.19 / 1.10 s on Moccasin's n=100 at 0.8 and was
+slower on two own graphs of six, results/pub21/c2level.txt.)"""
 GROW = 3
 """Instances added per round of ``cpsat_bound`` to a unit whose merged instance was used at more than one
 event. Measured (Moccasin's random layered n=100 at 0.8, 2 loaded cores, 2 workers, from its optimum as
