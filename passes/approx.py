@@ -43,7 +43,7 @@ from .options import (  # noqa: F401 (re-exported)
     ApproxOptions,
 )
 from .refine import Refiner
-from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, load_per_core
+from .solver_api import Clock, Progress, ProgressEvent, SolverBackend, load_per_core, slowdown
 from .window import window_applies, window_search
 
 MAX_LP_COLUMNS = 250_000
@@ -61,15 +61,23 @@ LP_LOAD_MARGIN = 1.5
 (2.5e-4 s a column) with 12 s left, and the process ran 55 s."""
 
 
-STAGE_BUILD_SECONDS_PER_UNIT = 4e-5
-"""Seconds per unit, at a load of one per core, of one ``stagesearch.StageState`` build (every row; not
-interruptible): 0.86 s a build at 1730 units (GPT-2 fine) at a load of 26 on 2 cores (seven builds in 6.0 s)."""
-SCIPY_SPARSE_SECONDS = 0.33
-"""Seconds, at a load of one per core, of the first import of scipy.sparse.linalg (the rows' sparse solve, above
+STAGE_BUILD_SECONDS_PER_UNIT = 1e-4
+"""CPU seconds per unit of one ``stagesearch.StageState`` build (every row; not interruptible): 0.23 s at 2277 units
+(ResNet50 fine, results/time21), 0.86 s of wall a build at 1730 units (GPT-2 fine) at a load of 26 on 2 cores (seven
+builds in 6.0 s). Times the slowdown (``solver_api.slowdown``: the load per core, or the solve's measured wall per
+CPU second where higher)."""
+STAGE_SEARCH_BUILDS = 3
+"""Builds' worth of work (``stage_build_seconds``) the stage search from a schedule in hand needs before it can return
+a better one: the start's rows, an eviction setting's pass (about two builds' rows) and the cleaning and check of
+its schedule. With less time left it is not started: it would return the start past the limit (ResNet50 fine from
+the ap-sqrtn baseline, a 7 s limit beside two busy loops: started with 2.2 s left, ended 1.8 s past the limit, with
+the baseline)."""
+SCIPY_SPARSE_SECONDS = 0.4
+"""CPU seconds (0.38-0.40 here, results/time21) of the first import of scipy.sparse.linalg (the rows' sparse solve, above
 stagesearch.ROW_SPARSE_FROM units): 4.3 s at a load of 26 on 2 cores."""
 
 
-def stage_build_seconds(n: int) -> float:
+def stage_build_seconds(n: int, clock: Clock | None = None, builds: int = 1) -> float:
     """About how long the stage search's first ``StageState`` build at ``n`` units takes now (``load_per_core``),
     with the import of scipy.sparse.linalg where it is not imported yet. approx does not start its stage search from
     a schedule in hand with less time left than this: the search would return that schedule after the build, past
@@ -78,7 +86,7 @@ def stage_build_seconds(n: int) -> float:
 
     from .stagesearch import ROW_SPARSE_FROM
     first = n >= ROW_SPARSE_FROM and "scipy.sparse.linalg" not in sys.modules
-    return (STAGE_BUILD_SECONDS_PER_UNIT * n + (SCIPY_SPARSE_SECONDS if first else 0.0)) * load_per_core()
+    return (builds * STAGE_BUILD_SECONDS_PER_UNIT * n + (SCIPY_SPARSE_SECONDS if first else 0.0)) * slowdown(clock)
 
 
 def lp_build_seconds(cols: int) -> float:
@@ -212,6 +220,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     search_first = SEARCH_BEFORE_BOUND and given is None and not late_bound and not deferred
     # a caller's bound that may prove the schedule (``enough``): the stage search first, the bound where it does not
     ahead = math.isfinite(enough) and given is not None and dag.n > STAGE_SEARCH_UNITS and not deferred
+    # no LP is built and a start fits: the stage search before the bound too (SEARCH_BEFORE_BOUND_NO_LP)
+    ahead = ahead or (SEARCH_BEFORE_BOUND_NO_LP and given is not None and cols > MAX_LP_COLUMNS
+                      and dag.n > STAGE_SEARCH_UNITS and not deferred)
     gbr = None if late_bound or deferred or search_first or ahead else gap_bound(dag, budget, upper=None if given is None else given.cost,
                                                         iterations=2000, deadline=bound_deadline(clock))
     gb = -math.inf if gbr is None else gbr.bound
@@ -226,7 +237,8 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
     left0 = clock.left()
     reserve = (FEASIBLE_SHARE * left0 if exact_reserve is None else min(left0, exact_reserve)) \
         if exact_phase and given is None and left0 is not None and cols <= MAX_FEASIBLE_COLUMNS else 0.0
-    late = given is not None and (left_now := clock.left()) is not None and left_now < stage_build_seconds(dag.n)
+    late = given is not None and (left_now := clock.left()) is not None and \
+        left_now < stage_build_seconds(dag.n, clock, STAGE_SEARCH_BUILDS)
     if (given is None or dag.n > STAGE_SEARCH_UNITS) and not clock.expired() and not deferred and not late:
         # (not started past the limit: Moccasin's n=1000 at 0.8, `remc solve --time-limit 10` at a load of 10 on 2
         # cores, the baselines' first evaluations used all of the solve's 4 s, and the stage search then ran 10 s
@@ -387,8 +399,9 @@ def solve_approx(dag: DAG, budget: int, options: ApproxOptions | None = None, *,
         if state is not None:
             state["gap_bound"] = gbr
     if late:
-        extras["stage_search_skipped"] = (f"not started: {left_now:.1f} s left, less than one build of its rows "
-                                          f"(about {stage_build_seconds(dag.n):.1f} s now)")
+        extras["stage_search_skipped"] = (f"not started: {left_now:.1f} s left, less than {STAGE_SEARCH_BUILDS} builds "
+                                          f"of its rows (about {stage_build_seconds(dag.n, clock, STAGE_SEARCH_BUILDS):.1f} s "
+                                          f"now)")
     sched = _finish(dag, budget, best, base, lp_bound, extras, tried, fallback, refined, o, clock, lp_status, gb)
     if late and sched.report.status == "feasible":
         sched.report.status = "time_limit"  # (its search was not started for lack of time)
@@ -426,6 +439,14 @@ gave its first round: 11.8 s, of which the bound took 2.3 s, and the search, whi
 schedule there, found none in the rest. The search keeps LATE_BOUND_SHARE of its time for the bound, which runs once
 the search has a schedule (with all the time left where no LP or exact phase follows, else BOUND_SHARE of it), else
 at the end, after whatever phase found one."""
+
+SEARCH_BEFORE_BOUND_NO_LP = True
+"""Where no LP is built (above MAX_LP_COLUMNS) and a start fits (a baseline or a warm start), the stage search runs
+before the retention-gap bound, as with a caller's ``enough``: the search's schedule is the result there, the bound
+only its gap (ResNet50 at 2277 units, 16 GiB, `remc compile --strategy approx --time-limit 30`: the solve got
+7.9 s at a load of 5, the bound took 1.2 s of it first, and the stage search, with about half a core, ended
+without a schedule of its eviction settings: the ap-sqrtn baseline came back, +30.5%, where 8 s alone give
++0.028%). The search keeps LATE_BOUND_SHARE of its time for the bound, which runs after it."""
 
 RESEARCH_LEFT = True
 """Where nothing fits after every phase and time is left (own random layered n = 250 seed 11 at 0.9, `remc solve

@@ -415,6 +415,22 @@ the repair from checkpoint-all gets at most a sixth of the time left: the rest i
 +29% from the eviction pass, +13.5% after 40 s of ``improve``)."""
 
 
+STARTED_RUNS_WHOLE = True
+"""Once a schedule fits, an eviction setting that started before STARTS_SHARE of the time runs to its end (at most
+FIRST_PASS_ROWS rows a unit), cut only by the deadline, not at STARTS_SHARE: cut there, its rows were spent for
+nothing (it is not resumed), and whether it ended before the cut depended on the load. ResNet50 at 2277 units from
+the ap-sqrtn baseline (+30.5%): the first setting ends at +9.26%, the second at +0.028%, 0.3-0.5 s of CPU each;
+`remc compile --strategy approx --time-limit 30` returned +0.04%, +0.96%, +9.26% or the baseline, run to run."""
+
+
+STARTS_LEAST = 2
+"""Once a schedule fits, the first this many eviction settings (``VARIANTS``) run whatever STARTS_SHARE, cut only by
+the deadline: whether the second started depended on the load. ResNet50 at 2277 units from the ap-sqrtn baseline
+(+30.5%, a captured 30 s compile's solve, approx alone with its 8 s at a load of 8-10): the first setting gives
++9.26%, the second +0.028%, 0.3-0.5 s of CPU each, and ``improve`` lowers neither in the time left; with the second
+started only before STARTS_SHARE, 1 run of 3 ended at +0.028% (results/time21)."""
+
+
 SLICE_ROWS = 600
 """Rows (``StageState.rows``, stage evaluations) each eviction setting (and the repair from checkpoint-all) runs in
 turn while none has fitted; the least-memory starts get as many as all of those together. Counted, not timed
@@ -659,7 +675,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
     ``enough``: a schedule that costs at most this ends the search (a caller's proven bound within its gap target:
     checkmate's ``_approx_alone``); the settings left, the repair and ``improve`` are not run once one does."""
     from .stagesearch import improve
-    best, how = None, ""
+    best, how, st0 = None, "", None
     if start is not None:
         st0 = StageState(dag, budget, start)
         if st0.peak.max() <= budget:
@@ -692,7 +708,7 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
             info["least_peak"] = search.least.least
     # something fits: the settings left, one after the other, until STARTS_SHARE of the time, each to at most
     # FIRST_PASS_ROWS rows a unit in all (counted: a setting still failing there is given up)
-    for r in runs:
+    for k, r in enumerate(runs):
         if best is not None and best.total_cost() <= enough:
             break
         if r.done or (deadline is not None and r.rows >= FIRST_PASS_ROWS * dag.n):
@@ -700,9 +716,12 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
         now = time.perf_counter()
         if best is None or (deadline is not None and now >= deadline):
             break
-        if starts_end is not None and now >= starts_end:
+        if starts_end is not None and now >= starts_end and k >= STARTS_LEAST:
             break  # the rest is improve's (random layered n = 1000 at 0.8: the variants took all 70 s)
-        until = None if deadline is None or starts_end is None else min(deadline, starts_end)
+        # (a setting started runs to its end, within its rows, cut only by the deadline: one cut at STARTS_SHARE
+        # would have spent its rows for nothing, STARTED_RUNS_WHOLE)
+        until = None if deadline is None or starts_end is None else \
+            deadline if STARTED_RUNS_WHOLE else min(deadline, starts_end)
         if r.advance(until, None if deadline is None else FIRST_PASS_ROWS * dag.n - r.rows):
             take(r)
     # the repair from checkpoint-all too, within a third of the time left: the eviction pass is greedy and
@@ -719,7 +738,8 @@ def evict_search(dag: DAG, budget: int, *, deadline: float | None = None, improv
         return None
     if best.total_cost() <= enough or deadline is not None and time.perf_counter() >= deadline:  # (no search left: no rebuild, n rows, 1.5-4 s at
         return best.R.copy(), best.S.copy(), best.evals, how   # 1000 units under load, past the deadline)
-    best = StageState(dag, budget, best.S)  # fresh rows for the search
+    if best is not st0:  # (the given start, untouched since it was built, is fresh: not built again, 0.5-1 s at 2277 units)
+        best = StageState(dag, budget, best.S)  # fresh rows for the search
     if info is not None:  # (improve's start: checkmate's _deep_improve may go on from it with whole repairs)
         info["improve_start"] = best.S.copy()
     # the moves that fit as they are first (a few rows each), then those that need a repair: from own layered

@@ -75,11 +75,24 @@ class Clock:
     def __init__(self, time_limit: float | None) -> None:
         import time
         self._now = time.perf_counter
+        self._cpu = time.process_time
         self.start = self._now()
+        self.cpu_start = self._cpu()
         self.time_limit = time_limit
 
     def elapsed(self) -> float:
         return self._now() - self.start
+
+    def slowdown(self) -> float:
+        """Wall seconds per second of this process's CPU since the clock started (at least 1, at most SLOWDOWN_CAP;
+        1 before SLOWDOWN_MIN_SECONDS have passed): how much slower than on a free core this process runs now, measured,
+        whatever the load average says (a run at nice 10 beside busy loops at nice 0 gets a tenth of what the load
+        suggests). Where the work waits on another process (an LP's worker) it reads high: estimates made with it
+        are cautious there."""
+        wall = self._now() - self.start
+        if wall < SLOWDOWN_MIN_SECONDS:
+            return 1.0
+        return min(max(wall / max(self._cpu() - self.cpu_start, 1e-6), 1.0), SLOWDOWN_CAP)
 
     def left(self) -> float | None:
         """Seconds left (None: no limit; never negative)."""
@@ -92,6 +105,21 @@ class Clock:
     def deadline(self) -> float | None:
         """The ``time.perf_counter()`` value at which time runs out (None: no limit)."""
         return None if self.time_limit is None else self.start + self.time_limit
+
+
+SLOWDOWN_MIN_SECONDS = 0.25
+"""Wall seconds a ``Clock`` must have run before its ``slowdown`` is read from it (1 before: too short to say)."""
+SLOWDOWN_CAP = 50.0
+"""The largest ``Clock.slowdown`` reported."""
+
+
+def slowdown(clock: Clock | None) -> float:
+    """How many times slower than on a free core this process runs now: ``clock``'s measured ``slowdown`` where a
+    clock is given and has run SLOWDOWN_MIN_SECONDS, else the load per core (``load_per_core``, which a process at
+    another nice level than the load's sees wrongly either way)."""
+    if clock is not None and hasattr(clock, "slowdown") and clock.elapsed() >= SLOWDOWN_MIN_SECONDS:
+        return clock.slowdown()
+    return load_per_core()
 
 
 def load_per_core() -> float:

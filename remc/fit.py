@@ -237,9 +237,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         state.budget = report.solver_budget = _anticipate(state, device, clock, kernel_deadline, report, settings)
     # keep back what plan, lower and the arena check will take: about two arena replays' time
     # (the input graph's prediction: the arena estimate, or the ratio budget's measure where it was reused)
-    reserve = 0.0 if clock is None else 2 * (sum(p.seconds for p in clock.phases if p.name == "arena estimate")
-                                             or sum(p.seconds for p in clock.phases
-                                                    if p.name == "unmodified graph's need")) + _write_estimate(clock)
+    reserve = _first_reserve(state, clock)
     first_share = SLACK_FIRST_SHARE if _saving_expected(report) and _slack_room(clock, reserve) else FIRST_ROUND_SHARE
     first_solver = int(state.budget)
     try:
@@ -259,7 +257,7 @@ def compile_fit(passes: list[Pass], state: State, *, device: str = "cpu", verify
         report.rounds = rnd
         t0 = None if clock is None else clock.elapsed()
         pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline,
-                       layout_time_left=None if clock is None else clock.left()) if steps is None else \
+                       layout_time_left=_layout_time_left(clock)) if steps is None else \
             _loop_prediction(state.lowered, device, steps, budget, fixed_buffers, report, settings)
         if pred.layout_upper_bound and not layout_noted and clock is not None:
             layout_noted = True
@@ -469,9 +467,19 @@ def _re_solve(passes: list[Pass], state: State, report: FitReport, device: str, 
         state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, report.prediction = kept
         return entry
     report.rounds += 1
+    checks = [] if clock is None else [p.seconds for p in clock.phases if p.name == "arena check"]
+    if clock is not None and clock.time_limit is not None and checks and RECHECK_GIVES_WAY and \
+            (clock.left() or 0.0) < checks[-1] + _write_estimate(clock):
+        # no time for this plan's arena check (as long as the last one) and the write: the checked plan stays
+        entry["unchecked"] = True
+        report.history.append(entry)
+        clock.notes.append(f"{why} round: its plan was not checked against the device (its arena check would end past "
+                           "the time limit), so the plan checked before it was kept")
+        state.schedule, state.plan, state.sim, state.lowered, report.solver_budget, report.prediction = kept
+        return entry
     t0 = None if clock is None else clock.elapsed()
     new_pred = predict(state.lowered, device, settings=settings, deadline=kernel_deadline,
-                       layout_time_left=None if clock is None else clock.left())
+                       layout_time_left=_layout_time_left(clock))
     if clock is not None and t0 is not None:
         clock.record("arena check", t0)
     new_cost = state.schedule.cost(state.dag)
@@ -483,6 +491,11 @@ def _re_solve(passes: list[Pass], state: State, report: FitReport, device: str, 
     else:
         report.solver_budget, report.prediction = solver_budget, new_pred
     return entry
+
+
+RECHECK_GIVES_WAY = True
+"""A slack or continued round (``_re_solve``) whose plan's arena check (as long as the last one) and the write no
+longer fit in the time left is not checked: the plan checked before it is kept, and the clock's notes say so."""
 
 
 UPWARD_ROUNDS = 3
@@ -692,6 +705,41 @@ def _after_solve(clock: CompileClock | None) -> float:
         return 0.0
     last = max((k for k, p in enumerate(clock.phases) if p.name == "schedule"), default=None)
     return 0.0 if last is None else sum(p.seconds for p in clock.phases[last + 1:]) + _write_estimate(clock)
+
+
+PLAN_LOWER_SECONDS_PER_UNIT = 3.5e-4
+"""CPU seconds per unit that generating, validating and lowering a plan take (``plan`` and ``lower``): ResNet50 fine
+(2277 units) 1.6 s of wall at about half a core (results/time21), GPT-2 fine (1730 units) 4.6-9.1 s at a load of 25.
+Times the compile's measured slowdown (``CompileClock.slowdown``) in the first solve's reserve."""
+
+
+def _plan_lower_estimate(state: State, clock: CompileClock | None) -> float:
+    """What ``plan`` and ``lower`` after the first solve will take: PLAN_LOWER_SECONDS_PER_UNIT a unit times the
+    compile's slowdown (0 without a clock or a DAG)."""
+    if clock is None or state.dag is None:
+        return 0.0
+    return PLAN_LOWER_SECONDS_PER_UNIT * state.dag.n * clock.slowdown()
+
+
+def _first_reserve(state: State, clock: CompileClock | None) -> float:
+    """What the first solve keeps back for the steps after it: the arena check, about twice the input graph's
+    prediction (the arena estimate, or the ratio budget's measure where it was reused: a lowered graph with
+    recomputations has more blocks), plan and lower (``_plan_lower_estimate``) and the output's write
+    (``_write_estimate``). Without plan and lower, Swin-T from torchvision at 0.9x, 60 s, at a load of 21-26 ended at
+    53-63 s (results/any20)."""
+    if clock is None:
+        return 0.0
+    check = sum(p.seconds for p in clock.phases if p.name == "arena estimate") \
+        or sum(p.seconds for p in clock.phases if p.name == "unmodified graph's need")
+    return 2 * check + _plan_lower_estimate(state, clock) + _write_estimate(clock)
+
+
+def _layout_time_left(clock: CompileClock | None) -> float | None:
+    """The time an arena check's layout may count on (``predict``'s ``layout_time_left``): the time left less the
+    output's write (``_write_estimate``); None without a limit. CP-SAT's layout stops at EXACT_WALL_SHARE of it."""
+    if clock is None or clock.time_limit is None:
+        return None
+    return max((clock.left() or 0.0) - _write_estimate(clock), 0.0)
 
 
 def _write_estimate(clock: CompileClock | None) -> float:

@@ -82,11 +82,27 @@ class CompileClock:
     started_ago: float = 0.0
     """Seconds the compile had run before this clock was made (``process_age``: the interpreter's start and
     the imports), recorded as the ``start-up`` phase and counted against the limit."""
+    cpu: Callable[[], float] | None = field(default=None, repr=False)
+    """CPU seconds this process (and the children it waited for) has used since it started (``process_cpu``,
+    the default where ``now`` is the real clock); with an injected ``now`` and none given, ``slowdown`` is 1."""
 
     def __post_init__(self) -> None:
         self.start = self.now() - self.started_ago
+        if self.cpu is None and self.now is time.perf_counter:
+            self.cpu = process_cpu
         if self.started_ago > 0:
             self.record("start-up", 0.0)
+
+    def slowdown(self) -> float:
+        """Wall seconds of the compile so far per CPU second it used (at least 1, at most SLOWDOWN_CAP; 1 without a
+        CPU clock or before SLOWDOWN_MIN_SECONDS): how much slower than on a free core the compile runs, measured,
+        whatever the load average says. The compile's estimates of CPU work scale by it (``fit._plan_lower_estimate``)."""
+        if self.cpu is None:
+            return 1.0
+        wall = self.elapsed()
+        if wall < SLOWDOWN_MIN_SECONDS:
+            return 1.0
+        return min(max(wall / max(self.cpu(), 1e-6), 1.0), SLOWDOWN_CAP)
 
     def elapsed(self) -> float:
         return self.now() - self.start
@@ -135,6 +151,19 @@ class CompileClock:
                 "phases": [{"phase": p.name, "seconds": p.seconds, "start": p.start, "deadline": p.deadline}
                            for p in self.phases],
                 "notes": list(self.notes)}
+
+
+SLOWDOWN_MIN_SECONDS = 0.5
+"""Seconds a compile must have run before its ``CompileClock.slowdown`` is measured (1 before)."""
+SLOWDOWN_CAP = 50.0
+"""The largest ``CompileClock.slowdown``."""
+
+
+def process_cpu() -> float:
+    """CPU seconds (user and system) of this process and of the children it waited for, since it started."""
+    import os
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
 
 
 def process_age() -> float:

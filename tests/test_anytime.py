@@ -662,7 +662,52 @@ def test_approx_starts_no_stage_search_with_less_time_left_than_one_build(monkey
     real, calls = pa.evict_search, []
     monkeypatch.setattr(pa, "evict_search", lambda *a, **k: calls.append(1) or real(*a, **k))
     opts = make_options("approx", time_limit=1000.0, threads=1, window=False)
-    monkeypatch.setattr(pa, "stage_build_seconds", lambda n: math.inf)
+    monkeypatch.setattr(pa, "stage_build_seconds", lambda n, clock=None, builds=1: math.inf)
     s = solve("approx", dag, budget, opts)
     assert not calls and s.report.status == "time_limit" and s.peak(dag) <= budget
     assert "not started" in s.report.extras["stage_search_skipped"]
+
+
+def test_approx_without_an_lp_runs_its_stage_search_from_a_start_before_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no LP is built and a start fits (a baseline), approx's stage search runs before the retention-gap bound
+    (SEARCH_BEFORE_BOUND_NO_LP): the search's schedule is the result, the bound only its gap (ResNet50 fine, a 30 s
+    compile's 7.9 s solve at a load of 5: the bound took 1.2 s first and the baseline came back, +30.5%)."""
+    import remc.passes.approx as pa
+    from remc.backends.strategies import make_options, solve
+
+    dag = training_graph(65, np.random.default_rng(1))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert dag.n > pa.STAGE_SEARCH_UNITS
+    monkeypatch.setattr(pa, "MAX_LP_COLUMNS", 0)
+    monkeypatch.setattr(pa, "MAX_FEASIBLE_COLUMNS", 0)
+    order: list[str] = []
+    monkeypatch.setattr(pa, "gap_bound", lambda *a, **k: order.append("bound") or types.SimpleNamespace(bound=-math.inf))
+    real = pa.evict_search
+    monkeypatch.setattr(pa, "evict_search", lambda *a, **k: order.append("search") or real(*a, **k))
+    monkeypatch.setattr(pa, "stage_build_seconds", lambda n, clock=None, builds=1: 0.0)  # (no load read)
+    s = solve("approx", dag, budget, make_options("approx", time_limit=1000.0, threads=1, window=False))
+    assert order[:2] == ["search", "bound"] and s.peak(dag) <= budget
+
+
+def test_a_clocks_slowdown_is_its_wall_per_cpu_second_and_scales_the_stage_build_estimate() -> None:
+    """``Clock.slowdown``: wall seconds per CPU second since the clock started (fake readings here), at least 1; the
+    stage search's estimate (``stage_build_seconds``) takes it over the load average once the clock has run, and
+    counts STAGE_SEARCH_BUILDS builds where asked (approx's gate before a search from a schedule in hand)."""
+    import sys
+
+    import remc.passes.approx as pa
+    from remc.passes.solver_api import Clock, slowdown
+
+    wall, cpu = [0.0], [0.0]
+    clock = Clock(30.0)
+    clock._now, clock._cpu, clock.start, clock.cpu_start = (lambda: wall[0]), (lambda: cpu[0]), 0.0, 0.0
+    wall[0], cpu[0] = 10.0, 2.0
+    assert clock.slowdown() == 5.0 and slowdown(clock) == 5.0
+    cpu[0] = 20.0  # (threads: more CPU than wall)
+    assert clock.slowdown() == 1.0
+    cpu[0] = 2.0
+    import scipy.sparse.linalg  # noqa: F401  (imported: its first import is not in the estimate)
+    assert "scipy.sparse.linalg" in sys.modules
+    one = pa.stage_build_seconds(1000, clock)
+    assert one == pytest.approx(pa.STAGE_BUILD_SECONDS_PER_UNIT * 1000 * 5.0)
+    assert pa.stage_build_seconds(1000, clock, pa.STAGE_SEARCH_BUILDS) == pytest.approx(pa.STAGE_SEARCH_BUILDS * one)

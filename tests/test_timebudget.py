@@ -130,7 +130,8 @@ def test_fit_rounds_share_the_time_left_and_start_warm(monkeypatch) -> None:
         share = FIRST_ROUND_SHARE if k == 0 else LATER_ROUND_SHARE
         # a later round keeps back what plan, lower and the arena check took after the previous solve
         est = sum(p.seconds for p in clock.phases if p.name == "arena estimate")
-        reserve = 2 * est if k == 0 else sum(p.seconds for p in clock.phases[at[k - 1] + 1:i])
+        reserve = 2 * est + fit_mod._plan_lower_estimate(st, clock) if k == 0 else \
+            sum(p.seconds for p in clock.phases[at[k - 1] + 1:i])
         reserve += sum(p.seconds for p in clock.phases if p.name == "import")  # the output's write (as the import)
         left = 60.0 - (ph.deadline - sp.options.time_limit)  # the time left when the limit was set
         assert sp.options.time_limit == pytest.approx(share * (left - reserve))
@@ -749,8 +750,77 @@ def test_the_first_solve_keeps_time_for_a_slack_round_only_where_one_can_run(mon
     compile_fit(stages(passes, first="schedule"), st, device="cuda:9",
                 on_pass=lambda p, s: seen.append(p) if isinstance(p, SchedulePass) else None)
     first = clock.phases[next(k for k, p in enumerate(clock.phases) if p.name == "schedule")]
-    reserve = 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate") + fit_mod._write_estimate(clock)
+    reserve = 2 * sum(p.seconds for p in clock.phases if p.name == "arena estimate") + fit_mod._write_estimate(clock) \
+        + fit_mod._plan_lower_estimate(st, clock)
     left = limit - (first.deadline - seen[0].options.time_limit)  # the time left when the limit was set
     share = SLACK_FIRST_SHARE if slack_share else FIRST_ROUND_SHARE
     assert seen[0].options.time_limit == pytest.approx(share * (left - reserve))
     assert (len(seen) > 1) == slack_share  # (the slack round ran where there was room for it)
+
+
+def test_the_first_solve_keeps_back_plan_and_lower_at_the_compiles_measured_slowdown() -> None:
+    """The first solve's reserve (``fit._first_reserve``) counts plan and lower: PLAN_LOWER_SECONDS_PER_UNIT a unit
+    times the compile's slowdown (``CompileClock.slowdown``: wall per CPU second, fake here), besides twice the arena
+    estimate and the write; an arena check's layout counts on the time left less the write (``_layout_time_left``)."""
+    from types import SimpleNamespace
+
+    from remc import fit as fit_mod
+
+    t, used = [100.0], [0.0]
+    clock = CompileClock(60.0, now=lambda: t[0], cpu=lambda: used[0])
+    clock.record("import", 0.0)
+    t[0] += 3.0
+    clock.record("import", 0.0)  # (3 s: the write's estimate)
+    t[0] += 2.0
+    clock.record("arena estimate", 3.0)  # (2 s)
+    used[0] = 1.25  # (5 s of wall, 1.25 of CPU: 4x slower than a free core)
+    assert clock.slowdown() == 4.0
+    state = SimpleNamespace(dag=SimpleNamespace(n=1000))
+    plan_lower = fit_mod.PLAN_LOWER_SECONDS_PER_UNIT * 1000 * 4.0
+    assert fit_mod._plan_lower_estimate(state, clock) == pytest.approx(plan_lower)
+    assert fit_mod._first_reserve(state, clock) == pytest.approx(2 * 2.0 + plan_lower + 3.0)
+    assert fit_mod._layout_time_left(clock) == pytest.approx(60.0 - 5.0 - 3.0)
+    assert CompileClock(60.0, now=lambda: t[0]).slowdown() == 1.0  # (an injected clock without a CPU clock)
+
+
+def test_a_continued_rounds_plan_is_not_checked_past_the_limit_the_checked_one_stays(monkeypatch) -> None:
+    """A continued round (``_re_solve``) whose solve leaves less time than the last arena check and the write: its
+    plan is not checked (no ``predict``), the plan checked before it stays, and the clock's notes say so
+    (RECHECK_GIVES_WAY; before, the check ran past the limit). Fake clock: the continued solve takes what is left."""
+    from remc import fit as fit_mod
+    from remc.backends.strategies import make_options
+    from remc.fit import ArenaPrediction, compile_fit
+    from remc.pipeline import State, compile_pipeline, run, stages
+
+    model = onnx.parser.parse_model((GRAPHS / "chain_train.onnxtxt").read_text())
+    passes = compile_pipeline(cost="flops", granularity="fine", strategy="approx",
+                              options=make_options("approx", time_limit=1000.0))
+    fake = FakeTime()
+    clock = CompileClock(600.0, now=fake)
+    st = run(stages(passes, last="units"), State(model=model, budget=128, clock=clock))
+    predicted = []
+
+    def fake_predict(lowered, device, **kw):
+        predicted.append(1)
+        return ArenaPrediction(0 if len(predicted) == 1 else 128, 0, 0)
+
+    monkeypatch.setattr(fit_mod, "predict", fake_predict)
+    real_run, solves = fit_mod.run, []
+
+    def run_and_mark(ps, state, **kw):  # every solve is cut by its limit; the second takes all the time left
+        out = real_run(ps, state, **kw)
+        if state.schedule is not None and state.schedule.report is not None:
+            state.schedule.report.status = "time_limit"
+            solves.append(state.budget)
+            if len(solves) == 2:
+                fake.t += clock.left() - 0.5
+        return out
+
+    monkeypatch.setattr(fit_mod, "run", run_and_mark)
+    report = compile_fit(stages(passes, first="schedule"), st, device="cuda:9")
+    more = [h for h in report.history if h.get("continued")]
+    assert len(solves) == 2 and len(more) == 1 and more[0].get("unchecked") is True
+    assert len(predicted) == 2  # (the input graph and the first plan: not the continued round's)
+    assert report.prediction is not None and report.prediction.total == 128
+    assert any("not checked against the device" in n for n in clock.notes)
+    assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
