@@ -385,6 +385,23 @@ def test_fit_keeps_no_frame_of_a_failed_solve():
     assert len(held) == 2 and held[0]() is None
 
 
+def _fails_below(tried: list[int], least: int = 125000):
+    """A schedule pass that records the solver budget of each run in ``tried`` and finds no schedule below ``least``
+    (the least feasible it reports: 101000)."""
+    from remc.ir.errors import InfeasibleError
+    from remc.pipeline import Pass
+
+    class FailsBelow(Pass):
+        name = "schedule"
+
+        def apply(self, state):
+            tried.append(int(state.budget))
+            if state.budget < least:
+                raise InfeasibleError("no schedule fits", 101000)
+
+    return FailsBelow()
+
+
 def test_the_first_raises_are_by_the_input_graphs_saving_on_the_device():
     """Where ONNX Runtime needed less than the live bytes on the input graph (in-place outputs), a budget with
     no schedule in remc's model is raised by half that saving first, then by all of it, not by 0.5% (RegNetY-400MF
@@ -395,17 +412,9 @@ def test_the_first_raises_are_by_the_input_graphs_saving_on_the_device():
 
     from remc.fit import FitReport, _solve_raising
     from remc.ir.errors import InfeasibleError
-    from remc.pipeline import Pass, State
+    from remc.pipeline import State
 
     tried: list[int] = []
-
-    class FailsBelow(Pass):
-        name = "schedule"
-
-        def apply(self, state):
-            tried.append(int(state.budget))
-            if state.budget < 125000:
-                raise InfeasibleError("no schedule fits", 101000)
 
     for excess, want in ((-30000, [100000, 115000, 130000]), (-60000, [100000, 130000]),
                          (4000, [100000, 101000, 101500, 102000])):
@@ -415,7 +424,7 @@ def test_the_first_raises_are_by_the_input_graphs_saving_on_the_device():
         report = FitReport(100000, 100000, 0,
                            history=[{"round": 0, "input_graph_excess": excess, "solver_budget": 100000}])
         try:
-            _solve_raising([FailsBelow()], state, report, None, None)
+            _solve_raising([_fails_below(tried)], state, report, None, None)
         except InfeasibleError:
             pass
         assert tried == want
@@ -430,24 +439,16 @@ def test_no_raise_where_what_every_plan_holds_exceeds_the_budget():
 
     from remc.fit import FitReport, _solve_raising
     from remc.ir.errors import InfeasibleError
-    from remc.pipeline import Pass, State
+    from remc.pipeline import State
 
     tried: list[int] = []
-
-    class FailsBelow(Pass):
-        name = "schedule"
-
-        def apply(self, state):
-            tried.append(int(state.budget))
-            if state.budget < 125000:
-                raise InfeasibleError("no schedule fits", 101000)
 
     for kept, want in ((60000, [100000]), (49000, [100000, 101000, 101500, 102000])):
         tried.clear()
         state = State(budget=100000)
         state.dag = SimpleNamespace(constant=41000, kept=np.array([kept, 0], np.int64))
         with pytest.raises(InfeasibleError) as got:
-            _solve_raising([FailsBelow()], state, FitReport(100000, 100000, 0), None, None)
+            _solve_raising([_fails_below(tried)], state, FitReport(100000, 100000, 0), None, None)
         assert tried == want
         assert ("every plan needs at least 101000 bytes on the device" in str(got.value)) == (kept == 60000)
 
