@@ -492,6 +492,10 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     rep.seconds = clock.elapsed()
     if not _within(dag, sched, o.gap):
         _last_bound(dag, budget, sched, state.get("gap_bound"), clock, o.gap)
+    left = clock.left()
+    if not _within(dag, sched, o.gap) and left is not None and left >= LAST_IMPROVE_MIN_SECONDS:
+        sched, how = _last_improve(dag, budget, sched, clock, o.gap)
+        note += f"; then the stage search's improve from the best schedule with the time left: {how}"
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
@@ -604,6 +608,45 @@ def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock,
                                 f"{'raised' if more.bound > prev.bound else 'not raised'}")
     raise_bound(dag, sched, more.bound, gap=gap)
     rep.seconds = clock.elapsed()
+
+
+LAST_IMPROVE_MIN_SECONDS = 5.0
+"""``_last_improve`` runs only with at least this many seconds left (its start, the stage search's rows for the
+schedule, is not interruptible: 1.5-4 s at 1000 units under load)."""
+LAST_IMPROVE_MARGIN = 1.0
+"""Seconds before the limit at which ``_last_improve``'s moves stop (one move's repair may run past it)."""
+
+
+def _last_improve(dag: DAG, budget: int, sched: Schedule, clock: Clock, gap: float) -> tuple[Schedule, str]:
+    """checkmate's last phase where approx alone runs (``_approx_alone``), with the time every other phase left (none
+    of them runs to the limit where it has nothing more to do): the stage search's ``improve`` (the moves that fit
+    first, then those that need a repair, as ``evict_search`` ends) from the best schedule, cleaned and checked; the
+    cheaper of both, its report's cost, gap and status updated, and a note. At 1000 units approx's own improve is cut
+    by its share of the limit while it still gains (random layered n=1000 seed 1 at 0.8, 120 s: approx returned
+    +5.728% at 102 s and checkmate returned it, 17 s early; 60 s of this phase from it gave +4.956%)."""
+    from ..passes.stagesearch import StageState, improve
+    end = time.perf_counter() + (clock.left() or 0.0) - LAST_IMPROVE_MARGIN
+    rep = sched.report
+    cost0 = sched.cost(dag)
+    st = StageState(dag, budget, sched.S)
+    if st.peak.max() > budget:  # (the least R for its S does not fit: nothing to start from)
+        return sched, "not run"
+    enough = _enough(dag, rep.bound if rep.bound is not None else -math.inf, gap)
+    improve(st, end, repairs=False, enough=enough)
+    improve(st, end, enough=enough)
+    R, S = clean(dag, st.R, st.S)
+    cand = Schedule(R, S, strategy=f"{sched.strategy or 'unnamed'}, improved")
+    if check(dag, R, S) or cand.peak(dag) > budget:  # improve's moves and clean keep both: a bug
+        raise SolverError("checkmate: the stage search's improve returned an invalid schedule")
+    if not cand.cost(dag) < cost0:
+        return sched, f"cost {cost0:g} (not lowered)"
+    cand.report = rep
+    rep.cost, rep.peak = cand.cost(dag), int(cand.peak(dag))
+    if rep.bound is not None and math.isfinite(rep.bound):
+        rep.gap = gap_of(rep.cost, rep.bound, float(dag.total_cost))
+    _take_bound(dag, cand, -math.inf, gap)  # (the status where the cheaper schedule is within the gap)
+    rep.seconds = clock.elapsed()
+    return cand, f"cost {rep.cost:g}"
 
 
 def _phase_reporter(dag: DAG, progress: Progress | None, clock: Clock, extra: list[float]):

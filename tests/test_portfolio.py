@@ -177,3 +177,34 @@ def test_checkmates_deep_improve_takes_the_best_of_all_repairs(monkeypatch: pyte
     # from a given start (approx's stage search's schedule before its own improve) rather than the schedule
     from_start, note = strategies._deep_improve(dag, budget, start, Clock(None), start=st.S)
     assert from_start.cost(dag) == pytest.approx(63.0) and "start" in note
+
+
+def test_checkmates_last_improve_lowers_the_best_schedule_with_the_time_left() -> None:
+    """``_last_improve`` (checkmate where approx runs alone, with the time the other phases left) goes on with the
+    stage search's improve from the best schedule: a schedule with a needless recomputation (a unit computed again
+    while it is resident anyway) comes back without it, checked and within the budget, its report's cost lowered by
+    that unit's cost and its bound kept."""
+    from remc.backends.strategies import _last_improve
+    from remc.ir.schedule import Schedule
+
+    class Ample:  # (a clock with time to spare, and none of the wall clock's)
+        def left(self) -> float:
+            return 1e9
+
+        def elapsed(self) -> float:
+            return 0.0
+
+    dag = cases()[4]
+    base = checkpoint_all(dag)
+    budget = int(base.peak(dag))
+    R, S = base.R.copy(), base.S.copy()
+    t, i = next((t, i) for t in range(1, dag.n) for i in range(t) if S[t, i] and not len(dag.preds[i]))
+    R[t, i] = True  # (i has no parents: its recomputation needs nothing resident)
+    assert not check(dag, R, S)
+    sched = Schedule(R, S)
+    sched.report.cost, sched.report.bound = sched.cost(dag), float(dag.cost.sum())
+    sched.report.gap = 1.0
+    out, how = _last_improve(dag, budget, sched, Ample(), 1e-4)  # type: ignore[arg-type]
+    assert not check(dag, out.R, out.S) and out.peak(dag) <= budget
+    assert out.cost(dag) == pytest.approx(sched.cost(dag) - dag.cost[i]) and out.report.cost == out.cost(dag)
+    assert out.report.bound == float(dag.cost.sum()) and how.startswith("cost ")
