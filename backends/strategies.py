@@ -444,9 +444,8 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     state: dict[str, Any] = {}
     covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
     known = covered.bound if covered is not None and math.isfinite(covered.bound) else -math.inf
-    window = o.window and dag.n > APPROX_ALONE_WINDOW_UNITS  # (at most that: the stage search gets its share)
     sched = _approx_fn(dag, budget, ApproxOptions(time_limit=clock.left(), threads=o.threads, free_form=o.free_form,
-                                                  window=window), progress, start, state,
+                                                  window=o.window), progress, start, state,
                        enough=_enough(dag, known, o.gap) if STOP_AT_GAP else -math.inf)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
             f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})") + pre_note
@@ -500,15 +499,6 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     sched.report.extras["portfolio"] = note
     sched.strategy = "checkmate"
     return sched
-
-
-APPROX_ALONE_WINDOW_UNITS = 1000
-"""checkmate where approx runs alone (``_approx_alone``) runs approx without its window search (passes/window.py) on
-graphs of at most this many units: there approx gives the window search's share back to its stage search, whose
-``improve`` is otherwise cut while it still gains. On random layered n=1000 seed 1 at 0.8 (120 s) the window search
-took 9.2 s and improved none of its 3 windows, while 60 s more of ``improve`` from approx's schedule lowered it from
-+5.728% to +4.956% (BENCHMARKS.md, branch ``gap21``). Larger graphs (ResNet50 and GPT-2 at ONNX-node granularity)
-keep it (not measured here)."""
 
 
 STOP_AT_GAP = True

@@ -208,28 +208,3 @@ def test_checkmates_last_improve_lowers_the_best_schedule_with_the_time_left() -
     assert not check(dag, out.R, out.S) and out.peak(dag) <= budget
     assert out.cost(dag) == pytest.approx(sched.cost(dag) - dag.cost[i]) and out.report.cost == out.cost(dag)
     assert out.report.bound == float(dag.cost.sum()) and how.startswith("cost ")
-
-
-def test_checkmate_where_approx_runs_alone_gives_the_window_searchs_share_to_the_stage_search(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Up to APPROX_ALONE_WINDOW_UNITS units, checkmate's approx-alone phase runs approx without its window search
-    (approx then gives that share to its stage search); above it, with it (as ``window`` asks)."""
-    from remc.backends import strategies
-    from remc.passes import milp
-    dag = cases()[4]
-    seen: list[bool] = []
-
-    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf):  # noqa: ANN001
-        seen.append(o.window)
-        return checkpoint_all(dag)
-
-    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
-    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
-    monkeypatch.setattr(strategies, "_approx_fn", fake_approx)
-    monkeypatch.setattr(strategies, "_gap_cover_first", lambda dag, budget, o, clock, start: (None, start, ""))
-    monkeypatch.setattr(strategies, "_within", lambda dag, sched, gap: True)  # (nothing after approx)
-    budget = int(checkpoint_all(dag).peak(dag))
-    solve("checkmate", dag, budget, make_options("checkmate", threads=1))
-    monkeypatch.setattr(strategies, "APPROX_ALONE_WINDOW_UNITS", dag.n - 1)
-    solve("checkmate", dag, budget, make_options("checkmate", threads=1))
-    assert seen == [False, True]
