@@ -444,7 +444,10 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     state: dict[str, Any] = {}
     covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
     known = covered.bound if covered is not None and math.isfinite(covered.bound) else -math.inf
-    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=clock.left(), threads=o.threads, free_form=o.free_form,
+    left = clock.left()
+    if left is not None and dag.n <= LAST_IMPROVE_UNITS:  # (kept for _last_improve, below)
+        left = max(left - LAST_IMPROVE_SHARE * left, 0.0)
+    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=left, threads=o.threads, free_form=o.free_form,
                                                   window=o.window), progress, start, state,
                        enough=_enough(dag, known, o.gap) if STOP_AT_GAP else -math.inf)
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
@@ -610,6 +613,15 @@ def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock,
     rep.seconds = clock.elapsed()
 
 
+LAST_IMPROVE_SHARE = 0.15
+"""Share of the time left after ``_gap_cover_first`` that checkmate's ``_approx_alone`` keeps from approx for
+``_last_improve`` (graphs of at most LAST_IMPROVE_UNITS units). The stage search's improve started again from
+approx's schedule gains at once: random layered n=1000 seed 1 at 0.8, from checkmate's +5.728% (120 s), +5.313%
+after 5 s, +5.129% after 10 s, +4.956% after 20 s (BENCHMARKS.md, branch ``gap21``); approx alone under load
+used all of its limit, so no time was left for it otherwise."""
+LAST_IMPROVE_UNITS = 1000
+"""Largest graph for which ``_approx_alone`` keeps LAST_IMPROVE_SHARE (ResNet50 and GPT-2 at ONNX-node granularity,
+1730-2277 units, keep approx's whole share: not measured here)."""
 LAST_IMPROVE_MIN_SECONDS = 5.0
 """``_last_improve`` runs only with at least this many seconds left (its start, the stage search's rows for the
 schedule, is not interruptible: 1.5-4 s at 1000 units under load)."""

@@ -208,3 +208,29 @@ def test_checkmates_last_improve_lowers_the_best_schedule_with_the_time_left() -
     assert not check(dag, out.R, out.S) and out.peak(dag) <= budget
     assert out.cost(dag) == pytest.approx(sched.cost(dag) - dag.cost[i]) and out.report.cost == out.cost(dag)
     assert out.report.bound == float(dag.cost.sum()) and how.startswith("cost ")
+
+
+def test_checkmate_where_approx_runs_alone_keeps_a_share_for_the_last_improve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to LAST_IMPROVE_UNITS units, checkmate's approx-alone phase gives approx its time left less
+    LAST_IMPROVE_SHARE (kept for ``_last_improve``); above it, all of it."""
+    from remc.backends import strategies
+    from remc.passes import milp
+    dag = cases()[4]
+    seen: list[float] = []
+
+    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf):  # noqa: ANN001
+        seen.append(o.time_limit)
+        return checkpoint_all(dag)
+
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    monkeypatch.setattr(strategies, "_approx_fn", fake_approx)
+    monkeypatch.setattr(strategies, "_gap_cover_first", lambda dag, budget, o, clock, start: (None, start, ""))
+    monkeypatch.setattr(strategies, "_within", lambda dag, sched, gap: True)  # (nothing after approx)
+    budget = int(checkpoint_all(dag).peak(dag))
+    limit = 1e6  # (seconds: the shares below do not depend on how long the set-up took)
+    solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=limit))
+    monkeypatch.setattr(strategies, "LAST_IMPROVE_UNITS", dag.n - 1)
+    solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=limit))
+    share = 1.0 - strategies.LAST_IMPROVE_SHARE
+    assert 0.99 * share * limit <= seen[0] <= share * limit and 0.99 * limit <= seen[1] <= limit
