@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir.dag import DAG
-from ..ir.errors import InfeasibleError, RemcError, SolverError
+from ..ir.errors import InfeasibleError, NoScheduleInTime, RemcError, SolverError
 from ..ir.report import gap_of, within_gap
 from ..ir.schedule import Schedule, check
 from ..passes.milp_model import clean, lower_bound_text, model_columns, simple_lower_bound
@@ -445,11 +445,23 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     covered, start, pre_note = _gap_cover_first(dag, budget, o, clock, start)
     known = covered.bound if covered is not None and math.isfinite(covered.bound) else -math.inf
     left = clock.left()
-    if left is not None and dag.n <= LAST_IMPROVE_UNITS:  # (kept for _last_improve, below)
+    kept = left is not None and dag.n <= LAST_IMPROVE_UNITS
+    if kept:  # (kept for _last_improve, below)
         left = max(left - LAST_IMPROVE_SHARE * left, 0.0)
-    sched = _approx_fn(dag, budget, ApproxOptions(time_limit=left, threads=o.threads, free_form=o.free_form,
-                                                  window=o.window), progress, start, state,
-                       enough=_enough(dag, known, o.gap) if STOP_AT_GAP else -math.inf)
+    from ..passes.evict import EvictSearch
+    search = EvictSearch(dag, budget)  # (resumed where approx's share ends with nothing found)
+
+    def approx(limit: float | None) -> Schedule:
+        return _approx_fn(dag, budget, ApproxOptions(time_limit=limit, threads=o.threads, free_form=o.free_form,
+                                                     window=o.window), progress, start, state,
+                          enough=_enough(dag, known, o.gap) if STOP_AT_GAP else -math.inf, search=search)
+    try:
+        sched = approx(left)
+    except NoScheduleInTime:
+        if not kept or (clock.left() or 0.0) < LAST_IMPROVE_MIN_SECONDS:
+            raise
+        # nothing fits yet: the share kept for _last_improve goes to approx again, its stage search resumed
+        sched = approx(clock.left())
     note = (f"approx alone on the whole time limit: {why}, MILP not built "
             f"({model_columns(dag)} columns > {_milp_mod().MAX_MILP_COLUMNS})") + pre_note
     if STOP_AT_GAP:
@@ -1214,7 +1226,8 @@ def _deep_improve(dag: DAG, budget: int, sched: Schedule, clock: Clock,
 
 
 def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progress | None,
-               start: Schedule | None = None, state: dict | None = None, enough: float = -math.inf) -> Schedule:
+               start: Schedule | None = None, state: dict | None = None, enough: float = -math.inf,
+               search: EvictSearch | None = None) -> Schedule:
     assert budget is not None
     clock = Clock(o.time_limit)
     # where neither the LP nor the feasibility MILP is built, the stage search has the time that matters: the
@@ -1223,7 +1236,7 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
                                                             _approx_mod().MAX_FEASIBLE_COLUMNS)
     incumbent = _incumbent(dag, budget, clock, start, first=first)
     return _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
-                                clock=clock, race=_race(), state=state, enough=enough)
+                                clock=clock, race=_race(), state=state, enough=enough, search=search)
 
 
 BASELINE_FIRST_FIT = True

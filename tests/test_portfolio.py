@@ -218,7 +218,7 @@ def test_checkmate_where_approx_runs_alone_keeps_a_share_for_the_last_improve(mo
     dag = cases()[4]
     seen: list[float] = []
 
-    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf):  # noqa: ANN001
+    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf, search=None):  # noqa: ANN001
         seen.append(o.time_limit)
         return checkpoint_all(dag)
 
@@ -234,3 +234,31 @@ def test_checkmate_where_approx_runs_alone_keeps_a_share_for_the_last_improve(mo
     solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=limit))
     share = 1.0 - strategies.LAST_IMPROVE_SHARE
     assert 0.99 * share * limit <= seen[0] <= share * limit and 0.99 * limit <= seen[1] <= limit
+
+
+def test_checkmate_where_approx_finds_nothing_in_its_share_gets_the_kept_share_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where approx ends its share (LAST_IMPROVE_SHARE kept from it) with no schedule, checkmate's approx-alone phase
+    runs it again with the time left, its stage search resumed (the same EvictSearch), rather than failing with
+    that share unused."""
+    from remc.backends import strategies
+    from remc.ir.errors import NoScheduleInTime
+    from remc.passes import milp
+    dag = cases()[4]
+    seen: list[tuple[float, object]] = []
+
+    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf, search=None):  # noqa: ANN001
+        seen.append((o.time_limit, search))
+        if len(seen) == 1:
+            raise NoScheduleInTime("nothing within the budget yet")
+        return checkpoint_all(dag)
+
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    monkeypatch.setattr(strategies, "_approx_fn", fake_approx)
+    monkeypatch.setattr(strategies, "_gap_cover_first", lambda dag, budget, o, clock, start: (None, start, ""))
+    monkeypatch.setattr(strategies, "_within", lambda dag, sched, gap: True)  # (nothing after approx)
+    budget = int(checkpoint_all(dag).peak(dag))
+    s = solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=1e6))
+    assert not check(dag, s.R, s.S) and len(seen) == 2
+    assert seen[1][0] > seen[0][0] and seen[1][1] is seen[0][1] is not None
