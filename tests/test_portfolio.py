@@ -177,3 +177,88 @@ def test_checkmates_deep_improve_takes_the_best_of_all_repairs(monkeypatch: pyte
     # from a given start (approx's stage search's schedule before its own improve) rather than the schedule
     from_start, note = strategies._deep_improve(dag, budget, start, Clock(None), start=st.S)
     assert from_start.cost(dag) == pytest.approx(63.0) and "start" in note
+
+
+def test_checkmates_last_improve_lowers_the_best_schedule_with_the_time_left() -> None:
+    """``_last_improve`` (checkmate where approx runs alone, with the time the other phases left) goes on with the
+    stage search's improve from the best schedule: a schedule with a needless recomputation (a unit computed again
+    while it is resident anyway) comes back without it, checked and within the budget, its report's cost lowered by
+    that unit's cost and its bound kept."""
+    from remc.backends.strategies import _last_improve
+    from remc.ir.schedule import Schedule
+
+    class Ample:  # (a clock with time to spare, and none of the wall clock's)
+        def left(self) -> float:
+            return 1e9
+
+        def elapsed(self) -> float:
+            return 0.0
+
+    dag = cases()[4]
+    base = checkpoint_all(dag)
+    budget = int(base.peak(dag))
+    R, S = base.R.copy(), base.S.copy()
+    t, i = next((t, i) for t in range(1, dag.n) for i in range(t) if S[t, i] and not len(dag.preds[i]))
+    R[t, i] = True  # (i has no parents: its recomputation needs nothing resident)
+    assert not check(dag, R, S)
+    sched = Schedule(R, S)
+    sched.report.cost, sched.report.bound = sched.cost(dag), float(dag.cost.sum())
+    sched.report.gap = 1.0
+    out, how = _last_improve(dag, budget, sched, Ample(), 1e-4)  # type: ignore[arg-type]
+    assert not check(dag, out.R, out.S) and out.peak(dag) <= budget
+    assert out.cost(dag) == pytest.approx(sched.cost(dag) - dag.cost[i]) and out.report.cost == out.cost(dag)
+    assert out.report.bound == float(dag.cost.sum()) and how.startswith("cost ")
+
+
+def test_checkmate_where_approx_runs_alone_keeps_a_share_for_the_last_improve(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Up to LAST_IMPROVE_UNITS units, checkmate's approx-alone phase gives approx its time left less
+    LAST_IMPROVE_SHARE (kept for ``_last_improve``); above it, all of it."""
+    from remc.backends import strategies
+    from remc.passes import milp
+    dag = cases()[4]
+    seen: list[float] = []
+
+    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf, search=None):  # noqa: ANN001
+        seen.append(o.time_limit)
+        return checkpoint_all(dag)
+
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    monkeypatch.setattr(strategies, "_approx_fn", fake_approx)
+    monkeypatch.setattr(strategies, "_gap_cover_first", lambda dag, budget, o, clock, start: (None, start, ""))
+    monkeypatch.setattr(strategies, "_within", lambda dag, sched, gap: True)  # (nothing after approx)
+    budget = int(checkpoint_all(dag).peak(dag))
+    limit = 1e6  # (seconds: the shares below do not depend on how long the set-up took)
+    solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=limit))
+    monkeypatch.setattr(strategies, "LAST_IMPROVE_UNITS", dag.n - 1)
+    solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=limit))
+    share = 1.0 - strategies.LAST_IMPROVE_SHARE
+    assert 0.99 * share * limit <= seen[0] <= share * limit and 0.99 * limit <= seen[1] <= limit
+
+
+def test_checkmate_where_approx_finds_nothing_in_its_share_gets_the_kept_share_too(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where approx ends its share (LAST_IMPROVE_SHARE kept from it) with no schedule, checkmate's approx-alone phase
+    runs it again with the time left, its stage search resumed (the same EvictSearch), rather than failing with
+    that share unused."""
+    from remc.backends import strategies
+    from remc.ir.errors import NoScheduleInTime
+    from remc.passes import milp
+    dag = cases()[4]
+    seen: list[tuple[float, object]] = []
+
+    def fake_approx(dag, budget, o, progress, start=None, state=None, enough=-np.inf, search=None):  # noqa: ANN001
+        seen.append((o.time_limit, search))
+        if len(seen) == 1:
+            raise NoScheduleInTime("nothing within the budget yet")
+        return checkpoint_all(dag)
+
+    monkeypatch.setattr(strategies, "CP_UNITS", dag.n - 1)
+    monkeypatch.setattr(milp, "MAX_MILP_COLUMNS", 1)
+    monkeypatch.setattr(strategies, "_approx_fn", fake_approx)
+    monkeypatch.setattr(strategies, "_gap_cover_first", lambda dag, budget, o, clock, start: (None, start, ""))
+    monkeypatch.setattr(strategies, "_within", lambda dag, sched, gap: True)  # (nothing after approx)
+    budget = int(checkpoint_all(dag).peak(dag))
+    s = solve("checkmate", dag, budget, make_options("checkmate", threads=1, time_limit=1e6))
+    assert not check(dag, s.R, s.S) and len(seen) == 2
+    assert seen[1][0] > seen[0][0] and seen[1][1] is seen[0][1] is not None
