@@ -358,15 +358,6 @@ class CpBound:
     cost may equal ``bound``: optimal for every schedule)."""
 
 
-ROUND_PROBING_LEVEL = 1
-"""CP-SAT's ``cp_model_probing_level`` in a bound round without presolve (checkmate's probe and bound rounds): 1 skips
-the probing of every Boolean at the root that its default (2) runs before the search. Measured (CPU seconds of the
-bound rounds from the optimum, 1 worker, 2 loaded cores, one run each; results/pub21/own_probe1.txt): on Moccasin's
-n=100 at 0.8 that probing took 0.75-1.08 s of wall in each of the 4 rounds (its deterministic time said 0.05-0.08 s),
-and the rounds took 3.32 s of CPU without it against 4.82 s; own random layered graphs at 0.8 (seeds 2004, 2005,
-2009, 2006, 2001) 2.03 / 1.39 / 2.87 / 0.51 / 0.61 s against 3.22 / 3.53 / 4.64 / 1.78 / 1.20 s. (The C=2 model keeps
-its default: with level 1 it took 2.49 / 2.51 s of CPU against 1.19 / 1.10 s on Moccasin's n=100 at 0.8 and was
-slower on two own graphs of six, results/pub21/c2level.txt.)"""
 GROW = 3
 """Instances added per round of ``cpsat_bound`` to a unit whose merged instance was used at more than one
 event. Measured (Moccasin's random layered n=100 at 0.8, 2 loaded cores, 2 workers, from its optimum as
@@ -460,8 +451,6 @@ def _bound_round(dag: DAG, budget: int, copies: list[int], options: CpSatOptions
         _add_hint(m, instances, pres, start, end, serve, copies)
     solver = _solver(cp_model, options, t0, options.presolve if options.presolve is not None else n <= PRESOLVE_UNITS)
     solver.parameters.stop_after_first_solution = first
-    if not solver.parameters.cp_model_presolve:
-        solver.parameters.cp_model_probing_level = ROUND_PROBING_LEVEL
     merged = [(u, x, pres[u][copies[u] - 1]) for (u, _v, i, _j), x in serve.items()
               if u in relax and i == copies[u] - 1]
     seen: set[int] = set()

@@ -705,34 +705,3 @@ def test_the_c2_models_least_stall_grows_with_the_graph(monkeypatch) -> None:
     s = solve_cpsat(dag, budget, CpSatOptions(copies=3, threads=1, time_limit=30, stall=0.5))
     assert not check(dag, s.R, s.S) and s.peak(dag) <= budget
     assert seen == [float(dag.n)]
-
-
-
-def test_bound_rounds_without_presolve_skip_cp_sats_root_probing(monkeypatch) -> None:
-    """A bound round without presolve (checkmate's probe and bound rounds) runs CP-SAT at ROUND_PROBING_LEVEL (1:
-    no probing of every Boolean at the root, which took a second of each round on Moccasin's n=100); with presolve,
-    and in the C=2 model, CP-SAT's default (2). The bound is the same either way."""
-    import remc.backends.cpsat as cpsat
-
-    levels: list[tuple[bool, int]] = []
-    made = cpsat._solver
-
-    def spy(cp_model, options, t0, presolve):
-        solver = made(cp_model, options, t0, presolve)
-        real = solver.Solve
-
-        def solve(*a, **k):
-            levels.append((bool(solver.parameters.cp_model_presolve), solver.parameters.cp_model_probing_level))
-            return real(*a, **k)
-
-        solver.Solve = solve
-        return solver
-
-    monkeypatch.setattr(cpsat, "_solver", spy)
-    dag = tiny_cases(1, 5)[0]
-    budget = checkpoint_all(dag).peak(dag)
-    off = cpsat.cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60, presolve=False), rounds=1)
-    on = cpsat.cpsat_bound(dag, budget, CpSatOptions(copies=1, threads=1, time_limit=60, presolve=True), rounds=1)
-    solve_cpsat(dag, budget, CpSatOptions(copies=2, threads=1, time_limit=60, presolve=False))
-    assert levels == [(False, 1), (True, 2), (False, 2)]
-    assert off.bound == pytest.approx(on.bound)
