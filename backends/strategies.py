@@ -469,28 +469,15 @@ def _approx_alone(dag: DAG, budget: int, o: CheckmateOptions, progress: Progress
     left = clock.left()
     if not _within(dag, sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         deeper, how = _deep_improve(dag, budget, sched, clock, state.get("improve_start"))
-        if deeper.cost(dag) < sched.cost(dag):
-            deeper.report = sched.report
-            sched.report.cost, sched.report.peak = deeper.cost(dag), int(deeper.peak(dag))
-            if sched.report.bound is not None and math.isfinite(sched.report.bound):
-                sched.report.gap = gap_of(sched.report.cost, sched.report.bound, float(dag.total_cost))
-            sched = deeper
-            _take_bound(dag, sched, -math.inf, o.gap)  # (the status where the cheaper schedule is within the gap)
+        sched = _take_cheaper(dag, sched, deeper, o.gap)
         note += f"; then the stage search's improve with whole repairs: {how}"
     left = clock.left()
     if not _within(dag, sched, o.gap) and (left is None or left >= 2 * REFINE_SECONDS):
         # approx's search ended by itself well before the limit (a local optimum): its local search from there,
         # at most REFINE_SECONDS, which stops long before the limit (ResNet50 fine at 0.8, 300 s: +0.0537%
         # against approx's +0.0542%); not where less is left (its evaluations at 1000 units ran 2.6 s past it)
-        report = sched.report
         refined, how = _refine(dag, budget, [sched], None, clock)
-        if refined.cost(dag) < sched.cost(dag):
-            refined.report = report
-            report.cost, report.peak = refined.cost(dag), int(refined.peak(dag))
-            if report.bound is not None and math.isfinite(report.bound):
-                report.gap = gap_of(report.cost, report.bound, float(dag.total_cost))
-            sched = refined
-            _take_bound(dag, sched, -math.inf, o.gap)
+        sched = _take_cheaper(dag, sched, refined, o.gap)
         note += f"; then its local search: {how}"
         sched.report.seconds = clock.elapsed()
     rep = sched.report
@@ -538,6 +525,20 @@ def _within(dag: DAG, sched: Schedule, gap: float) -> bool:
     rep = sched.report
     return rep.cost is not None and rep.bound is not None and \
         within_gap(rep.cost, rep.bound, float(dag.total_cost), gap, float(dag.cost.max()))
+
+
+def _take_cheaper(dag: DAG, sched: Schedule, cand: Schedule, gap: float) -> Schedule:
+    """``cand`` where it costs less than ``sched``, carrying ``sched``'s report with its cost, peak and gap updated
+    and the status "optimal" where the cheaper schedule is within ``gap`` of the bound (``_take_bound``); else
+    ``sched``."""
+    if not cand.cost(dag) < sched.cost(dag):
+        return sched
+    rep = cand.report = sched.report
+    rep.cost, rep.peak = cand.cost(dag), int(cand.peak(dag))
+    if rep.bound is not None and math.isfinite(rep.bound):
+        rep.gap = gap_of(rep.cost, rep.bound, float(dag.total_cost))
+    _take_bound(dag, cand, -math.inf, gap)
+    return cand
 
 
 def _take_bound(dag: DAG, sched: Schedule, bound: float, gap: float) -> None:
@@ -664,11 +665,7 @@ def _last_improve(dag: DAG, budget: int, sched: Schedule, clock: Clock, gap: flo
         raise SolverError("checkmate: the stage search's improve returned an invalid schedule")
     if not cand.cost(dag) < cost0:
         return sched, f"cost {cost0:g} (not lowered)"
-    cand.report = rep
-    rep.cost, rep.peak = cand.cost(dag), int(cand.peak(dag))
-    if rep.bound is not None and math.isfinite(rep.bound):
-        rep.gap = gap_of(rep.cost, rep.bound, float(dag.total_cost))
-    _take_bound(dag, cand, -math.inf, gap)  # (the status where the cheaper schedule is within the gap)
+    cand = _take_cheaper(dag, sched, cand, gap)
     rep.seconds = clock.elapsed()
     return cand, f"cost {rep.cost:g}"
 

@@ -90,9 +90,7 @@ class Clock:
         suggests). Where the work waits on another process (an LP's worker) it reads high: estimates made with it
         are cautious there."""
         wall = self._now() - self.start
-        if wall < SLOWDOWN_MIN_SECONDS:
-            return 1.0
-        return min(max(wall / max(self._cpu() - self.cpu_start, 1e-6), 1.0), SLOWDOWN_CAP)
+        return 1.0 if wall < SLOWDOWN_MIN_SECONDS else measured_slowdown(wall, self._cpu() - self.cpu_start)
 
     def left(self) -> float | None:
         """Seconds left (None: no limit; never negative)."""
@@ -110,7 +108,13 @@ class Clock:
 SLOWDOWN_MIN_SECONDS = 0.25
 """Wall seconds a ``Clock`` must have run before its ``slowdown`` is read from it (1 before: too short to say)."""
 SLOWDOWN_CAP = 50.0
-"""The largest ``Clock.slowdown`` reported."""
+"""The largest slowdown reported (``Clock.slowdown``, ``timebudget.CompileClock.slowdown``)."""
+
+
+def measured_slowdown(wall: float, cpu: float) -> float:
+    """Wall seconds per CPU second, at least 1 and at most SLOWDOWN_CAP: how many times slower than on a free core
+    the work of ``wall`` seconds that used ``cpu`` seconds of CPU ran."""
+    return min(max(wall / max(cpu, 1e-6), 1.0), SLOWDOWN_CAP)
 
 
 def slowdown(clock: Clock | None) -> float:

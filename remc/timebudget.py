@@ -94,15 +94,14 @@ class CompileClock:
             self.record("start-up", 0.0)
 
     def slowdown(self) -> float:
-        """Wall seconds of the compile so far per CPU second it used (at least 1, at most SLOWDOWN_CAP; 1 without a
+        """Wall seconds of the compile so far per CPU second it used (``solver_api.measured_slowdown``; 1 without a
         CPU clock or before SLOWDOWN_MIN_SECONDS): how much slower than on a free core the compile runs, measured,
         whatever the load average says. The compile's estimates of CPU work scale by it (``fit._plan_lower_estimate``)."""
         if self.cpu is None:
             return 1.0
+        from .passes.solver_api import measured_slowdown
         wall = self.elapsed()
-        if wall < SLOWDOWN_MIN_SECONDS:
-            return 1.0
-        return min(max(wall / max(self.cpu(), 1e-6), 1.0), SLOWDOWN_CAP)
+        return 1.0 if wall < SLOWDOWN_MIN_SECONDS else measured_slowdown(wall, self.cpu())
 
     def elapsed(self) -> float:
         return self.now() - self.start
@@ -155,8 +154,6 @@ class CompileClock:
 
 SLOWDOWN_MIN_SECONDS = 0.5
 """Seconds a compile must have run before its ``CompileClock.slowdown`` is measured (1 before)."""
-SLOWDOWN_CAP = 50.0
-"""The largest ``CompileClock.slowdown``."""
 
 
 def process_cpu() -> float:
