@@ -601,6 +601,9 @@ LAST_BOUND_MARGIN = 1.0
 fine's nested relaxation under load)."""
 LAST_BOUND_ITERATIONS = 2000
 """Iterations of ``_last_bound`` without a time limit."""
+ANCESTRY_SHARE = 0.3
+"""Share of ``_last_bound``'s time that the ancestry bound's ascent takes first (passes/ancestry.py), from approx's
+multipliers; the retention-gap ascent resumes after it (BENCHMARKS.md, branch ``bound22``)."""
 
 
 def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock, gap: float) -> None:
@@ -616,7 +619,13 @@ def _last_bound(dag: DAG, budget: int, sched: Schedule, prev: Any, clock: Clock,
     if prev is None or not prev.kind or prev.lam is None or rep.cost is None or rep.gap is None or rep.gap <= gap \
             or (left is not None and left < LAST_BOUND_MIN_SECONDS):  # (no kind: no stage over, nothing to resume)
         return
+    from ..passes.ancestry import last_ancestry
     from ..passes.bounds import gap_bound, raise_bound
+    share = None if left is None else time.perf_counter() + ANCESTRY_SHARE * (left - LAST_BOUND_MARGIN)
+    rep.extras["ancestry"] = last_ancestry(dag, budget, sched, prev.lam, share, gap)  # (passes/ancestry.py)
+    if _within(dag, sched, gap):
+        return
+    left = clock.left()
     deadline = None if left is None else time.perf_counter() + left - LAST_BOUND_MARGIN
     more = gap_bound(dag, budget, upper=rep.cost, iterations=LAST_BOUND_ITERATIONS if left is None else 10**9,
                      deadline=deadline, resume=prev)

@@ -453,17 +453,18 @@ def _median(x: np.ndarray) -> float:
     return float((part[lo] + part[hi]) / 2)
 
 
-def raise_bound(dag: DAG, sched, bound: float, *, gap: float) -> None:
-    """Raise the report of ``sched`` to ``bound`` (the retention-gap bound of its graph and budget) when that
-    is higher than its own bound ("retention gaps" as ``bound_source``); status "optimal" when the gap on
-    the overhead is then within ``gap``."""
+def raise_bound(dag: DAG, sched, bound: float, *, gap: float, source: str = "retention gaps",
+                extra: str = "gap_bound") -> None:
+    """Raise the report of ``sched`` to ``bound`` (the retention-gap bound of its graph and budget, or another
+    relaxation's: ``source``) when that is higher than its own bound (``source`` as ``bound_source``); status
+    "optimal" when the gap on the overhead is then within ``gap``. The bound is kept in ``extras[extra]``."""
     rep = sched.report
     if rep.cost is None:
         return
-    rep.extras["gap_bound"] = bound
+    rep.extras[extra] = bound
     if not np.isfinite(bound) or bound <= (rep.bound if rep.bound is not None else -np.inf):
         return
-    rep.bound, rep.bound_source = min(bound, rep.cost), "retention gaps"
+    rep.bound, rep.bound_source = min(bound, rep.cost), source
     rep.set_gap(float(dag.cost.sum()))
     if rep.gap is not None and rep.gap <= gap + 1e-12:
         rep.status = "optimal"
