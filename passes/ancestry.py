@@ -291,9 +291,11 @@ def ancestry_bound(dag: DAG, budget: int, *, lam: np.ndarray | None = None, uppe
     return AncestryBound(bound * (1 - 1e-12), done, model.N, model.arcs, best_lam)
 
 
-ANCESTRY_MAX_ARCS = 6_000_000
-"""Largest closure graph (arcs between its nodes) ``last_ancestry`` builds: about 100 bytes per arc with the max-flow's
-own arrays (random layered n=1000 at 0.8: 1.2M arcs, 415k nodes, 198 MiB max RSS for the whole process)."""
+ANCESTRY_MAX_ARCS = 2_500_000
+"""Largest closure graph (arcs between its nodes) ``last_ancestry`` solves (the model is built, then given up above it).
+Random layered n=1000 at 0.8: 0.7-1.6M arcs, 0.2-0.4M nodes, 196-237 MiB max RSS for the whole process, 1-4 s per
+iteration under load; ResNet50 at ONNX-node granularity at 0.8: 3.8M arcs, 1.6M nodes, 633 MiB, 6 s per iteration and
+no gain over the strong relaxation (BENCHMARKS.md, branch ``bound22``), so it is left out there."""
 SOURCE = "ancestry"
 """The report's ``bound_source`` where this bound is the highest."""
 
