@@ -99,3 +99,16 @@ def test_checkmates_last_bound_reports_the_ancestry_bound_where_it_is_higher(mon
     assert "iterations" in rep.extras["ancestry"]
     assert rep.bound_source == "ancestry" and rep.bound > gap_bound(dag, budget).bound + 1.0
     assert rep.bound <= best + 1e-9
+
+
+def test_last_ancestry_is_not_run_above_its_arc_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    from remc.passes import ancestry
+    dag, budget = _dead_chain()
+    sched = checkpoint_all(dag)
+    sched.report.cost, sched.report.bound = 200.0, 46.0
+    monkeypatch.setattr(ancestry, "ANCESTRY_MAX_ARCS", 0)
+    note = ancestry.last_ancestry(dag, budget, sched, gap_bound(dag, budget).lam, None, 1e-4)
+    assert note.startswith("not run") and sched.report.bound == 46.0
+    monkeypatch.undo()
+    assert "iterations" in ancestry.last_ancestry(dag, budget, sched, gap_bound(dag, budget).lam, None, 1e-4)
+    assert sched.report.bound > 56.5
