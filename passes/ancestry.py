@@ -48,8 +48,9 @@ drops is exact here: one z[p] (or one a[p,t]) serves every drop at every row tha
 relaxation of passes/bounds.py splits p's charge 1/D_p over its D_p possible users; the price is that z[p] counts
 at most one recomputation of p after its last read.
 
-Measured (BENCHMARKS.md, branch ``bound22``): on random layered DAGs of 1000 units at 0.8 and 0.9 it starts above the
-strong relaxation at the strong relaxation's own multipliers and climbs to 1.3-2.4x it in 30 s; on graphs of a few
+Measured (BENCHMARKS.md, branch ``bound22``): on random layered DAGs of 500-1000 units it is above the strong
+relaxation already at the strong relaxation's own multipliers and 1.37-2.9x it after 30 s at 0.8 (8 of 8 graphs),
+1.57-1.73x at 0.9 (2 of 4; equal on the others); no gain on ResNet50 and GPT-2 at ONNX-node granularity; on graphs of a few
 dozen units it is often below the strong relaxation (its z[p] counts one recomputation; its rows are tightened
 less), so callers report the higher of both. Checked against exhaustive and MILP optima on small random DAGs
 (tests/test_ancestry.py).
