@@ -98,9 +98,11 @@ class _Cache(JsonCache):
         old = self.slow(key)
         self.new[SLOW_PREFIX + key] = {"seconds": max(seconds, old[0] if old else 0.0), "bytes": int(nbytes)}
 
-    def put(self, key: str, km: KernelMemory, op: str) -> None:
+    def put(self, key: str, km: KernelMemory, op: str, seconds: float | None = None, nbytes: int | None = None) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
                          "raw": list(km.raw)}
+        if seconds is not None and nbytes is not None:  # what the measurement took: a later compile's prediction
+            self.new[key].update(seconds=round(float(seconds), 4), bytes=int(nbytes))
         if km.requests or km.later_extra:
             self.new[key]["requests"] = [list(r) for r in km.requests]
             self.new[key]["later_extra"] = km.later_extra
@@ -113,6 +115,11 @@ VALUES_PREFIX = "feeds:"
 before a deadline cut them (bytes -1: not a measurement, so no other signature is judged by its size). A probe
 starts only where the group's feeds and its own time both fit: the probe's cut time alone left a ResNet50 b256
 compile at 30 s starting the same probe after 3.4 s of feeds, every time."""
+
+PER_OP_PREDICTION = True
+"""Whether a kernel measurement's time is predicted from measurements of the same op type only (and from the
+cached seconds of earlier compiles), and a cut measurement makes only larger signatures of its op type count as
+slow (False: one prediction for all op types, as before session 22)."""
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 """Ops measured as 0 without a run (they allocate nothing beyond their output)."""
@@ -184,17 +191,35 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     # fixed cost plus its bytes times the largest rate seen) fits: one batch-256 convolution takes 15 s loaded
     order = sorted(probes.values(), key=lambda p: measure_order(p.node.op_type, size[p.key], device)
                    if deadline is not None else (0, -size[p.key]))
-    left, pred = len(order), Predictor()
-    # measurements an earlier compile's deadline cut short: a signature at least as large takes at least as long
-    # (else each compile under the same limit would start the same one again, and lose it again: ResNet50 b256 at
-    # 30 s measured nothing in 9 s, every time)
-    cut = sorted((c[1], c[0]) for c in (cache.slow(p.key) for p in order) if c is not None and c[1] >= 0)
+    left = len(order)
+    # a measurement's seconds predicted per op type (``Predictor``), from this call's measurements and the cached
+    # ones of this model's signatures (``_Cache.put``'s seconds and bytes): one op's rate says nothing of
+    # another's. With one Predictor for all, ResNet50 b256's weight-gradient convolution (a 14x14 kernel over the
+    # batch: 46 s loaded for 258 MB) predicted every larger signature past any deadline, its 1 GB ReLUs (1 s)
+    # included, and a compile with a 420 s limit left 123 of 266 signatures unmeasured (PER_OP_PREDICTION)
+    preds: dict[str, Predictor] = {}
 
-    def at_least(nbytes: int) -> float:
-        return max((sec for b, sec in cut if b <= nbytes), default=0.0)
+    def pred_of(op: str) -> Predictor:
+        return preds.setdefault(op if PER_OP_PREDICTION else "", Predictor())
+
+    if PER_OP_PREDICTION:
+        for k in set(node_key.values()) - set(probes):
+            e = cache.entry(k)
+            if e is not None and "seconds" in e and "bytes" in e:
+                pred_of(str(e.get("op", ""))).add(int(e["bytes"]), float(e["seconds"]))
+    # measurements an earlier compile's deadline cut short: a signature of the same op at least as large takes at
+    # least as long (else each compile under the same limit would start the same one again, and lose it again:
+    # ResNet50 b256 at 30 s measured nothing in 9 s, every time)
+    cut = sorted((c[1], c[0], p.node.op_type if PER_OP_PREDICTION else "")
+                 for p, c in ((p, cache.slow(p.key)) for p in order) if c is not None and c[1] >= 0)
+
+    def at_least(op: str, nbytes: int) -> float:
+        op = op if PER_OP_PREDICTION else ""
+        return max((sec for b, sec, o in cut if b <= nbytes and o == op), default=0.0)
 
     def out_of_time(p: _Probe | None = None, before: float = 0.0) -> bool:
-        ahead = before + (0.0 if p is None else max(pred(size[p.key]), at_least(size[p.key])))
+        op = "" if p is None else p.node.op_type
+        ahead = before + (0.0 if p is None else max(pred_of(op)(size[p.key]), at_least(op, size[p.key])))
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
@@ -222,8 +247,9 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 emit(("start", p.key, size[p.key]))
                 km = (_measure_requests(prof, model, p, types, consts, values, device, buf) if buf is not None
                       else _measure(prof, model, p, types, consts, values, device))
-                emit((p.key, km, p.node.op_type))
-                pred.add(size[p.key], time.perf_counter() - t0)
+                secs = time.perf_counter() - t0
+                emit((p.key, km, p.node.op_type, secs, size[p.key]))
+                pred_of(p.node.op_type).add(size[p.key], secs)
 
     running: list = []  # the measurement in progress: (key, bytes, its start)
 
