@@ -787,7 +787,8 @@ def test_a_later_round_no_round_can_follow_gets_the_time_a_round_would_keep_back
 def test_the_input_graphs_kernel_table_is_built_once_when_complete(monkeypatch) -> None:
     """``fit.input_kernels`` keeps the input graph's kernel-memory table on the state once every signature is
     measured, so the compile's later phases read it without building it again (shape inference and a cache look-up
-    per node each time: 1-2 s of wall on Swin-T under load); where some were left unmeasured it is built again."""
+    per node each time: 1-2 s of wall on Swin-T under load); where some were left unmeasured it is built again by a
+    call with a later deadline."""
     from remc.backends import scratch
     from remc.fit import input_kernels
     from remc.pipeline import State, compile_pipeline, run, stages
@@ -802,13 +803,15 @@ def test_the_input_graphs_kernel_table_is_built_once_when_complete(monkeypatch) 
         return {"n": scratch.KernelMemory()}, left[0], 5
 
     monkeypatch.setattr(scratch, "unmeasured_kernels", fake)
-    assert input_kernels(st, "cpu", None, 1.0)[1:3] == (2, 5)
-    assert input_kernels(st, "cpu", None, 2.0)[1:3] == (2, 5) and len(calls) == 2  # incomplete: built again
+    import time as time_mod
+    t = time_mod.perf_counter() + 3600.0  # (deadlines ahead: a passed one keeps an incomplete table too)
+    assert input_kernels(st, "cpu", None, t + 1.0)[1:3] == (2, 5)
+    assert input_kernels(st, "cpu", None, t + 2.0)[1:3] == (2, 5) and len(calls) == 2  # incomplete, more time: again
     left[0] = 0
-    km, n_left, total, _ = input_kernels(st, "cpu", None, 3.0)
+    km, n_left, total, _ = input_kernels(st, "cpu", None, t + 3.0)
     assert (n_left, total) == (0, 5) and len(calls) == 3
-    assert input_kernels(st, "cpu", None, 4.0)[0] is km and len(calls) == 3  # complete: kept
-    assert input_kernels(st, "cuda", None, 4.0) and len(calls) == 4  # another device: its own table
+    assert input_kernels(st, "cpu", None, t + 4.0)[0] is km and len(calls) == 3  # complete: kept
+    assert input_kernels(st, "cuda", None, t + 4.0) and len(calls) == 4  # another device: its own table
 
 
 @pytest.mark.parametrize("limit, slack_share", [(60.0, True), (20.0, False)])

@@ -1,6 +1,7 @@
 #!/bin/bash
 # successive compiles on one HOME per side (not a fresh copy each time): main (/work/wt/base22) and the branch
-# alternating, each side's HOME a copy of WARM made once; ktrace.py's trace per run in OUTDIR.
+# alternating, each side's HOME a copy of WARM made once; ktrace.py's trace per run in OUTDIR. SNAP: PYTHONPATH of
+# the branch's code (a snapshot laid out as the editable install maps it: remc/, remc/backends, remc/passes, remc/ir).
 # seq.sh MODEL BUDGET LIMIT REPEATS WARM OUTDIR [BUSY]   (scratch; results/time22)
 MODEL=$1; BUDGET=$2; LIMIT=$3; N=$4; WARM=$5; OUT=$6; BUSY=${7:-0}
 mkdir -p $OUT; pids=()
@@ -10,8 +11,9 @@ for side in main branch; do rm -rf $OUT/h_$side; mkdir -p $OUT/h_$side; cp -r $W
 for rep in $(seq 1 $N); do
   for side in main branch; do
     [ $side = main ] && W=/work/wt/base22 || W=/work/wt/time22
+    PP=""; [ $side = branch ] && PP=${SNAP:-}  # the branch's code from a snapshot (git archive), not the live tree
     load=$(cut -d' ' -f1 /proc/loadavg)
-    HOME=$OUT/h_$side env -u PYTHONDONTWRITEBYTECODE nice -n 10 /usr/bin/time -f "%e %M" -o $OUT/$side$rep.time \
+    HOME=$OUT/h_$side PYTHONPATH=$PP env -u PYTHONDONTWRITEBYTECODE nice -n 10 /usr/bin/time -f "%e %M" -o $OUT/$side$rep.time \
       $W/.venv/bin/python /work/wt/time22/results/time22/scratch/ktrace.py $MODEL --budget $BUDGET --granularity fine \
       --strategy approx --time-limit $LIMIT -o $OUT/out.onnx --json > $OUT/$side$rep.json 2> $OUT/$side$rep.err
     python3 - $OUT $side $rep $load <<'PY'
