@@ -739,13 +739,14 @@ def _plan_lower_estimate(state: State, clock: CompileClock | None) -> float:
 def _first_reserve(state: State, clock: CompileClock | None) -> float:
     """What the first solve keeps back for the steps after it: the arena check, about twice the input graph's
     prediction (the arena estimate, or the ratio budget's measure where it was reused: a lowered graph with
-    recomputations has more blocks), plan and lower (``_plan_lower_estimate``) and the output's write
+    recomputations has more blocks; times how much the compile's slowdown grew since it), plan and lower (``_plan_lower_estimate``) and the output's write
     (``_write_estimate``). Without plan and lower, Swin-T from torchvision at 0.9x, 60 s, at a load of 21-26 ended at
     53-63 s (results/any20)."""
     if clock is None:
         return 0.0
-    check = sum(p.seconds for p in clock.phases if p.name == "arena estimate") \
-        or sum(p.seconds for p in clock.phases if p.name == "unmodified graph's need")
+    check = sum(p.seconds for p in clock.phases if p.name == "arena estimate") * clock.grown("arena estimate") \
+        or sum(p.seconds for p in clock.phases if p.name == "unmodified graph's need") \
+        * clock.grown("unmodified graph's need")
     return 2 * check + _plan_lower_estimate(state, clock) + _write_estimate(clock)
 
 
@@ -759,10 +760,10 @@ def _layout_time_left(clock: CompileClock | None) -> float | None:
 
 def _write_estimate(clock: CompileClock | None) -> float:
     """What writing the lowered model (``remc compile``'s last phase) will take: what reading the input took
-    (``import``: the same weights, and shape inference besides). Kept back by every round's solve: Swin-T from
-    torchvision (115 MB) at a load of 25 wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s
-    limit."""
-    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import")
+    (``import``: the same weights, and shape inference besides), times how much the compile's slowdown grew since
+    (``CompileClock.grown``). Kept back by every round's solve: Swin-T from torchvision (115 MB) at a load of 25
+    wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s limit."""
+    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import") * clock.grown("import")
 
 
 def _later_share(clock: CompileClock | None, after: float | None = None) -> float:

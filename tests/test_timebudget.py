@@ -911,3 +911,26 @@ def test_a_continued_rounds_plan_is_not_checked_past_the_limit_the_checked_one_s
     assert report.prediction is not None and report.prediction.total == 128
     assert any("not checked against the device" in n for n in clock.notes)
     assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
+
+
+def test_the_write_and_arena_check_estimates_grow_with_the_compiles_slowdown_since_their_phase() -> None:
+    """The write's estimate (the import's seconds) and the first solve's arena-check reserve (twice the arena
+    estimate's) scale by how much the compile's slowdown grew since those phases ended (``CompileClock.grown``):
+    ConvNeXt-T at 0.9x, 60 s, load 13-17, imported in 5.3 s and wrote in 7.3 s, its arena estimate took 3.6 s and its
+    check 13.9 s, and it ended at 68.8 s. Fake wall and CPU clocks."""
+    from remc import fit as fit_mod
+    from remc.pipeline import State
+    from remc.timebudget import CompileClock
+
+    wall, cpu = [0.0], [0.0]
+    clock = CompileClock(60.0, now=lambda: wall[0], cpu=lambda: cpu[0])
+    wall[0], cpu[0] = 4.0, 2.0  # the import: 4 s of wall at a slowdown of 2
+    clock.record("import", 0.0)
+    wall[0], cpu[0] = 7.0, 3.0
+    clock.record("arena estimate", 4.0)  # 3 s, ending at a slowdown of 7/3
+    assert fit_mod._write_estimate(clock) == pytest.approx(4.0 * (7 / 3) / 2)
+    wall[0], cpu[0] = 28.0, 4.0  # now 7 times slower than a free core
+    assert clock.grown("import") == pytest.approx(3.5) and clock.grown("arena estimate") == pytest.approx(3.0)
+    assert fit_mod._write_estimate(clock) == pytest.approx(14.0)
+    assert fit_mod._first_reserve(State(model="m"), clock) == pytest.approx(2 * 3.0 * 3.0 + 14.0)
+    assert clock.grown("verify") == 1.0  # (no such phase)
