@@ -642,9 +642,11 @@ def input_kernels(state: State, device: str, settings: Any = None, deadline: flo
             not memo[5] or (INPUT_KERNELS_KEPT and deadline is not None and memo[6] is not None
                             and deadline <= max(memo[6], time.perf_counter()))):
         return memo[2], memo[5], memo[3], memo[4]
-    shaped = memo[4] if memo is not None and memo[0] is state.graph else shaped_model(state.graph)
-    km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings)
-    state.input_kernels = (state.graph, (device, settings), km, total, shaped, left, deadline)
+    same = memo is not None and memo[0] is state.graph
+    shaped = memo[4] if same else shaped_model(state.graph)
+    keys: dict[str, str] = memo[7] if same and memo[1] == (device, settings) else {}  # (filled by the first call)
+    km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings, keys=keys)
+    state.input_kernels = (state.graph, (device, settings), km, total, shaped, left, deadline, keys)
     return km, left, total, shaped
 
 

@@ -48,7 +48,8 @@ class State:
     measure of a ratio budget); the fit's first round reuses it where it had every kernel measured."""
     input_kernels: Any = None
     """The input graph's kernel-memory table (``fit.input_kernels``: the graph, the device and settings it is for, the
-    table, the signatures, the shaped model, the signatures left unmeasured and the deadline it was measured to), read
+    table, the signatures, the shaped model, the signatures left unmeasured, the deadline it was measured to and its
+    ``scratch.kernel_keys``), read
     again by each later phase instead of being rebuilt from the cache (with signatures left unmeasured, by a phase
     whose deadline is no later)."""
 

@@ -720,7 +720,7 @@ def test_the_first_kernel_measurement_runs_its_least_share_after_a_slow_start(mo
     now = [100.0]
     clock = CompileClock(60.0, now=lambda: now[0], started_ago=started_ago)
     seen = []
-    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, deadline, settings: (
+    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, deadline, settings, keys=None: (
         seen.append(deadline) or ({}, 0, 0)))
     monkeypatch.setattr("remc.pipeline.shaped_model", lambda graph: None)
     state = State(model=None)
