@@ -224,7 +224,7 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
     # ones of this model's signatures (``_Cache.put``'s seconds and bytes): one op's rate says nothing of
     # another's. With one Predictor for all, ResNet50 b256's weight-gradient convolution (a 14x14 kernel over the
     # batch: 46 s loaded for 258 MB) predicted every larger signature past any deadline, its 1 GB ReLUs (1 s)
-    # included, and a compile with a 420 s limit left 123 of 266 signatures unmeasured (PER_OP_PREDICTION)
+    # included: a 300 s compile's two kernel phases ended 11 and 14 s before their deadlines (PER_OP_PREDICTION)
     preds: dict[str, Predictor] = {}
 
     def pred_of(op: str) -> Predictor:

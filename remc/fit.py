@@ -629,7 +629,8 @@ def input_kernels(state: State, device: str, settings: Any = None, deadline: flo
                   ) -> tuple[dict, int, int, onnx.ModelProto]:
     """(the input graph's kernel-memory table, signatures left unmeasured at ``deadline``, signatures in all, the
     shaped model it is of): ``backends.scratch.unmeasured_kernels`` on ``shaped_model(state.graph)``, kept on the
-    state once every signature is measured (``State.input_kernels``), so that the compile's later reads of the
+    state (``State.input_kernels``; with signatures left unmeasured, for calls whose deadline is no later:
+    INPUT_KERNELS_KEPT), with its keys (``scratch.kernel_keys``), so that the compile's later reads of the
     same table (the kernel-memory phases, the unmodified graph's need, the solver's scratch, the device floor)
     do not build it again: each took 0.15-0.5 s of CPU on a torchvision Swin-T (shape inference and one cache
     look-up per node), 1-2 s of wall under a load of 9."""
@@ -741,7 +742,8 @@ def _plan_lower_estimate(state: State, clock: CompileClock | None) -> float:
 def _first_reserve(state: State, clock: CompileClock | None) -> float:
     """What the first solve keeps back for the steps after it: the arena check, about twice the input graph's
     prediction (the arena estimate, or the ratio budget's measure where it was reused: a lowered graph with
-    recomputations has more blocks; times how much the compile's slowdown grew since it), plan and lower (``_plan_lower_estimate``) and the output's write
+    recomputations has more blocks; times how much the compile's slowdown grew since it), plan and lower
+    (``_plan_lower_estimate``) and the output's write
     (``_write_estimate``). Without plan and lower, Swin-T from torchvision at 0.9x, 60 s, at a load of 21-26 ended at
     53-63 s (results/any20)."""
     if clock is None:

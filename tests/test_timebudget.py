@@ -563,9 +563,9 @@ def test_a_slow_kernel_measurement_predicts_its_own_op_only_and_its_seconds_are_
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A measurement's time is predicted from those of its own op type, this compile's and the cached ones of
     earlier compiles: one slow op (ResNet50 b256's weight-gradient convolution, 46 s) no longer predicts every other
-    op past the deadline (its 1 GB ReLUs take 1 s: a 420 s compile left 123 of 266 signatures unmeasured, so no
-    HOME ever got warm), and a signature whose op's cached measurements take longer than the time left is not
-    started (it would be lost at the deadline, in every compile)."""
+    op past the deadline (its 1 GB ReLUs take 1 s: a 300 s compile's kernel phases ended 11 and 14 s before their
+    deadlines with signatures left), and a signature whose op's cached measurements take longer than the time left is
+    not started (it would be lost at the deadline, in every compile)."""
     import json
     import types
 
