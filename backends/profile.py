@@ -92,9 +92,12 @@ def device_tag(device: str) -> str:
     return f"cuda/{name}"
 
 
-def _cache_key(sig: dict, device: str, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS) -> str:
+def _cache_key(sig: dict, device: str, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+               tag: str | None = None) -> str:
+    """The cache key of signature ``sig`` on ``device``; ``tag``: ``device_tag(device)`` where the caller has it (it
+    reads /proc/cpuinfo, or runs nvidia-smi)."""
     import onnxruntime
-    tag = device_tag(device)
+    tag = device_tag(device) if tag is None else tag
     if not device.startswith("cpu") and settings.cudnn_conv_algo_search != "HEURISTIC":
         tag += f"/cudnn={settings.cudnn_conv_algo_search}"  # another algorithm: other times and workspaces
     if not settings.prepack:

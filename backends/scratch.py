@@ -51,6 +51,7 @@ from .profile import (
     _cache_key,
     _constant_values,
     _Probe,
+    device_tag,
     needs_run,
     run_groups,
     signature,
@@ -98,9 +99,11 @@ class _Cache(JsonCache):
         old = self.slow(key)
         self.new[SLOW_PREFIX + key] = {"seconds": max(seconds, old[0] if old else 0.0), "bytes": int(nbytes)}
 
-    def put(self, key: str, km: KernelMemory, op: str) -> None:
+    def put(self, key: str, km: KernelMemory, op: str, seconds: float | None = None, nbytes: int | None = None) -> None:
         self.new[key] = {"scratch": km.scratch, "persistent": km.persistent, "prepack": km.prepack, "op": op,
                          "raw": list(km.raw)}
+        if seconds is not None and nbytes is not None:  # what the measurement took: a later compile's prediction
+            self.new[key].update(seconds=round(float(seconds), 4), bytes=int(nbytes))
         if km.requests or km.later_extra:
             self.new[key]["requests"] = [list(r) for r in km.requests]
             self.new[key]["later_extra"] = km.later_extra
@@ -113,6 +116,11 @@ VALUES_PREFIX = "feeds:"
 before a deadline cut them (bytes -1: not a measurement, so no other signature is judged by its size). A probe
 starts only where the group's feeds and its own time both fit: the probe's cut time alone left a ResNet50 b256
 compile at 30 s starting the same probe after 3.4 s of feeds, every time."""
+
+PER_OP_PREDICTION = True
+"""Whether a kernel measurement's time is predicted from measurements of the same op type only (and from the
+cached seconds of earlier compiles), and a cut measurement makes only larger signatures of its op type count as
+slow (False: one prediction for all op types, as before session 22)."""
 
 NO_KERNEL_MEMORY = frozenset(ALIAS_OPS | {"Shape", "Size", "Constant"})
 """Ops measured as 0 without a run (they allocate nothing beyond their output)."""
@@ -152,49 +160,94 @@ def kernel_memory(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str
 
 def unmeasured_kernels(model: onnx.ModelProto, device: str = "cpu", *, cache_dir: str | Path | None = None,
                        seed: int = 0, settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
-                       deadline: float | None = None) -> tuple[dict[str, KernelMemory], int, int]:
-    """(``kernel_memory``'s table, signatures left unmeasured at ``deadline``, signatures in all)."""
-    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline)
+                       deadline: float | None = None, keys: dict[str, str] | None = None
+                       ) -> tuple[dict[str, KernelMemory], int, int]:
+    """(``kernel_memory``'s table, signatures left unmeasured at ``deadline``, signatures in all). ``keys``:
+    ``kernel_keys`` of the same model, device and settings, where the caller has them (not computed again); an empty
+    dict is filled with them."""
+    return _kernel_memory(model, device, cache_dir=cache_dir, seed=seed, settings=settings, deadline=deadline,
+                          keys=keys)
+
+
+def kernel_keys(model: onnx.ModelProto, device: str = "cpu",
+                settings: runtime.DeviceSettings = runtime.DEFAULT_SETTINGS,
+                types: dict[str, TensorType] | None = None) -> dict[str, str]:
+    """The kernel-memory cache key of each node of ``model`` that may take memory beyond its outputs (``node_keys``
+    names; NO_KERNEL_MEMORY ops left out): its signature on ``device``. Shape inference and one hash per node: 0.8-1.9 s
+    for ResNet50 b256 fine (2277 nodes) at a load of 7-9, which ``unmeasured_kernels`` spent on every call."""
+    types = static_types(model) if types is None else types
+    const_names = set(_constant_values(model, None))
+    traced = settings.placed(device) and runtime.parse_device(device)[0] == "cuda"
+    prefix = "req:" if traced else "mem:remc3:" if _on_remc_allocator(device, settings) else "mem:"
+    tag = device_tag(device)
+    return {name: prefix + _cache_key(signature(model, node, types, const_names), device, settings, tag)
+            for name, node in zip(node_keys(model), model.graph.node) if node.op_type not in NO_KERNEL_MEMORY}
 
 
 def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path | None, seed: int,
-                   settings: runtime.DeviceSettings, deadline: float | None
+                   settings: runtime.DeviceSettings, deadline: float | None, keys: dict[str, str] | None = None
                    ) -> tuple[dict[str, KernelMemory], int, int]:
     prof = ProfileCosts(device, cache_dir=cache_dir, seed=seed, settings=settings)
     cache = _Cache(cache_dir)
-    types = static_types(model)
-    consts = _constant_values(model, None)
-    keys = node_keys(model)
-    node_key: dict[str, str] = {}
+    got_types: list[dict[str, TensorType]] = []
+
+    def types_() -> dict[str, TensorType]:  # (shape inference: only where a signature is to be measured)
+        if not got_types:
+            got_types.append(static_types(model))
+        return got_types[0]
+
+    node_key = keys
+    if not node_key:  # (an empty dict given is filled, for the caller's next call)
+        node_key = kernel_keys(model, device, settings, types_())
+        if keys is not None:
+            keys.update(node_key)
+    by_name = dict(zip(node_keys(model), model.graph.node))
     probes: dict[str, _Probe] = {}
     size: dict[str, int] = {}
     # on CUDA each request on remc's allocator, not the arena's peaks (on CPU: _measure_placed, below)
     traced = settings.placed(device) and runtime.parse_device(device)[0] == "cuda"
-    for name, node in zip(keys, model.graph.node):
-        if node.op_type in NO_KERNEL_MEMORY:
-            continue
-        k = ("req:" if traced else "mem:remc3:" if _on_remc_allocator(device, settings) else "mem:") + \
-            _cache_key(signature(model, node, types, set(consts)), device, settings)
-        node_key[name] = k
-        if cache.get(k) is None and k not in probes:
+    for name, k in node_key.items():
+        if k not in probes and cache.entry(k) is None:
+            node = by_name[name]
+            types = types_()
             probes[k] = _Probe(k, node, name)
             size[k] = sum(types[x].nbytes for x in list(node.input) + list(node.output) if x and x in types)
+    consts = _constant_values(model, None) if probes else {}
+    types = types_() if probes else {}
     # with a deadline, the ops that may allocate beyond their outputs first (``measure_order``), smallest tensors
     # first, each started only when its predicted time (``Predictor``: the
     # fixed cost plus its bytes times the largest rate seen) fits: one batch-256 convolution takes 15 s loaded
     order = sorted(probes.values(), key=lambda p: measure_order(p.node.op_type, size[p.key], device)
                    if deadline is not None else (0, -size[p.key]))
-    left, pred = len(order), Predictor()
-    # measurements an earlier compile's deadline cut short: a signature at least as large takes at least as long
-    # (else each compile under the same limit would start the same one again, and lose it again: ResNet50 b256 at
-    # 30 s measured nothing in 9 s, every time)
-    cut = sorted((c[1], c[0]) for c in (cache.slow(p.key) for p in order) if c is not None and c[1] >= 0)
+    left = len(order)
+    # a measurement's seconds predicted per op type (``Predictor``), from this call's measurements and the cached
+    # ones of this model's signatures (``_Cache.put``'s seconds and bytes): one op's rate says nothing of
+    # another's. With one Predictor for all, ResNet50 b256's weight-gradient convolution (a 14x14 kernel over the
+    # batch: 46 s loaded for 258 MB) predicted every larger signature past any deadline, its 1 GB ReLUs (1 s)
+    # included: a 300 s compile's two kernel phases ended 11 and 14 s before their deadlines (PER_OP_PREDICTION)
+    preds: dict[str, Predictor] = {}
 
-    def at_least(nbytes: int) -> float:
-        return max((sec for b, sec in cut if b <= nbytes), default=0.0)
+    def pred_of(op: str) -> Predictor:
+        return preds.setdefault(op if PER_OP_PREDICTION else "", Predictor())
+
+    if PER_OP_PREDICTION:
+        for k in set(node_key.values()) - set(probes):
+            e = cache.entry(k)
+            if e is not None and "seconds" in e and "bytes" in e:
+                pred_of(str(e.get("op", ""))).add(int(e["bytes"]), float(e["seconds"]))
+    # measurements an earlier compile's deadline cut short: a signature of the same op at least as large takes at
+    # least as long (else each compile under the same limit would start the same one again, and lose it again:
+    # ResNet50 b256 at 30 s measured nothing in 9 s, every time)
+    cut = sorted((c[1], c[0], p.node.op_type if PER_OP_PREDICTION else "")
+                 for p, c in ((p, cache.slow(p.key)) for p in order) if c is not None and c[1] >= 0)
+
+    def at_least(op: str, nbytes: int) -> float:
+        op = op if PER_OP_PREDICTION else ""
+        return max((sec for b, sec, o in cut if b <= nbytes and o == op), default=0.0)
 
     def out_of_time(p: _Probe | None = None, before: float = 0.0) -> bool:
-        ahead = before + (0.0 if p is None else max(pred(size[p.key]), at_least(size[p.key])))
+        op = "" if p is None else p.node.op_type
+        ahead = before + (0.0 if p is None else max(pred_of(op)(size[p.key]), at_least(op, size[p.key])))
         return deadline is not None and time.perf_counter() + ahead >= deadline
 
     start = time.perf_counter()
@@ -222,8 +275,9 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
                 emit(("start", p.key, size[p.key]))
                 km = (_measure_requests(prof, model, p, types, consts, values, device, buf) if buf is not None
                       else _measure(prof, model, p, types, consts, values, device))
-                emit((p.key, km, p.node.op_type))
-                pred.add(size[p.key], time.perf_counter() - t0)
+                secs = time.perf_counter() - t0
+                emit((p.key, km, p.node.op_type, secs, size[p.key]))
+                pred_of(p.node.op_type).add(size[p.key], secs)
 
     running: list = []  # the measurement in progress: (key, bytes, its start)
 
@@ -252,7 +306,8 @@ def _kernel_memory(model: onnx.ModelProto, device: str, *, cache_dir: str | Path
         cache.save()
         if buf is not None:
             buf.release()
-    return {name: cache.get(k) or KernelMemory() for name, k in node_key.items()}, left, len(set(node_key.values()))
+    table = {k: cache.get(k) or KernelMemory() for k in set(node_key.values())}
+    return {name: table[k] for name, k in node_key.items()}, left, len(table)
 
 
 def _on_remc_allocator(device: str, settings: runtime.DeviceSettings) -> bool:
@@ -487,4 +542,4 @@ def scratch_table(model: onnx.ModelProto, device: str = "cpu", **kw) -> dict[str
     return kernel_memory(model, device, **kw)
 
 
-__all__ = ["KernelMemory", "kernel_memory", "unmeasured_kernels", "scratch_table", "ModelError"]
+__all__ = ["KernelMemory", "kernel_memory", "kernel_keys", "unmeasured_kernels", "scratch_table", "ModelError"]

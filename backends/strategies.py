@@ -125,14 +125,23 @@ def _incumbent(dag: DAG, budget: int, clock: Clock, start: Schedule | None, firs
         if warm is not None:
             return warm
     found = best_baseline(dag, budget, deadline=_baseline_deadline(clock), hard=clock.deadline, first=first)
-    if found is None and first and LATE_FIRST_FIT and clock.expired():
+    if found is None and (first or LATE_ANY) and LATE_FIRST_FIT and clock.expired():
         # the limit passed before any baseline could run (a compile that reached its solve with no time left):
         # the first that fits, quickest first, each cheaply (best_baseline's late knob values, no whole search),
         # past the limit: a schedule beats none. GPT-2 b8 fine at 15.5 GiB, `remc compile --strategy approx
         # --time-limit 30` at a load of 26 on 2 cores: its solve got 0.05 s and the compile ended in an error
         # ("no schedule within ... was found") after 36 s, where ap-sqrtn fits (1.7 s there)
         found = best_baseline(dag, budget, deadline=-math.inf, hard=math.inf, first=True)
+    if found is not None and clock.expired():  # (found past the limit: the report says so where it stays the result)
+        clock.late_baseline = (found.strategy, found.cost(dag))
     return found
+
+
+LATE_ANY = True
+"""LATE_FIRST_FIT for every caller of ``_incumbent`` (checkmate, approx on graphs with an LP), not only approx where
+no LP is built: a torchvision Swin-T compiled with checkmate at 0.9x, 60 s, at a load of 14-17 reached its solve
+with no time left and ended in "checkmate found no schedule ... in 0.5 s (time limit 0.05 s)" where a baseline fits
+(session 21). The report's ``late_baseline`` names it."""
 
 
 LATE_FIRST_FIT = True
@@ -425,6 +434,7 @@ def _checkmate(dag: DAG, budget: int | None, o: CheckmateOptions, progress: Prog
     elif sched.report.cost is not None:  # (what raise_bound records of a bound that was not computed)
         sched.report.extras["gap_bound"] = gb
     sched.report.extras.update(notes)
+    _say_late_baseline(dag, sched, clock)
     return sched
 
 
@@ -1241,8 +1251,18 @@ def _approx_fn(dag: DAG, budget: int | None, o: ApproxOptions, progress: Progres
     first = BASELINE_FIRST_FIT and model_columns(dag) > max(_approx_mod().MAX_LP_COLUMNS,
                                                             _approx_mod().MAX_FEASIBLE_COLUMNS)
     incumbent = _incumbent(dag, budget, clock, start, first=first)
-    return _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
-                                clock=clock, race=_race(), state=state, enough=enough, search=search)
+    sched = _approx_mod().solve_approx(dag, budget, o, lp=_highs(), incumbent=incumbent, progress=progress,
+                                       clock=clock, race=_race(), state=state, enough=enough, search=search)
+    _say_late_baseline(dag, sched, clock)
+    return sched
+
+
+def _say_late_baseline(dag: DAG, sched: Schedule, clock: Clock) -> None:
+    """``late_baseline`` in ``sched``'s report: the baseline ``_incumbent`` took past the limit (LATE_FIRST_FIT), where
+    ``sched`` is no cheaper than it (nothing after it improved on it)."""
+    late = clock.late_baseline
+    if late is not None and sched.report is not None and sched.cost(dag) >= late[1] * (1 - 1e-12):
+        sched.report.extras["late_baseline"] = late[0]
 
 
 BASELINE_FIRST_FIT = True

@@ -79,6 +79,9 @@ class Clock:
         self.start = self._now()
         self.cpu_start = self._cpu()
         self.time_limit = time_limit
+        self.late_baseline: tuple[str, float] | None = None
+        """(name, cost) of the baseline taken after the limit had passed with no schedule in hand (the strategies'
+        LATE_FIRST_FIT), for the report to say so; None if none was."""
 
     def elapsed(self) -> float:
         return self._now() - self.start

@@ -461,7 +461,8 @@ def _report(sched: Any, dag: Any, sim: Any, budget: int, seconds: float | None =
     rep = sched.report
     total = dag.total_cost
     cost = sim.cost
-    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule", "portfolio", "bound_c", "gap_c", "bound_scope")
+    extra = {k: rep.extras[k] for k in ("rounded_cost", "rule", "portfolio", "bound_c", "gap_c", "bound_scope",
+                                         "late_baseline")
              if k in rep.extras}  # approx: Algorithm 2's own; cpsat: the bound within its C computations per unit
     return extra | {
         "strategy": sched.strategy, "status": rep.status or "heuristic", "cost": cost,
@@ -661,6 +662,9 @@ def _print_report(rep: dict[str, Any], as_json: bool) -> None:
               f"overhead (the bound above holds for every schedule)")
     if rep.get("portfolio"):
         print(f"note: {rep['strategy']} ran {rep['portfolio']}")
+    if rep.get("late_baseline"):
+        print(f"note: the time limit passed before {rep['strategy']} had a schedule within the budget: this is the "
+              f"{rep['late_baseline']} baseline, the first that fits (quickest first), taken past the limit")
     if rep.get("arena_predicted") is not None:
         print(f"on ONNX Runtime: predicted {format_size(rep['arena_predicted'])} ({rep.get('device_model', 'replayed arena')} plus inputs and "
               f"parameters) within the budget; solver budget {format_size(rep['solver_budget'])}, "

@@ -16,6 +16,7 @@ percent of the live bytes, and the loop converges in about one round.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -545,7 +546,13 @@ def _anticipate(state: State, device: str, clock: CompileClock, kernel_deadline:
     pred = state.input_need  # (the ratio budget's measure: the same graph, and no kernel measured since)
     if pred is None or pred.kernels_unmeasured:
         try:
-            pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline)
+            if kernels_measurable(device):
+                km, left, _, shaped = input_kernels(state, device, settings, kernel_deadline)
+                pred = predict(shaped, device, settings=settings, kernels=(km, left),
+                               layout_time_left=_layout_time_left(clock))
+            else:
+                pred = predict(shaped_model(state.graph), device, settings=settings, deadline=kernel_deadline,
+                               layout_time_left=_layout_time_left(clock))
         finally:
             clock.record("arena estimate", t0)
     excess = pred.total - int(checkpoint_all(state.dag).peak(state.dag))
@@ -622,7 +629,8 @@ def input_kernels(state: State, device: str, settings: Any = None, deadline: flo
                   ) -> tuple[dict, int, int, onnx.ModelProto]:
     """(the input graph's kernel-memory table, signatures left unmeasured at ``deadline``, signatures in all, the
     shaped model it is of): ``backends.scratch.unmeasured_kernels`` on ``shaped_model(state.graph)``, kept on the
-    state once every signature is measured (``State.input_kernels``), so that the compile's later reads of the
+    state (``State.input_kernels``; with signatures left unmeasured, for calls whose deadline is no later:
+    INPUT_KERNELS_KEPT), with its keys (``scratch.kernel_keys``), so that the compile's later reads of the
     same table (the kernel-memory phases, the unmodified graph's need, the solver's scratch, the device floor)
     do not build it again: each took 0.15-0.5 s of CPU on a torchvision Swin-T (shape inference and one cache
     look-up per node), 1-2 s of wall under a load of 9."""
@@ -631,13 +639,23 @@ def input_kernels(state: State, device: str, settings: Any = None, deadline: flo
     from .pipeline import shaped_model
     settings = settings or runtime.DEFAULT_SETTINGS
     memo = state.input_kernels
-    if memo is not None and memo[0] is state.graph and memo[1] == (device, settings):
-        return memo[2], 0, memo[3], memo[4]
-    shaped = shaped_model(state.graph)
-    km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings)
-    if not left:
-        state.input_kernels = (state.graph, (device, settings), km, total, shaped)
+    if memo is not None and memo[0] is state.graph and memo[1] == (device, settings) and (
+            not memo[5] or (INPUT_KERNELS_KEPT and deadline is not None and memo[6] is not None
+                            and deadline <= max(memo[6], time.perf_counter()))):
+        return memo[2], memo[5], memo[3], memo[4]
+    same = memo is not None and memo[0] is state.graph
+    shaped = memo[4] if same else shaped_model(state.graph)
+    keys: dict[str, str] = memo[7] if same and memo[1] == (device, settings) else {}  # (filled by the first call)
+    km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings, keys=keys)
+    state.input_kernels = (state.graph, (device, settings), km, total, shaped, left, deadline, keys)
     return km, left, total, shaped
+
+
+INPUT_KERNELS_KEPT = True
+"""``input_kernels`` with signatures left unmeasured is read again from the state, not rebuilt, by a call whose
+deadline is no later than the one that built it (or has passed): it could measure nothing more. Each rebuild
+(shape inference, 2277 signatures hashed, the cache read) took 0.45-0.7 s of a ResNet50 b256 fine compile at a load
+of 5 and ran three times after the kernel-memory phases (solver scratch, the arena estimate, the device floor)."""
 
 
 def dag_with_measured_scratch(state: State, device: str, settings: Any = None,
@@ -724,13 +742,15 @@ def _plan_lower_estimate(state: State, clock: CompileClock | None) -> float:
 def _first_reserve(state: State, clock: CompileClock | None) -> float:
     """What the first solve keeps back for the steps after it: the arena check, about twice the input graph's
     prediction (the arena estimate, or the ratio budget's measure where it was reused: a lowered graph with
-    recomputations has more blocks), plan and lower (``_plan_lower_estimate``) and the output's write
+    recomputations has more blocks; times how much the compile's slowdown grew since it), plan and lower
+    (``_plan_lower_estimate``) and the output's write
     (``_write_estimate``). Without plan and lower, Swin-T from torchvision at 0.9x, 60 s, at a load of 21-26 ended at
     53-63 s (results/any20)."""
     if clock is None:
         return 0.0
-    check = sum(p.seconds for p in clock.phases if p.name == "arena estimate") \
-        or sum(p.seconds for p in clock.phases if p.name == "unmodified graph's need")
+    check = sum(p.seconds for p in clock.phases if p.name == "arena estimate") * clock.grown("arena estimate") \
+        or sum(p.seconds for p in clock.phases if p.name == "unmodified graph's need") \
+        * clock.grown("unmodified graph's need")
     return 2 * check + _plan_lower_estimate(state, clock) + _write_estimate(clock)
 
 
@@ -744,10 +764,10 @@ def _layout_time_left(clock: CompileClock | None) -> float | None:
 
 def _write_estimate(clock: CompileClock | None) -> float:
     """What writing the lowered model (``remc compile``'s last phase) will take: what reading the input took
-    (``import``: the same weights, and shape inference besides). Kept back by every round's solve: Swin-T from
-    torchvision (115 MB) at a load of 25 wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s
-    limit."""
-    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import")
+    (``import``: the same weights, and shape inference besides), times how much the compile's slowdown grew since
+    (``CompileClock.grown``). Kept back by every round's solve: Swin-T from torchvision (115 MB) at a load of 25
+    wrote for 2.3-6.7 s after the fit and ended at 61-65 s of a 60 s limit."""
+    return 0.0 if clock is None else sum(p.seconds for p in clock.phases if p.name == "import") * clock.grown("import")
 
 
 def _later_share(clock: CompileClock | None, after: float | None = None) -> float:

@@ -62,6 +62,8 @@ class PhaseTime:
     start: float
     end: float
     deadline: float | None = None
+    slowdown: float = 1.0
+    """The compile's slowdown (``CompileClock.slowdown``) when the phase ended."""
 
     @property
     def seconds(self) -> float:
@@ -130,9 +132,18 @@ class CompileClock:
 
     def record(self, name: str, start: float, deadline: float | None = None) -> PhaseTime:
         """Record phase ``name`` as having run from ``start`` (seconds on this clock) to now."""
-        ph = PhaseTime(name, start, self.elapsed(), deadline)
+        ph = PhaseTime(name, start, self.elapsed(), deadline, self.slowdown())
         self.phases.append(ph)
         return ph
+
+    def grown(self, name: str) -> float:
+        """How much slower the compile runs now than when the last phase ``name`` ended: the ratio of the slowdowns
+        (``slowdown``), at least 1 (1 where no such phase was recorded). An estimate made of that phase's seconds
+        scales by it (``fit._write_estimate``, ``fit._first_reserve``; SCALE_BY_GROWTH)."""
+        ph = next((p for p in reversed(self.phases) if p.name == name), None)
+        if ph is None or not SCALE_BY_GROWTH:
+            return 1.0
+        return max(1.0, self.slowdown() / max(ph.slowdown, 1e-9))
 
     def text(self) -> str:
         """One line: the whole compile's seconds against the limit, then each phase's seconds (phases of the
@@ -151,6 +162,12 @@ class CompileClock:
                            for p in self.phases],
                 "notes": list(self.notes)}
 
+
+SCALE_BY_GROWTH = True
+"""Estimates of later phases made from an earlier phase's seconds (the write from the import, the arena check from the
+arena estimate) scale by how much the compile's slowdown grew since that phase (``CompileClock.grown``): a torchvision
+ConvNeXt-T at 0.9x, 60 s, at a load of 13-17 imported in 5.3 s and wrote in 7.3 s, its arena estimate took 3.6 s and
+its check 13.9 s, and it ended at 68.8 s (session 21)."""
 
 SLOWDOWN_MIN_SECONDS = 0.5
 """Seconds a compile must have run before its ``CompileClock.slowdown`` is measured (1 before)."""

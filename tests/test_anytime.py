@@ -645,6 +645,32 @@ def test_the_first_fitting_baseline_past_an_expired_limit_rather_than_none() -> 
     assert got.cost(dag) == best_baseline(dag, budget, first=True).cost(dag)  # (chen-sqrtn, the first that fits)
 
 
+@pytest.mark.parametrize("strategy", ["checkmate", "approx"])
+def test_a_solve_with_no_time_left_returns_the_first_fitting_baseline_and_says_so(
+        strategy: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """checkmate and approx (with its LP) whose limit has passed before anything ran (a compile that reached its solve
+    with no time left) return the first baseline that fits, past the limit (LATE_ANY), and the report names it
+    (``late_baseline``), where checkpoint-all does not fit: a torchvision Swin-T compiled with checkmate at 0.9x, 60 s,
+    at a load of 14-17 ended in "checkmate found no schedule ... in 0.5 s (time limit 0.05 s)". The strategies' clocks
+    start 1e6 s early (expired)."""
+    import remc.backends.strategies as bs
+    from remc.backends.strategies import make_options, solve
+    from remc.passes.solver_api import Clock
+    from remc.passes.strategies import LARGE_GRAPH
+
+    class Expired(Clock):
+        def __init__(self, time_limit: float | None) -> None:
+            super().__init__(time_limit)
+            self.start -= 1e6  # (its limit passed long ago)
+
+    monkeypatch.setattr(bs, "Clock", Expired)
+    dag = training_graph(55, np.random.default_rng(3))
+    budget = int(0.8 * checkpoint_all(dag).peak(dag))
+    assert dag.n > LARGE_GRAPH and checkpoint_all(dag).peak(dag) > budget  # (best_baseline stops at the limit there)
+    sched = solve(strategy, dag, budget, make_options(strategy, time_limit=1.0, threads=1))
+    assert sched.peak(dag) <= budget and sched.report.extras["late_baseline"], sched.report.extras
+
+
 def test_approx_starts_no_stage_search_with_less_time_left_than_one_build(monkeypatch: pytest.MonkeyPatch) -> None:
     """approx with a schedule in hand does not start its stage search (nor the window search) where the time left is
     less than one build of the search's rows (``stage_build_seconds``, patched here: no clock read): the search would

@@ -529,12 +529,21 @@ def test_a_kernel_measurement_cut_by_the_deadline_is_remembered_and_skipped(tmp_
 
     started: list[int] = []
 
+    started_ops: list[tuple[int, str]] = []  # (bytes, op) of each measured signature
+
     def record(work, on_item, deadline):
-        work(lambda item: (started.append(item[2]) if item[0] == "start" and item[2] >= 0 else None, on_item(item)))
+        def emit(item):
+            if item[0] == "start" and item[2] >= 0:
+                started.append(item[2])
+            elif item[0] not in ("start", "ready"):
+                started_ops.append((item[4], item[2]))
+            on_item(item)
+        work(emit)
         return True
 
     monkeypatch.setattr(scratch, "run_bounded", record)
     scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path / "sizes", deadline=math.inf)  # every size
+    started_ops.clear()
     sizes = sorted(set(started))
     assert len(sizes) >= 2 and entry["bytes"] == started[0]  # the first in ``measure_order`` was the one cut
     # as if an earlier compile had been cut after a very long time on a signature of the middle size
@@ -543,8 +552,82 @@ def test_a_kernel_measurement_cut_by_the_deadline_is_remembered_and_skipped(tmp_
     (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": {key: entry}}))
     started.clear()
     _, left2, _ = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=3600.0)
-    assert started and all(b < entry["bytes"] for b in started)  # nothing as large as the cut one was started
+    ops = json.loads((tmp_path / "sizes" / "scratch.json").read_text())["entries"]
+    cut_op = ops[key[len(scratch.SLOW_PREFIX):]]["op"]
+    same = [b for b, op in started_ops if op == cut_op]
+    assert started and all(b < entry["bytes"] for b in same)  # nothing of its op as large as the cut one was started
     assert left2 == total - len(started)
+
+
+def test_a_slow_kernel_measurement_predicts_its_own_op_only_and_its_seconds_are_cached(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A measurement's time is predicted from those of its own op type, this compile's and the cached ones of
+    earlier compiles: one slow op (ResNet50 b256's weight-gradient convolution, 46 s) no longer predicts every other
+    op past the deadline (its 1 GB ReLUs take 1 s: a 300 s compile's kernel phases ended 11 and 14 s before their
+    deadlines with signatures left), and a signature whose op's cached measurements take longer than the time left is
+    not started (it would be lost at the deadline, in every compile)."""
+    import json
+    import types
+
+    from remc.backends import scratch
+    from remc.backends.runtime import import_model
+    from remc.pipeline import shaped_model
+
+    model = shaped_model(import_model(_chain(tmp_path)))
+    now = [0.0]
+    monkeypatch.setattr(scratch, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
+    started: list[str] = []
+
+    def measure(prof, model, p, *a, **k):  # a Where takes 60 s, every other op 0.01 s (on a fake clock)
+        started.append(p.node.op_type)
+        now[0] += 60.0 if p.node.op_type == "Where" else 0.01
+        return scratch.KernelMemory()
+
+    monkeypatch.setattr(scratch, "_measure", measure)
+    monkeypatch.setattr(scratch, "run_bounded", lambda work, on_item, deadline: (work(on_item), True)[1])
+    _, left, total = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=100.0)
+    assert started[0] == "Where"  # (it may need scratch: measured first on CPU)
+    assert left == 0 and len(started) == total  # the Where's 60 s predicted no other op past the deadline
+    entries = json.loads((tmp_path / "scratch.json").read_text())["entries"]
+    entries = {k: e for k, e in entries.items() if not k.startswith(scratch.SLOW_PREFIX)}  # (the feeds' seconds)
+    assert len(entries) == total and all(e["seconds"] > 0 and e["bytes"] > 0 for e in entries.values())
+    # a later compile with 30 s, one Mul signature not in the cache, the cached Muls measured at 60 s each: not started
+    muls = [k for k, e in entries.items() if e["op"] == "Mul"]
+    assert len(muls) >= 2
+    kept = {k: dict(e, seconds=60.0) if e["op"] == "Mul" else e for k, e in entries.items() if k != muls[0]}
+    (tmp_path / "scratch.json").write_text(json.dumps({"version": 1, "entries": kept}))
+    started.clear()
+    now[0] = 0.0
+    _, left2, _ = scratch.unmeasured_kernels(model, "cpu", cache_dir=tmp_path, deadline=30.0)
+    assert started == [] and left2 == 1
+
+
+def test_the_input_kernels_with_signatures_left_are_kept_for_phases_that_could_measure_no_more(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fit.input_kernels`` with signatures left unmeasured is built again only by a call with a later deadline than
+    the one that built it: the solver scratch, the arena estimate and the device floor read it from the state (each
+    rebuild took 0.45-0.7 s of a ResNet50 b256 fine compile at 30 s, load 5)."""
+    import math
+    import time as time_mod
+
+    from remc.backends import scratch
+    from remc.backends.runtime import import_model
+    from remc.fit import input_kernels
+    from remc.pipeline import State
+
+    calls: list = []
+    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, **k: calls.append(k["deadline"]) or
+                        ({}, 1, 2))
+    state = State(model=str(_chain(tmp_path)))
+    state.graph = import_model(state.model)
+    soon = time_mod.perf_counter() + 3600.0
+    assert input_kernels(state, "cpu", None, soon)[1:3] == (1, 2)
+    input_kernels(state, "cpu", None, soon)  # the same deadline: kept
+    input_kernels(state, "cpu", None, -math.inf)  # no time at all: kept
+    assert calls == [soon]
+    input_kernels(state, "cpu", None, soon + 1.0)  # more time: built again
+    input_kernels(state, "cpu", None, None)  # no deadline: built again
+    assert calls == [soon, soon + 1.0, None]
 
 
 def test_under_a_deadline_ops_that_may_need_scratch_are_measured_first_on_cpu(tmp_path: Path,
@@ -637,7 +720,7 @@ def test_the_first_kernel_measurement_runs_its_least_share_after_a_slow_start(mo
     now = [100.0]
     clock = CompileClock(60.0, now=lambda: now[0], started_ago=started_ago)
     seen = []
-    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, deadline, settings: (
+    monkeypatch.setattr(scratch, "unmeasured_kernels", lambda model, device, deadline, settings, keys=None: (
         seen.append(deadline) or ({}, 0, 0)))
     monkeypatch.setattr("remc.pipeline.shaped_model", lambda graph: None)
     state = State(model=None)
@@ -704,7 +787,8 @@ def test_a_later_round_no_round_can_follow_gets_the_time_a_round_would_keep_back
 def test_the_input_graphs_kernel_table_is_built_once_when_complete(monkeypatch) -> None:
     """``fit.input_kernels`` keeps the input graph's kernel-memory table on the state once every signature is
     measured, so the compile's later phases read it without building it again (shape inference and a cache look-up
-    per node each time: 1-2 s of wall on Swin-T under load); where some were left unmeasured it is built again."""
+    per node each time: 1-2 s of wall on Swin-T under load); where some were left unmeasured it is built again by a
+    call with a later deadline."""
     from remc.backends import scratch
     from remc.fit import input_kernels
     from remc.pipeline import State, compile_pipeline, run, stages
@@ -719,13 +803,15 @@ def test_the_input_graphs_kernel_table_is_built_once_when_complete(monkeypatch) 
         return {"n": scratch.KernelMemory()}, left[0], 5
 
     monkeypatch.setattr(scratch, "unmeasured_kernels", fake)
-    assert input_kernels(st, "cpu", None, 1.0)[1:3] == (2, 5)
-    assert input_kernels(st, "cpu", None, 2.0)[1:3] == (2, 5) and len(calls) == 2  # incomplete: built again
+    import time as time_mod
+    t = time_mod.perf_counter() + 3600.0  # (deadlines ahead: a passed one keeps an incomplete table too)
+    assert input_kernels(st, "cpu", None, t + 1.0)[1:3] == (2, 5)
+    assert input_kernels(st, "cpu", None, t + 2.0)[1:3] == (2, 5) and len(calls) == 2  # incomplete, more time: again
     left[0] = 0
-    km, n_left, total, _ = input_kernels(st, "cpu", None, 3.0)
+    km, n_left, total, _ = input_kernels(st, "cpu", None, t + 3.0)
     assert (n_left, total) == (0, 5) and len(calls) == 3
-    assert input_kernels(st, "cpu", None, 4.0)[0] is km and len(calls) == 3  # complete: kept
-    assert input_kernels(st, "cuda", None, 4.0) and len(calls) == 4  # another device: its own table
+    assert input_kernels(st, "cpu", None, t + 4.0)[0] is km and len(calls) == 3  # complete: kept
+    assert input_kernels(st, "cuda", None, t + 4.0) and len(calls) == 4  # another device: its own table
 
 
 @pytest.mark.parametrize("limit, slack_share", [(60.0, True), (20.0, False)])
@@ -825,3 +911,26 @@ def test_a_continued_rounds_plan_is_not_checked_past_the_limit_the_checked_one_s
     assert report.prediction is not None and report.prediction.total == 128
     assert any("not checked against the device" in n for n in clock.notes)
     assert st.schedule is not None and st.dag is not None and st.schedule.cost(st.dag) == 52.0
+
+
+def test_the_write_and_arena_check_estimates_grow_with_the_compiles_slowdown_since_their_phase() -> None:
+    """The write's estimate (the import's seconds) and the first solve's arena-check reserve (twice the arena
+    estimate's) scale by how much the compile's slowdown grew since those phases ended (``CompileClock.grown``):
+    ConvNeXt-T at 0.9x, 60 s, load 13-17, imported in 5.3 s and wrote in 7.3 s, its arena estimate took 3.6 s and its
+    check 13.9 s, and it ended at 68.8 s. Fake wall and CPU clocks."""
+    from remc import fit as fit_mod
+    from remc.pipeline import State
+    from remc.timebudget import CompileClock
+
+    wall, cpu = [0.0], [0.0]
+    clock = CompileClock(60.0, now=lambda: wall[0], cpu=lambda: cpu[0])
+    wall[0], cpu[0] = 4.0, 2.0  # the import: 4 s of wall at a slowdown of 2
+    clock.record("import", 0.0)
+    wall[0], cpu[0] = 7.0, 3.0
+    clock.record("arena estimate", 4.0)  # 3 s, ending at a slowdown of 7/3
+    assert fit_mod._write_estimate(clock) == pytest.approx(4.0 * (7 / 3) / 2)
+    wall[0], cpu[0] = 28.0, 4.0  # now 7 times slower than a free core
+    assert clock.grown("import") == pytest.approx(3.5) and clock.grown("arena estimate") == pytest.approx(3.0)
+    assert fit_mod._write_estimate(clock) == pytest.approx(14.0)
+    assert fit_mod._first_reserve(State(model="m"), clock) == pytest.approx(2 * 3.0 * 3.0 + 14.0)
+    assert clock.grown("verify") == 1.0  # (no such phase)
