@@ -949,8 +949,8 @@ class _CancellableMip:
 
 
 class _CoverBeside:
-    """The covering MILP's bound (passes/coverbound.py, depth 1, then COVER_BESIDE_DEEP) in a thread beside checkmate's CP-SAT phase, from
-    COVER_BESIDE_DELAY CPU seconds after checkmate's start (not at all when ``stop`` comes first), within COVER_BESIDE_SHARE of
+    """The covering MILP's bound (passes/coverbound.py, depth 1, then COVER_BESIDE_DEEP without presolve) in a thread
+    beside checkmate's CP-SAT phase, from COVER_BESIDE_DELAY CPU seconds after checkmate's start (not at all when ``stop`` comes first), within COVER_BESIDE_SHARE of
     the time left then; its HiGHS solve runs in a child process, so CP-SAT keeps this process' CPU. ``bound()`` is
     -inf until it is done. Measured alone (1 thread, loaded 2 cores): MobileNet 0.8 proves the optimum +0.370% in
     3.0 s, segnet 0.8 +0.207% in 1.1 s, ResNet50 0.9 +0.108% in 14.5 s and 0.8 +0.279% in 31 s, where CP-SAT's
