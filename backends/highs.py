@@ -74,12 +74,12 @@ def solve_highs(model: CheckmateModel, *, integral: bool, time_limit: float | No
     seconds from HiGHS' MIP interrupt callback, with the incumbent and dual bound in model units.
     ``isolated``: the MILP in a child process (``_solve_isolated``); None: where it has a time limit. False
     saves the child's start (a Python process importing numpy and highspy: 0.3-0.4 s of CPU) where the model is
-    small enough that HiGHS stops at its limit by itself. ``presolve`` False: a MILP solved here without HiGHS'
-    presolve (as every LP relaxation is: LP_PRESOLVE).
+    small enough that HiGHS stops at its limit by itself. ``presolve`` False: a MILP solved without HiGHS'
+    presolve (as every LP relaxation is: LP_PRESOLVE), here or in the child process.
     """
     if integral and time_limit is not None and isolated is not False:
         return _solve_isolated(model, time_limit=time_limit, threads=threads, gap=gap, start=start,
-                               progress=progress, progress_every=progress_every)
+                               progress=progress, progress_every=progress_every, presolve=presolve)
     return _solve_here(model, integral=integral, time_limit=time_limit, threads=threads, gap=gap, start=start,
                        progress=progress, progress_every=progress_every, presolve=presolve)
 
@@ -119,7 +119,7 @@ def hard_stop(start: float, time_limit: float) -> float:
 
 
 def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | None, gap: float,
-                    start: np.ndarray | None, progress, progress_every: float) -> SolveResult:
+                    start: np.ndarray | None, progress, progress_every: float, presolve: bool = True) -> SolveResult:
     """The MILP in a child process (``python -m remc.backends._highs_worker``), stopped for certain at the
     time limit.
 
@@ -158,7 +158,7 @@ def _solve_isolated(model: CheckmateModel, *, time_limit: float, threads: int | 
     reader = threading.Thread(target=read, daemon=True, name="remc-highs-reader")
     reader.start()
     opts = dict(threads=threads, gap=gap, start=start, progress_every=progress_every,
-                deadline=time.time() + time_limit, want_progress=progress is not None)
+                deadline=time.time() + time_limit, want_progress=progress is not None, presolve=presolve)
     try:
         pickle.dump((model, opts), proc.stdin, protocol=pickle.HIGHEST_PROTOCOL)
         proc.stdin.close()
@@ -224,7 +224,8 @@ def isolated_main(fd: int, parent: int) -> None:
         progress = (lambda *a: send(("progress", a))) if opts["want_progress"] else None
         res = _solve_here(model, integral=True, time_limit=max(opts["deadline"] - time.time(), 1e-3),
                           threads=opts["threads"], gap=opts["gap"], start=opts["start"], progress=progress,
-                          progress_every=opts["progress_every"], on_incumbent=lambda x, obj: send(("incumbent", (x, obj))))
+                          progress_every=opts["progress_every"], on_incumbent=lambda x, obj: send(("incumbent", (x, obj))),
+                          presolve=opts.get("presolve", True))
         send(("result", res))
     except BaseException as e:  # reported to the parent, which raises
         try:

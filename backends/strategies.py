@@ -858,6 +858,17 @@ COVER_BESIDE_COLUMNS = 30_000
 """Largest covering MILP run beside CP-SAT (columns; passes/coverbound.py's MAX_COVER_COLUMNS is for the
 covering MILP run alone): ResNet50 of Moccasin's set at 0.8 has 23k and proves its optimum in 15-31 s, 1 thread."""
 
+COVER_BESIDE_DEEP = 2
+"""Parent levels of a second covering MILP beside CP-SAT (``_CoverBeside``; passes/coverbound.py COVER_DEPTH), run
+without HiGHS' presolve once the first (depth 1, as before) is solved (1: none). Measured (BENCHMARKS.md, branch
+``pub22``): Moccasin's random layered n=250 at 0.9 +0.9039% at depth 2, its C=2 model's schedule (126704) proven
+optimal, against +0.8457% at depth 1 (12.2 against 8.1 s of CPU without presolve, one thread); at 0.8 +2.674%
+against +2.229% in 60 s each; on the other published graphs and own random layered n=90-120 the same bound as depth 1
+but one (own n=100 seed 2201 at 0.9: +1.510% against +1.248%), in 0.01-3.8 s of CPU against 0.01-2.9 s. After depth
+1, not in its place: on an own n=250 at 0.9 (seed 2209, 60 s) depth 2 in its place ended at its time limit below
+depth 1's bound. Without presolve because HiGHS 1.16's MIP presolve returned an optimum above a schedule's cost on
+a depth-2 model (COVER_DEPTH)."""
+
 COVER_HERE_COLUMNS = 2_000
 """The covering MILP beside CP-SAT is solved in this process (HiGHS in a thread of its own, not in a child process)
 up to this many columns: Moccasin's n=100 has 158-343 and segnet 620, solved in a fraction of a second, where the
@@ -935,8 +946,8 @@ class _CancellableMip:
     """A MIP backend whose solve ends (``_Cancelled``) soon after ``cancel`` is set: its progress callback, which
     HiGHS' child process wrapper calls every 0.5 s, raises then (and the child is killed)."""
 
-    def __init__(self, mip: SolverBackend, cancel: threading.Event) -> None:
-        self.mip, self.cancel, self.name = mip, cancel, mip.name
+    def __init__(self, mip: SolverBackend, cancel: threading.Event, presolve: bool = True) -> None:
+        self.mip, self.cancel, self.name, self.presolve = mip, cancel, mip.name, presolve
 
     def _check(self, *_a) -> None:
         if self.cancel.is_set():
@@ -947,6 +958,9 @@ class _CancellableMip:
         if self.mip.name == "highs" and model.num_col <= COVER_HERE_COLUMNS:
             from .highs import solve_highs
             return solve_highs(model, isolated=False, presolve=COVER_HERE_PRESOLVE, **kw)
+        if self.mip.name == "highs" and not self.presolve:  # (in HiGHS' child process where it has a time limit)
+            from .highs import solve_highs
+            return solve_highs(model, presolve=False, **kw)
         return self.mip.solve(model, **kw)
 
     def lp_session(self, model, *, threads=None):  # pragma: no cover (the covering MILP needs none)
@@ -954,8 +968,8 @@ class _CancellableMip:
 
 
 class _CoverBeside:
-    """The covering MILP's bound (passes/coverbound.py, depth 1) in a thread beside checkmate's CP-SAT phase, from
-    COVER_BESIDE_DELAY CPU seconds after checkmate's start (not at all when ``stop`` comes first), within COVER_BESIDE_SHARE of
+    """The covering MILP's bound (passes/coverbound.py, depth 1, then COVER_BESIDE_DEEP without presolve) in a thread
+    beside checkmate's CP-SAT phase, from COVER_BESIDE_DELAY CPU seconds after checkmate's start (not at all when ``stop`` comes first), within COVER_BESIDE_SHARE of
     the time left then; its HiGHS solve runs in a child process, so CP-SAT keeps this process' CPU. ``bound()`` is
     -inf until it is done. Measured alone (1 thread, loaded 2 cores): MobileNet 0.8 proves the optimum +0.370% in
     3.0 s, segnet 0.8 +0.207% in 1.1 s, ResNet50 0.9 +0.108% in 14.5 s and 0.8 +0.279% in 31 s, where CP-SAT's
@@ -997,6 +1011,23 @@ class _CoverBeside:
             return
         self.note = f"beside CP-SAT, depth 1: {cb.status} ({cb.columns} columns)"
         self._value = cb.bound
+        left = clock.left()
+        if COVER_BESIDE_DEEP > 1 and cb.status == "optimal" and (left is None or left >= COVER_MIN_SECONDS):
+            # solved with time left: the model that follows the parents' parents too (COVER_BESIDE_DEEP), without
+            # HiGHS' presolve (passes/coverbound.py COVER_DEPTH); CP-SAT's proof ends it as it ends the first
+            try:
+                deep = cover_bound(dag, budget, _CancellableMip(_highs(), self._cancel, presolve=False),
+                                   time_limit=COVER_NO_LIMIT if left is None else share * left, threads=1,
+                                   depth=COVER_BESIDE_DEEP, max_columns=max_columns)
+            except _Cancelled:
+                self.note += f"; depth {COVER_BESIDE_DEEP}: stopped (no longer needed)"
+                return
+            except (SolverError, OSError) as e:
+                self.note += f"; depth {COVER_BESIDE_DEEP}: {e}"
+                return
+            self.note += f"; depth {COVER_BESIDE_DEEP}: {deep.status} ({deep.columns} columns)"
+            if math.isfinite(deep.bound):
+                self._value = max(self._value, deep.bound)
 
     def bound(self) -> float:
         return self._value

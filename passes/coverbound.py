@@ -104,10 +104,13 @@ class Csc:
 
 COVER_DEPTH = 1
 """Levels of parents whose residency the model follows (0: the covering alone; 1: the parents of recomputed units;
-2: their parents too). **Depths 2-4 are not safe**: on ResNet50 at ONNX-node granularity cut to one bottleneck block
-per stage (741 units) at 0.9, their optima (+0.03132%, +0.03116%, +0.03118% over computing each unit once) are above
-a checked schedule's cost (+0.03113%; depth 1: +0.02090%), BENCHMARKS.md, branch ``bound14``; the cause (the nesting
-rows, or HiGHS on rows scaled by small excesses) is not found. Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
+2: their parents too). On ResNet50 at ONNX-node granularity cut to one bottleneck block per stage (741 units) at 0.9
+the optima HiGHS reported at depths 2-4 (+0.03132%, +0.03116%, +0.03118% over computing each unit once) were above a
+checked schedule's cost (+0.03113%; depth 1: +0.02090%; BENCHMARKS.md, branch ``bound14``). That was HiGHS 1.16's MIP
+presolve, not the model (branch ``pub22``): the schedule maps to a point of the depth-2 model that meets every row at
+its recomputation overhead (HiGHS, with every column fixed to it, agrees), and without presolve HiGHS' optimum of
+the same model is that overhead (+0.031127%: the schedule is optimal). So a model of depth 2 or more is solved
+without presolve (backends/strategies.py COVER_BESIDE_DEEP). Measured on Moccasin's random layered n=250 (1 thread, 30 s, loaded 2 cores): at 0.8 depth
 0 +1.456% (optimal for its model in 2 s), 1 +2.302%, 2 +2.208% (both at the time limit); at 0.9 0 +0.589%, 1
 +0.846% (optimal in 7 s), 2 +0.841% (time limit). Depth 0 is below the Lagrangian (it has no parents)."""
 MAX_COVER_COLUMNS = 20_000

@@ -130,3 +130,27 @@ def test_milp_bound_leaves_out_nothing_pruned_within_the_gap_tolerances():
         assert res.status == "optimal" and res.objective >= optimum - 1e-12
         overshot += res.bound > optimum + 1e-12
     assert overshot == 0
+
+
+def test_a_milp_in_the_solver_process_is_solved_without_presolve_where_asked():
+    """``solve_highs(..., presolve=False)`` reaches HiGHS' child process (the covering MILP of depth 2 beside CP-SAT
+    needs it: HiGHS 1.16's presolve returned an optimum above a schedule's cost there, passes/coverbound.py
+    COVER_DEPTH). Seen from outside by the node count: HiGHS' presolve solves this covering by itself (0 nodes),
+    without it the root node is solved (1 node); the same optimum."""
+    import sys
+
+    tests = str(Path(__file__).parent)
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    from _milp_dags import layered_dag
+
+    from remc.backends.highs import solve_highs
+    from remc.ir.schedule import checkpoint_all
+    from remc.passes.coverbound import build_cover
+
+    dag = layered_dag(40, 5, 11)
+    model = build_cover(dag, math.ceil(checkpoint_all(dag).peak(dag) * 0.8), depth=1).model
+    on = solve_highs(model, integral=True, time_limit=60, threads=1, gap=1e-6)  # (a time limit: the child process)
+    off = solve_highs(model, integral=True, time_limit=60, threads=1, gap=1e-6, presolve=False)
+    assert on.status == off.status == "optimal" and off.objective == pytest.approx(on.objective)
+    assert on.nodes == 0 and off.nodes >= 1
