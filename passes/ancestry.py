@@ -205,8 +205,7 @@ class AncestryModel:
         wd = -lr[self.gd_row] * self.coef - mr[self.gd_row] * self.cover
         w[self.D0:self.X0] = wd
         w[self.X0:self.Z0] = self.cost[self.unit]
-        wz = self.cost.copy()
-        w[self.Z0:] = wz
+        w[self.Z0:] = self.cost
         nr = self.dag.no_recompute
         total = float(np.abs(w).sum()) + 1.0
         scale = SCALE_TOTAL / total

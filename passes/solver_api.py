@@ -124,7 +124,7 @@ def slowdown(clock: Clock | None) -> float:
     """How many times slower than on a free core this process runs now: ``clock``'s measured ``slowdown`` where a
     clock is given and has run SLOWDOWN_MIN_SECONDS, else the load per core (``load_per_core``, which a process at
     another nice level than the load's sees wrongly either way)."""
-    if clock is not None and hasattr(clock, "slowdown") and clock.elapsed() >= SLOWDOWN_MIN_SECONDS:
+    if clock is not None and clock.elapsed() >= SLOWDOWN_MIN_SECONDS:
         return clock.slowdown()
     return load_per_core()
 

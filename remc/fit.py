@@ -625,6 +625,24 @@ def _measure_kernels(state: State, device: str, clock: CompileClock | None, sett
     return deadline
 
 
+@dataclass
+class InputKernels:
+    """The input graph's kernel-memory table as ``input_kernels`` keeps it on the state (``State.input_kernels``)."""
+    graph: Any
+    """The graph it is of (``State.graph``, by identity)."""
+    target: tuple[str, Any]
+    """(device, settings) it was measured for."""
+    table: dict
+    total: int
+    """Signatures in all."""
+    shaped: onnx.ModelProto
+    left: int
+    """Signatures left unmeasured at ``deadline``."""
+    deadline: float | None
+    keys: dict[str, str]
+    """``scratch.kernel_keys`` of ``shaped``: not computed again by a later call."""
+
+
 def input_kernels(state: State, device: str, settings: Any = None, deadline: float | None = None
                   ) -> tuple[dict, int, int, onnx.ModelProto]:
     """(the input graph's kernel-memory table, signatures left unmeasured at ``deadline``, signatures in all, the
@@ -639,15 +657,15 @@ def input_kernels(state: State, device: str, settings: Any = None, deadline: flo
     from .pipeline import shaped_model
     settings = settings or runtime.DEFAULT_SETTINGS
     memo = state.input_kernels
-    if memo is not None and memo[0] is state.graph and memo[1] == (device, settings) and (
-            not memo[5] or (INPUT_KERNELS_KEPT and deadline is not None and memo[6] is not None
-                            and deadline <= max(memo[6], time.perf_counter()))):
-        return memo[2], memo[5], memo[3], memo[4]
-    same = memo is not None and memo[0] is state.graph
-    shaped = memo[4] if same else shaped_model(state.graph)
-    keys: dict[str, str] = memo[7] if same and memo[1] == (device, settings) else {}  # (filled by the first call)
+    same = memo is not None and memo.graph is state.graph
+    if same and memo.target == (device, settings) and (
+            not memo.left or (INPUT_KERNELS_KEPT and deadline is not None and memo.deadline is not None
+                              and deadline <= max(memo.deadline, time.perf_counter()))):
+        return memo.table, memo.left, memo.total, memo.shaped
+    shaped = memo.shaped if same else shaped_model(state.graph)
+    keys: dict[str, str] = memo.keys if same and memo.target == (device, settings) else {}  # (filled by the first call)
     km, left, total = unmeasured_kernels(shaped, device, deadline=deadline, settings=settings, keys=keys)
-    state.input_kernels = (state.graph, (device, settings), km, total, shaped, left, deadline, keys)
+    state.input_kernels = InputKernels(state.graph, (device, settings), km, total, shaped, left, deadline, keys)
     return km, left, total, shaped
 
 

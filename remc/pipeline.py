@@ -47,11 +47,9 @@ class State:
     """What the input graph as it is needs on the device (``fit.unmodified_need``'s ``ArenaPrediction``, the
     measure of a ratio budget); the fit's first round reuses it where it had every kernel measured."""
     input_kernels: Any = None
-    """The input graph's kernel-memory table (``fit.input_kernels``: the graph, the device and settings it is for, the
-    table, the signatures, the shaped model, the signatures left unmeasured, the deadline it was measured to and its
-    ``scratch.kernel_keys``), read
-    again by each later phase instead of being rebuilt from the cache (with signatures left unmeasured, by a phase
-    whose deadline is no later)."""
+    """The input graph's kernel-memory table (``fit.InputKernels``, kept by ``fit.input_kernels``), read again by each
+    later phase instead of being rebuilt from the cache (with signatures left unmeasured, by a phase whose deadline is
+    no later)."""
 
 
 class Pass:
